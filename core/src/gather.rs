@@ -1,0 +1,282 @@
+//! Gather under the three rule sets (SPEC section 2), reduced to one form: ONNX Gather with
+//! OpenVINO's batch dimensions and DirectML's index-dimension trimming.
+
+use crate::dims::Dims;
+use crate::dtype::IndexType;
+use crate::error::{trim_leading_ones, RuleError, Tensor};
+use crate::layout::TensorLayout;
+use crate::rules::{GatherRules, OutOfRange};
+use crate::tensor::{
+    check_addressable, check_output_decl, check_output_layout, check_rank, layout, OutputDecl,
+    TensorDecl,
+};
+
+/// A gather as a descriptor states it, before any rule is applied.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct GatherDesc {
+    pub rules: GatherRules,
+    pub data: TensorDecl,
+    pub indices: TensorDecl,
+    pub axis: i64,
+    /// OpenVINO only; `None` when not given.
+    pub batch_dims: Option<i64>,
+    /// DirectML `IndexDimensions`; `None` when not given (then: every indices dimension).
+    pub index_dims: Option<usize>,
+    /// `None`: the rule set's default.
+    pub out_of_range: Option<OutOfRange>,
+    pub output: Option<OutputDecl>,
+}
+
+/// One output dimension of a validated gather, with the strides that move along it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct GatherDim {
+    pub size: usize,
+    /// Element stride in the output.
+    pub output_stride: usize,
+    /// Element stride in the data (0 for a dimension that comes from the indices).
+    pub data_stride: usize,
+    /// Element stride in the indices (0 for a dimension that comes from the data; both are set
+    /// for an OpenVINO batch dimension).
+    pub index_stride: usize,
+}
+
+/// A gather that satisfies every rule, normalized.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct GatherPlan {
+    pub rules: GatherRules,
+    pub index_type: IndexType,
+    pub data_type: crate::DType,
+    pub data: TensorLayout,
+    /// The indices tensor as declared (DirectML: with its padding dimensions).
+    pub indices: TensorLayout,
+    /// The output as declared or inferred (DirectML: right-aligned into DimensionCount).
+    pub output: TensorLayout,
+    pub axis: usize,
+    pub batch_dims: usize,
+    pub out_of_range: OutOfRange,
+    /// Output dimensions in the formula's order, size-1 dimensions left out.
+    pub dims: Vec<GatherDim>,
+    /// Extent and stride of the gathered data axis.
+    pub axis_size: usize,
+    pub axis_stride: usize,
+}
+
+impl GatherDesc {
+    /// Applies every rule of the chosen rule set.
+    pub fn plan(&self) -> Result<GatherPlan, RuleError> {
+        plan(self)
+    }
+}
+
+fn plan(desc: &GatherDesc) -> Result<GatherPlan, RuleError> {
+    let rules = desc.rules;
+    let data = layout(Tensor::Data, desc.data.sizes, desc.data.strides)?;
+    let indices = layout(Tensor::Indices, desc.indices.sizes, desc.indices.strides)?;
+
+    let index_type = match desc.indices.dtype.as_index() {
+        _ if !desc.indices.dtype.is_integer() => {
+            return Err(RuleError::IndexNotInteger { dtype: desc.indices.dtype })
+        }
+        Some(t) if rules.allows_index_type(t) => t,
+        _ => return Err(RuleError::IndexTypeNotAllowed { rules, dtype: desc.indices.dtype }),
+    };
+    if !rules.allows_data_type(desc.data.dtype) {
+        return Err(RuleError::DataTypeNotAllowed { rules: rules.op_name(), dtype: desc.data.dtype });
+    }
+    if let Some(out) = &desc.output {
+        if let Some(t) = out.dtype.filter(|&t| t != desc.data.dtype) {
+            return Err(RuleError::OutputDType { data: desc.data.dtype, output: t });
+        }
+    }
+    if desc.batch_dims.is_some() && rules != GatherRules::OpenVino {
+        return Err(RuleError::KeyNotAllowed { rules, key: "batch_dims" });
+    }
+    if desc.index_dims.is_some() && rules != GatherRules::DirectMl {
+        return Err(RuleError::KeyNotAllowed { rules, key: "index_dims" });
+    }
+
+    let r = data.rank();
+    check_rank(Tensor::Data, r, 1, rules.op_name())?;
+    let (lo, hi) = rules.axis_range(r);
+    if desc.axis < lo || desc.axis > hi {
+        return Err(RuleError::AxisOutOfRange { rules, axis: desc.axis, rank: r });
+    }
+    let axis = if desc.axis < 0 { (desc.axis + r as i64) as usize } else { desc.axis as usize };
+
+    // The indices that take part in the formula, and where the output's dims come from.
+    let (index_view, batch_dims, formula) = match rules {
+        GatherRules::Onnx => {
+            let f = formula(&data, &indices, axis, 0);
+            (indices, 0, f)
+        }
+        GatherRules::OpenVino => {
+            let b = openvino_batch_dims(desc, &data, &indices, axis)?;
+            (indices, b, formula(&data, &indices, axis, b))
+        }
+        GatherRules::DirectMl => directml_view(desc, &data, &indices, axis)?,
+    };
+    let inferred_sizes: Vec<usize> = match rules {
+        GatherRules::DirectMl => right_align(&formula, r),
+        _ => formula.clone(),
+    };
+    if inferred_sizes.len() > crate::MAX_RANK {
+        return Err(RuleError::OutputRank { rank: inferred_sizes.len(), indices_rank: indices.rank(), data_rank: r });
+    }
+    let inferred = Dims::new(&inferred_sizes).expect("rank checked");
+    let output = match &desc.output {
+        Some(decl) => {
+            check_output_decl(desc.data.dtype, decl, inferred)?;
+            layout(Tensor::Output, decl.sizes, decl.strides)?
+        }
+        None => TensorLayout::packed(inferred),
+    };
+    check_output_layout(&output)?;
+    let elem = desc.data.dtype.size();
+    check_addressable(Tensor::Data, &data, elem)?;
+    check_addressable(Tensor::Indices, &indices, index_type.words() * 4)?;
+    check_addressable(Tensor::Output, &output, elem)?;
+
+    let dims = gather_dims(&data, &index_view, &output, axis, batch_dims, formula.len());
+    Ok(GatherPlan {
+        rules,
+        index_type,
+        data_type: desc.data.dtype,
+        data,
+        indices,
+        output,
+        axis,
+        batch_dims,
+        out_of_range: desc.out_of_range.unwrap_or(rules.default_out_of_range()),
+        dims,
+        axis_size: data.sizes[axis],
+        axis_stride: data.strides[axis],
+    })
+}
+
+/// `data.shape[:axis] + indices.shape[b:] + data.shape[axis+1:]`.
+fn formula(data: &TensorLayout, indices: &TensorLayout, axis: usize, b: usize) -> Vec<usize> {
+    let mut f = data.sizes[..axis].to_vec();
+    f.extend_from_slice(&indices.sizes[b..]);
+    f.extend_from_slice(&data.sizes[axis + 1..]);
+    f
+}
+
+fn openvino_batch_dims(
+    desc: &GatherDesc,
+    data: &TensorLayout,
+    indices: &TensorLayout,
+    axis: usize,
+) -> Result<usize, RuleError> {
+    let raw = desc.batch_dims.unwrap_or(0);
+    let limit = data.rank().min(indices.rank());
+    if raw < -(limit as i64) || raw > limit as i64 {
+        return Err(RuleError::BatchDimsOutOfRange { batch_dims: raw, limit });
+    }
+    // Seed 002: a negative value normalizes to indices.rank + batch_dims.
+    let b = if raw < 0 { (indices.rank() as i64 + raw) as usize } else { raw as usize };
+    if b > axis {
+        return Err(RuleError::BatchDimsAfterAxis { batch_dims: b, axis });
+    }
+    if let Some(dim) = (0..b).find(|&i| data.sizes[i] != indices.sizes[i]) {
+        return Err(RuleError::BatchDimMismatch { dim, data: data.sizes[dim], indices: indices.sizes[dim] });
+    }
+    Ok(b)
+}
+
+/// DirectML: every tensor has DimensionCount dims; only the last IndexDimensions of the indices
+/// take part, and the leading ones must be 1 (our reading where the seed is silent).
+fn directml_view(
+    desc: &GatherDesc,
+    data: &TensorLayout,
+    indices: &TensorLayout,
+    axis: usize,
+) -> Result<(TensorLayout, usize, Vec<usize>), RuleError> {
+    let d = data.rank();
+    if indices.rank() != d {
+        return Err(RuleError::DimensionCount { tensor: Tensor::Indices, count: indices.rank(), expected: d });
+    }
+    if let Some(out) = &desc.output {
+        if out.sizes.len() != d {
+            return Err(RuleError::DimensionCount { tensor: Tensor::Output, count: out.sizes.len(), expected: d });
+        }
+    }
+    let k = desc.index_dims.unwrap_or(d);
+    if k > d {
+        return Err(RuleError::IndexDimsOutOfRange { index_dims: k, dimension_count: d });
+    }
+    if let Some(dim) = (0..d - k).find(|&i| indices.sizes[i] != 1) {
+        return Err(RuleError::IndexPadding { dim, size: indices.sizes[dim], index_dims: k });
+    }
+    let view = trailing(indices, k);
+    let f = formula(data, &view, axis, 0);
+    if !directml_fits(data, &f, k) {
+        // Lowering index_dims over leading size-1 index dimensions keeps the values.
+        let suggest = (0..k)
+            .rev()
+            .take_while(|&j| indices.sizes[d - k + (k - 1 - j)] == 1)
+            .find(|&j| directml_fits(data, &formula(data, &trailing(indices, j), axis, 0), j));
+        return Err(RuleError::OutputDoesNotFit { formula: f, dimension_count: d, suggest_index_dims: suggest });
+    }
+    Ok((view, 0, f))
+}
+
+/// The last `k` dimensions of `t`.
+fn trailing(t: &TensorLayout, k: usize) -> TensorLayout {
+    let d = t.rank();
+    TensorLayout {
+        sizes: Dims::new(&t.sizes[d - k..]).expect("<= 8"),
+        strides: Dims::new(&t.strides[d - k..]).expect("<= 8"),
+    }
+}
+
+/// Seed 000: the meaningful output rank, original input rank + IndexDimensions - 1 (original:
+/// before padding with leading 1s), must be <= DimensionCount; and the formula must
+/// right-align into DimensionCount by trimming leading 1s.
+fn directml_fits(data: &TensorLayout, f: &[usize], k: usize) -> bool {
+    let d = data.rank();
+    let original_rank = trim_leading_ones(&data.sizes).len();
+    original_rank + k <= d + 1 && trim_leading_ones(f).len() <= d
+}
+
+/// Pads with or trims leading 1s to exactly `n` dimensions (the caller checked that it fits).
+fn right_align(f: &[usize], n: usize) -> Vec<usize> {
+    let t = trim_leading_ones(f);
+    let mut v = vec![1; n.saturating_sub(t.len())];
+    v.extend_from_slice(&t[t.len().saturating_sub(n)..]);
+    v
+}
+
+/// The formula's output dimensions with their strides in output, data and indices. The output
+/// layout is right-aligned against the formula (they differ only in leading 1s).
+fn gather_dims(
+    data: &TensorLayout,
+    index_view: &TensorLayout,
+    output: &TensorLayout,
+    axis: usize,
+    b: usize,
+    formula_len: usize,
+) -> Vec<GatherDim> {
+    let m = index_view.rank();
+    let out_rank = output.rank();
+    let mut dims = Vec::new();
+    for k in 0..formula_len {
+        let (size, data_stride, index_stride) = if k < b {
+            (data.sizes[k], data.strides[k], index_view.strides[k])
+        } else if k < axis {
+            (data.sizes[k], data.strides[k], 0)
+        } else if k < axis + m - b {
+            let j = b + k - axis;
+            (index_view.sizes[j], 0, index_view.strides[j])
+        } else {
+            let j = k - (m - b) + 1;
+            (data.sizes[j], data.strides[j], 0)
+        };
+        if size == 1 {
+            continue;
+        }
+        // Right alignment: formula dim k is output dim k + out_rank - formula_len.
+        let o = (k + out_rank).checked_sub(formula_len).expect("non-1 dims align");
+        dims.push(GatherDim { size, output_stride: output.strides[o], data_stride, index_stride });
+    }
+    dims
+}

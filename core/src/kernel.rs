@@ -1,0 +1,284 @@
+//! The constant descriptors the CubeCL kernels are specialized on, derived from validated plans.
+//!
+//! A kernel walks the output buffer in memory order: invocation `p` owns output word (or line
+//! of words) `p`, maps each element slot in it back to output coordinates by dividing by
+//! constant strides, and copies the source element there. Every size, stride and divisor here
+//! becomes a literal in the generated code. Moving 32-bit words instead of typed values lets one
+//! kernel serve every dtype on every backend (WGSL has no 8-, 16- or 64-bit storage).
+
+use crate::dtype::IndexType;
+use crate::gather::GatherPlan;
+use crate::layout::TensorLayout;
+use crate::rules::OutOfRange;
+use crate::slice::SlicePlan;
+
+/// One dimension the kernel walks, outermost (largest output stride) first. Strides are in
+/// units: elements, words or lines, per [`MoveKernel::lanes`] and [`MoveKernel::line`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct KernelDim {
+    pub size: u32,
+    pub out_stride: u32,
+    /// Source stride magnitude, and whether the source walks backwards (negative slice stride).
+    pub src_stride: u32,
+    pub src_backwards: bool,
+    /// Stride in 32-bit words of the indices (gather only; 0 when the dim is not an index dim).
+    pub index_stride: u32,
+    /// Whether a slot can fall outside this dim (output padding): then `c < size` is checked.
+    pub check: bool,
+}
+
+/// What gather and slice kernels share: how output slots map to source elements.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct MoveKernel {
+    pub dims: Vec<KernelDim>,
+    /// Source unit offset of the first output element.
+    pub base: u32,
+    /// Elements per 32-bit word: 1 (units are words), 2 or 4 (each invocation assembles one
+    /// output word from 16- or 8-bit lanes).
+    pub lanes: u32,
+    /// Words per unit when `lanes == 1`: 1, 2 or 4 (vectorized lines).
+    pub line: u32,
+    /// Output slots (units) the output buffer spans.
+    pub out_slots: u32,
+    /// Invocations: one per output word (lanes > 1) or line.
+    pub invocations: u32,
+    /// Whether some invocation slots lie past `out_slots` (last partial word).
+    pub check_total: bool,
+    /// Whether the innermost output stride exceeds 1, leaving padding slots between elements.
+    pub check_rem: bool,
+    /// Source and output buffer lengths the kernel may touch, in 32-bit words.
+    pub src_words: u32,
+    pub out_words: u32,
+}
+
+/// How a gather reads its indices.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct IndexRead {
+    pub index_type: IndexType,
+    pub policy: OutOfRange,
+    /// Extent of the gathered axis (`s`): valid indices lie in `[-s, s-1]` (signed types).
+    pub axis_size: u32,
+    /// Source stride of the gathered axis, in units.
+    pub axis_stride: u32,
+    pub index_words: u32,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct GatherKernel {
+    pub moves: MoveKernel,
+    pub index: IndexRead,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct SliceKernel {
+    pub moves: MoveKernel,
+}
+
+/// A dimension before unit conversion, with signed source stride, in elements.
+#[derive(Clone, Copy, Debug)]
+struct Dim {
+    size: usize,
+    out: usize,
+    src: i64,
+    index: usize,
+}
+
+impl GatherKernel {
+    /// `None` for an empty output: nothing to launch.
+    pub fn new(plan: &GatherPlan) -> Option<GatherKernel> {
+        if plan.output.is_empty() {
+            return None;
+        }
+        let dims = plan
+            .dims
+            .iter()
+            .map(|d| Dim { size: d.size, out: d.output_stride, src: d.data_stride as i64, index: d.index_stride })
+            .collect();
+        let (moves, scale) =
+            MoveKernel::build(dims, 0, plan.axis_stride, plan.data_type.size(), &plan.data, &plan.output);
+        let index_words = plan.index_type.words() as u32;
+        let mut moves = moves;
+        for d in &mut moves.dims {
+            d.index_stride *= index_words;
+        }
+        Some(GatherKernel {
+            moves,
+            index: IndexRead {
+                index_type: plan.index_type,
+                policy: plan.out_of_range,
+                axis_size: plan.axis_size as u32,
+                axis_stride: scale.apply(plan.axis_stride) as u32,
+                index_words,
+            },
+        })
+    }
+}
+
+impl SliceKernel {
+    /// `None` for an empty output: nothing to launch.
+    pub fn new(plan: &SlicePlan) -> Option<SliceKernel> {
+        if plan.output.is_empty() {
+            return None;
+        }
+        let dims = plan
+            .dims
+            .iter()
+            .map(|d| Dim { size: d.size, out: d.output_stride, src: d.input_stride, index: 0 })
+            .collect();
+        let (moves, _) = MoveKernel::build(dims, plan.base, 0, plan.data_type.size(), &plan.input, &plan.output);
+        Some(SliceKernel { moves })
+    }
+}
+
+/// Element offset `e` becomes `e * mul / div` units.
+#[derive(Clone, Copy, Debug)]
+struct Scale {
+    mul: usize,
+    div: usize,
+}
+
+impl Scale {
+    fn apply(self, e: usize) -> usize {
+        e * self.mul / self.div
+    }
+}
+
+impl MoveKernel {
+    fn build(
+        mut dims: Vec<Dim>,
+        base: usize,
+        axis_stride: usize,
+        elem_bytes: usize,
+        src: &TensorLayout,
+        out: &TensorLayout,
+    ) -> (MoveKernel, Scale) {
+        // Output memory order, so consecutive invocations write consecutive addresses.
+        dims.sort_by(|a, b| b.out.cmp(&a.out));
+        let mut dims = merge(dims);
+        let mut base = base;
+        let mut axis_stride = axis_stride;
+        let mut scale = Scale { mul: 1, div: 1 };
+        let lanes;
+        if elem_bytes >= 4 {
+            // An 8-byte element is two words: one more, innermost, contiguous dimension.
+            let w = elem_bytes / 4;
+            if w > 1 {
+                for d in &mut dims {
+                    d.out *= w;
+                    d.src *= w as i64;
+                }
+                dims.push(Dim { size: w, out: 1, src: 1, index: 0 });
+                dims = merge(dims);
+                base *= w;
+                axis_stride *= w;
+                scale.mul = w;
+            }
+            lanes = 1;
+        } else {
+            let p = 4 / elem_bytes;
+            if divides_run(&dims, base, axis_stride, p) {
+                rescale(&mut dims, &mut base, &mut axis_stride, p);
+                scale.div = p;
+                lanes = 1;
+            } else {
+                lanes = p;
+            }
+        }
+        let mut line = 1;
+        if lanes == 1 {
+            for v in [4, 2] {
+                if divides_run(&dims, base, axis_stride, v) {
+                    rescale(&mut dims, &mut base, &mut axis_stride, v);
+                    scale.div *= v;
+                    line = v;
+                    break;
+                }
+            }
+        }
+        let words_per_unit = |n: usize| if lanes > 1 { n.div_ceil(lanes) } else { n * line };
+        let src_elems = src.min_buffer_len().unwrap_or(0);
+        let out_elems = out.min_buffer_len().unwrap_or(0);
+        // Slots in units: elements (lanes > 1), or words / lines.
+        let out_slots = if lanes > 1 { out_elems } else { scale.apply(out_elems) };
+        let invocations = if lanes > 1 { out_slots.div_ceil(lanes) } else { out_slots };
+        let slot_range = invocations * lanes;
+        let src_words = (src_elems * elem_bytes).div_ceil(4).div_ceil(line) * line;
+        let out_words = words_per_unit(out_slots);
+
+        // Which divisions can leave the dimension (padding) and need a bounds check.
+        let mut kdims = Vec::with_capacity(dims.len());
+        let mut enclosing = out_slots;
+        for d in &dims {
+            let reach = enclosing.div_ceil(d.out);
+            kdims.push(KernelDim {
+                size: d.size as u32,
+                out_stride: d.out as u32,
+                src_stride: d.src.unsigned_abs() as u32,
+                src_backwards: d.src < 0,
+                index_stride: d.index as u32,
+                check: reach > d.size,
+            });
+            enclosing = d.out;
+        }
+        let moves = MoveKernel {
+            check_rem: dims.last().is_some_and(|d| d.out > 1),
+            check_total: slot_range > out_slots,
+            dims: kdims,
+            base: base as u32,
+            lanes: lanes as u32,
+            line: line as u32,
+            out_slots: out_slots as u32,
+            invocations: invocations as u32,
+            src_words: src_words.max(line) as u32,
+            out_words: out_words.max(line) as u32,
+        };
+        (moves, scale)
+    }
+}
+
+/// Merges neighbours that are one contiguous run in output, source and indices alike.
+fn merge(dims: Vec<Dim>) -> Vec<Dim> {
+    let mut out: Vec<Dim> = Vec::with_capacity(dims.len());
+    for d in dims {
+        if let Some(prev) = out.last_mut() {
+            let n = d.size;
+            if prev.out == n * d.out && prev.src == n as i64 * d.src && prev.index == n * d.index {
+                prev.size *= n;
+                prev.out = d.out;
+                prev.src = d.src;
+                prev.index = d.index;
+                continue;
+            }
+        }
+        out.push(d);
+    }
+    out
+}
+
+/// True when `v` consecutive elements always travel together: the innermost dim is contiguous
+/// in output and source, not an index dim, a multiple of `v` long, and every other offset is a
+/// multiple of `v` (so whole words or lines can be copied, aligned).
+fn divides_run(dims: &[Dim], base: usize, axis_stride: usize, v: usize) -> bool {
+    let Some((inner, rest)) = dims.split_last() else { return false };
+    inner.out == 1
+        && inner.src == 1
+        && inner.index == 0
+        && inner.size % v == 0
+        && base % v == 0
+        && axis_stride % v == 0
+        && rest.iter().all(|d| d.out % v == 0 && d.src.unsigned_abs() as usize % v == 0)
+}
+
+fn rescale(dims: &mut [Dim], base: &mut usize, axis_stride: &mut usize, v: usize) {
+    let last = dims.len() - 1;
+    for (i, d) in dims.iter_mut().enumerate() {
+        if i == last {
+            d.size /= v;
+        } else {
+            d.out /= v;
+            d.src /= v as i64;
+        }
+    }
+    *base /= v;
+    *axis_stride /= v;
+}

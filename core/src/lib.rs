@@ -1,0 +1,25 @@
+//! The layout model and the rules of stridex: plain functions over plain data, shared by the
+//! `gather!`/`slice!` macros (at expansion time) and the runtime.
+//!
+//! SPEC.md is the contract: section 1 lives in [`layout`] and [`tensor`], section 2 in
+//! [`gather`] and [`rules`], section 3 in [`slice`]. [`kernel`] turns validated plans into the
+//! constant descriptors the CubeCL kernels are specialized on.
+
+pub mod dims;
+pub mod dtype;
+pub mod error;
+pub mod gather;
+pub mod kernel;
+pub mod layout;
+pub mod rules;
+pub mod slice;
+pub mod tensor;
+
+pub use dims::{Dims, SignedDims, MAX_RANK};
+pub use dtype::{DType, IndexType};
+pub use error::{Location, RuleError, Tensor, Window};
+pub use gather::{GatherDesc, GatherDim, GatherPlan};
+pub use layout::{LayoutKind, Overlap, TensorLayout};
+pub use rules::{GatherRules, OutOfRange};
+pub use slice::{SliceDesc, SliceDim, SlicePlan, SliceWindow};
+pub use tensor::{OutputDecl, TensorDecl};

@@ -1,0 +1,123 @@
+//! The three gather rule sets and the out-of-range policies they default to.
+
+use crate::dtype::{DType, IndexType};
+use std::fmt;
+
+/// Which standard's validation a gather follows (SPEC section 2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum GatherRules {
+    /// ONNX Gather (opset 1, 11, 13).
+    Onnx,
+    /// OpenVINO Gather-8, with `batch_dims`.
+    OpenVino,
+    /// DirectML `DML_GATHER_OPERATOR_DESC`, with `IndexDimensions`.
+    DirectMl,
+}
+
+/// What an index outside `[-s, s-1]` does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum OutOfRange {
+    /// ONNX: the launch reports `Err` with the first bad index; nothing outside the input is read.
+    Error,
+    /// OpenVINO: the output element (the whole gathered slice) is zero.
+    Zero,
+    /// DirectML: the normalized index is clamped into `[0, s-1]` and that element is read.
+    Clamp,
+}
+
+impl OutOfRange {
+    pub const fn name(self) -> &'static str {
+        match self {
+            OutOfRange::Error => "error",
+            OutOfRange::Zero => "zero",
+            OutOfRange::Clamp => "clamp",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<OutOfRange> {
+        [OutOfRange::Error, OutOfRange::Zero, OutOfRange::Clamp].into_iter().find(|p| p.name() == s)
+    }
+}
+
+impl fmt::Display for OutOfRange {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl GatherRules {
+    pub const ALL: [GatherRules; 3] = [GatherRules::Onnx, GatherRules::OpenVino, GatherRules::DirectMl];
+
+    /// The keyword in descriptors (`rules: onnx`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            GatherRules::Onnx => "onnx",
+            GatherRules::OpenVino => "openvino",
+            GatherRules::DirectMl => "directml",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<GatherRules> {
+        GatherRules::ALL.into_iter().find(|r| r.name() == s)
+    }
+
+    /// The operator's name in messages.
+    pub const fn op_name(self) -> &'static str {
+        match self {
+            GatherRules::Onnx => "ONNX Gather",
+            GatherRules::OpenVino => "OpenVINO Gather-8",
+            GatherRules::DirectMl => "DirectML GATHER",
+        }
+    }
+
+    pub const fn default_out_of_range(self) -> OutOfRange {
+        match self {
+            GatherRules::Onnx => OutOfRange::Error,
+            GatherRules::OpenVino => OutOfRange::Zero,
+            GatherRules::DirectMl => OutOfRange::Clamp,
+        }
+    }
+
+    pub fn allows_index_type(self, t: IndexType) -> bool {
+        match self {
+            GatherRules::Onnx => t.is_signed(),
+            GatherRules::OpenVino | GatherRules::DirectMl => true,
+        }
+    }
+
+    pub(crate) const fn index_types_text(self) -> &'static str {
+        match self {
+            GatherRules::Onnx => "int32 and int64",
+            GatherRules::OpenVino => "integer types; stridex reads i32, i64, u32 and u64",
+            GatherRules::DirectMl => "i64, i32, u64 and u32",
+        }
+    }
+
+    /// DirectML's feature-level 4.1 list has no bool and no bf16; the others take every type.
+    pub fn allows_data_type(self, t: DType) -> bool {
+        match self {
+            GatherRules::DirectMl => directml_allows(t),
+            _ => true,
+        }
+    }
+
+    /// Inclusive range of `axis` for data of `rank`.
+    pub fn axis_range(self, rank: usize) -> (i64, i64) {
+        let r = rank as i64;
+        match self {
+            GatherRules::DirectMl => (0, r - 1),
+            _ => (-r, r - 1),
+        }
+    }
+}
+
+/// DirectML feature level 4.1 data types (gather and slice).
+pub fn directml_allows(t: DType) -> bool {
+    !matches!(t, DType::Bool | DType::BF16)
+}
+
+impl fmt::Display for GatherRules {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}

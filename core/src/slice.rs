@@ -1,0 +1,264 @@
+//! Slice: DirectML SLICE1 windows (SPEC section 3), and ONNX Slice-13 translated into one.
+
+use crate::dims::{Dims, SignedDims};
+use crate::error::{RuleError, Tensor, Window};
+use crate::layout::TensorLayout;
+use crate::rules::directml_allows;
+use crate::tensor::{
+    check_addressable, check_output_decl, check_output_layout, check_rank, layout, OutputDecl,
+    TensorDecl,
+};
+
+/// Which elements a slice copies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SliceWindow {
+    /// DirectML SLICE1: per dimension a window offset and size, and a signed, non-zero stride.
+    DirectMl { offsets: Dims, sizes: Dims, strides: SignedDims },
+    /// ONNX Slice-13: `starts`/`ends` (clamped to the input, negative from the end) along
+    /// `axes` (default: the first ones) with `steps` (default 1). The result may be empty.
+    Onnx { starts: SignedDims, ends: SignedDims, axes: Option<SignedDims>, steps: Option<SignedDims> },
+}
+
+/// A slice as a descriptor states it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SliceDesc {
+    pub input: TensorDecl,
+    pub window: SliceWindow,
+    pub output: Option<OutputDecl>,
+}
+
+/// One output dimension of a validated slice.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SliceDim {
+    pub size: usize,
+    pub output_stride: usize,
+    /// Element stride in the input per output step: window stride times input stride.
+    pub input_stride: i64,
+}
+
+/// A slice that satisfies every rule, as a SLICE1 window.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct SlicePlan {
+    pub data_type: crate::DType,
+    pub input: TensorLayout,
+    pub output: TensorLayout,
+    /// The SLICE1 window (ONNX slices translated); `None` for an empty ONNX result.
+    pub window: Option<(Dims, Dims, SignedDims)>,
+    /// Output dimensions, size-1 dimensions left out.
+    pub dims: Vec<SliceDim>,
+    /// Input element offset of the first output element (`CopyStart` dotted with the strides).
+    pub base: usize,
+}
+
+impl SliceDesc {
+    pub fn plan(&self) -> Result<SlicePlan, RuleError> {
+        let input = layout(Tensor::Input, self.input.sizes, self.input.strides)?;
+        let dtype = self.input.dtype;
+        let directml = matches!(self.window, SliceWindow::DirectMl { .. });
+        if directml && !directml_allows(dtype) {
+            return Err(RuleError::DataTypeNotAllowed { rules: "DirectML SLICE1", dtype });
+        }
+        if let Some(t) = self.output.and_then(|o| o.dtype).filter(|&t| t != dtype) {
+            return Err(RuleError::OutputDType { data: dtype, output: t });
+        }
+        let rules = if directml { "DirectML SLICE1" } else { "ONNX Slice" };
+        check_rank(Tensor::Input, input.rank(), 1, rules)?;
+        let window = match self.window {
+            SliceWindow::DirectMl { offsets, sizes, strides } => {
+                check_directml_window(&input, offsets, sizes, strides)?;
+                Some((offsets, sizes, strides))
+            }
+            SliceWindow::Onnx { starts, ends, axes, steps } => onnx_window(&input, starts, ends, axes, steps)?,
+        };
+        let inferred = match &window {
+            Some((_, sizes, strides)) => {
+                let v: Vec<usize> =
+                    sizes.iter().zip(strides.iter()).map(|(&n, &s)| max_copied(n, s)).collect();
+                Dims::new(&v).expect("rank <= 8")
+            }
+            // ONNX: the empty result keeps the input's rank; find which dims are 0.
+            None => onnx_empty_shape(&input, &self.window),
+        };
+        let output = match &self.output {
+            None => TensorLayout::packed(inferred),
+            Some(decl) => {
+                if decl.sizes.len() != input.rank() {
+                    return Err(RuleError::Rank {
+                        tensor: Tensor::Output,
+                        rank: decl.sizes.len(),
+                        min: input.rank(),
+                        max: input.rank(),
+                        rules: "slice (input and output have the same DimensionCount)",
+                    });
+                }
+                if window.is_some() && directml {
+                    // SLICE1 lets the output take fewer elements than the window reaches.
+                    for (dim, (&size, &max)) in decl.sizes.iter().zip(inferred.iter()).enumerate() {
+                        if size < 1 || size > max {
+                            return Err(RuleError::SliceOutputSize { dim, size, max });
+                        }
+                    }
+                    layout(Tensor::Output, decl.sizes, decl.strides)?
+                } else {
+                    check_output_decl(dtype, decl, inferred)?;
+                    layout(Tensor::Output, decl.sizes, decl.strides)?
+                }
+            }
+        };
+        check_output_layout(&output)?;
+        check_addressable(Tensor::Input, &input, dtype.size())?;
+        check_addressable(Tensor::Output, &output, dtype.size())?;
+
+        let mut dims = Vec::new();
+        let mut base = 0usize;
+        if let Some((offsets, sizes, strides)) = &window {
+            for i in 0..input.rank() {
+                // CopyStart[i] = offset[i] + (stride[i] < 0 ? size[i] - 1 : 0).
+                let start = offsets[i] + if strides[i] < 0 { sizes[i] - 1 } else { 0 };
+                base += start * input.strides[i];
+                if output.sizes[i] != 1 {
+                    dims.push(SliceDim {
+                        size: output.sizes[i],
+                        output_stride: output.strides[i],
+                        input_stride: strides[i] * input.strides[i] as i64,
+                    });
+                }
+            }
+        }
+        Ok(SlicePlan { data_type: dtype, input, output, window, dims, base })
+    }
+}
+
+/// `MaxCopiedElements = 1 + (size - 1) / |stride|`.
+pub fn max_copied(size: usize, stride: i64) -> usize {
+    1 + (size - 1) / stride.unsigned_abs() as usize
+}
+
+fn check_directml_window(
+    input: &TensorLayout,
+    offsets: Dims,
+    sizes: Dims,
+    strides: SignedDims,
+) -> Result<(), RuleError> {
+    let rank = input.rank();
+    for (window, len) in [(Window::Offsets, offsets.len()), (Window::Sizes, sizes.len()), (Window::Strides, strides.len())] {
+        if len != rank {
+            return Err(RuleError::WindowLen { window, len, expected: rank, against: "the input's rank" });
+        }
+    }
+    for dim in 0..rank {
+        if strides[dim] == 0 {
+            return Err(RuleError::WindowStrideZero { dim });
+        }
+        if sizes[dim] == 0 {
+            return Err(RuleError::WindowEmpty { dim });
+        }
+        if offsets[dim] + sizes[dim] > input.sizes[dim] {
+            return Err(RuleError::WindowPastInput {
+                dim,
+                offset: offsets[dim],
+                size: sizes[dim],
+                input: input.sizes[dim],
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Per input dimension: (start, step, count) of ONNX Slice after normalizing and clamping.
+fn onnx_ranges(
+    input: &TensorLayout,
+    starts: SignedDims,
+    ends: SignedDims,
+    axes: Option<SignedDims>,
+    steps: Option<SignedDims>,
+) -> Result<Vec<(i64, i64, usize)>, RuleError> {
+    let rank = input.rank();
+    let n = starts.len();
+    let len_check = |window, len| {
+        if len != n {
+            Err(RuleError::WindowLen { window, len, expected: n, against: "the length of `starts`" })
+        } else {
+            Ok(())
+        }
+    };
+    len_check(Window::Ends, ends.len())?;
+    if let Some(a) = axes {
+        len_check(Window::Axes, a.len())?;
+    }
+    if let Some(s) = steps {
+        len_check(Window::Steps, s.len())?;
+    }
+    if n > rank {
+        return Err(RuleError::WindowLen { window: Window::Starts, len: n, expected: rank, against: "the input's rank" });
+    }
+    let mut ranges: Vec<(i64, i64, usize)> =
+        input.sizes.iter().map(|&d| (0, 1, d)).collect();
+    let mut seen = [false; crate::MAX_RANK];
+    for k in 0..n {
+        let raw_axis = axes.map_or(k as i64, |a| a[k]);
+        if raw_axis < -(rank as i64) || raw_axis >= rank as i64 {
+            return Err(RuleError::SliceAxisOutOfRange { position: k, axis: raw_axis, rank });
+        }
+        let axis = if raw_axis < 0 { (raw_axis + rank as i64) as usize } else { raw_axis as usize };
+        if seen[axis] {
+            return Err(RuleError::SliceAxisRepeated { position: k, axis });
+        }
+        seen[axis] = true;
+        let step = steps.map_or(1, |s| s[k]);
+        if step == 0 {
+            return Err(RuleError::WindowStrideZero { dim: axis });
+        }
+        let dim = input.sizes[axis] as i64;
+        let norm = |v: i64| if v < 0 { v.saturating_add(dim) } else { v };
+        let (start, end) = if step > 0 {
+            (norm(starts[k]).clamp(0, dim), norm(ends[k]).clamp(0, dim))
+        } else {
+            (norm(starts[k]).clamp(0, (dim - 1).max(0)), norm(ends[k]).clamp(-1, dim - 1))
+        };
+        let count = if dim == 0 {
+            0
+        } else if step > 0 {
+            (end - start).max(0).unsigned_abs().div_ceil(step.unsigned_abs())
+        } else {
+            (start - end).max(0).unsigned_abs().div_ceil(step.unsigned_abs())
+        };
+        ranges[axis] = (start, step, count as usize);
+    }
+    Ok(ranges)
+}
+
+fn onnx_window(
+    input: &TensorLayout,
+    starts: SignedDims,
+    ends: SignedDims,
+    axes: Option<SignedDims>,
+    steps: Option<SignedDims>,
+) -> Result<Option<(Dims, Dims, SignedDims)>, RuleError> {
+    let ranges = onnx_ranges(input, starts, ends, axes, steps)?;
+    if ranges.iter().any(|r| r.2 == 0) {
+        return Ok(None);
+    }
+    let mut offsets = Vec::new();
+    let mut sizes = Vec::new();
+    let mut strides = Vec::new();
+    for (start, step, count) in ranges {
+        // Window [lo, lo + size) read from its start (step > 0) or its end (step < 0).
+        let span = (count as i64 - 1) * step.abs();
+        let lo = if step > 0 { start } else { start - span };
+        offsets.push(lo as usize);
+        sizes.push(span as usize + 1);
+        strides.push(step);
+    }
+    Ok(Some((Dims::new(&offsets).unwrap(), Dims::new(&sizes).unwrap(), SignedDims::new(&strides).unwrap())))
+}
+
+fn onnx_empty_shape(input: &TensorLayout, window: &SliceWindow) -> Dims {
+    match *window {
+        SliceWindow::Onnx { starts, ends, axes, steps } => {
+            let ranges = onnx_ranges(input, starts, ends, axes, steps).expect("checked");
+            Dims::new(&ranges.iter().map(|r| r.2).collect::<Vec<_>>()).unwrap()
+        }
+        SliceWindow::DirectMl { .. } => unreachable!("SLICE1 windows are never empty"),
+    }
+}

@@ -1,0 +1,88 @@
+//! Declared tensors (what a descriptor says) and the rules every tensor shares.
+
+use crate::dims::{Dims, MAX_RANK};
+use crate::dtype::DType;
+use crate::error::{RuleError, Tensor};
+use crate::layout::TensorLayout;
+
+/// A tensor as a descriptor declares it: element type, sizes and optional strides.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct TensorDecl {
+    pub dtype: DType,
+    pub sizes: Dims,
+    /// `None`: packed row-major.
+    pub strides: Option<Dims>,
+}
+
+/// The output of an op, as declared. Its type is the data type; a declared type must match.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct OutputDecl {
+    pub dtype: Option<DType>,
+    pub sizes: Dims,
+    pub strides: Option<Dims>,
+}
+
+impl TensorDecl {
+    pub const fn packed(dtype: DType, sizes: Dims) -> TensorDecl {
+        TensorDecl { dtype, sizes, strides: None }
+    }
+}
+
+/// Turns a size or stride list into [`Dims`]: more than [`MAX_RANK`] values break the rank rule.
+pub fn dims(tensor: Tensor, values: &[usize]) -> Result<Dims, RuleError> {
+    Dims::new(values).ok_or(RuleError::Rank {
+        tensor,
+        rank: values.len(),
+        min: 0,
+        max: MAX_RANK,
+        rules: "tensor rank",
+    })
+}
+
+/// The layout of a declared tensor: strides must be one per dimension.
+pub fn layout(tensor: Tensor, sizes: Dims, strides: Option<Dims>) -> Result<TensorLayout, RuleError> {
+    match strides {
+        None => Ok(TensorLayout::packed(sizes)),
+        Some(s) if s.len() == sizes.len() => Ok(TensorLayout { sizes, strides: s }),
+        Some(s) => Err(RuleError::StridesLen { tensor, sizes: sizes.len(), strides: s.len() }),
+    }
+}
+
+/// Buffers are addressed with 32-bit word offsets in the kernels.
+pub fn check_addressable(tensor: Tensor, layout: &TensorLayout, elem_bytes: usize) -> Result<(), RuleError> {
+    let words = layout
+        .min_buffer_len()
+        .and_then(|n| n.checked_mul(elem_bytes))
+        .map(|b| b.div_ceil(4));
+    match words {
+        Some(w) if w <= u32::MAX as usize => Ok(()),
+        _ => Err(RuleError::TooLarge { tensor }),
+    }
+}
+
+/// The no-overlap rule for outputs (SPEC section 1).
+pub fn check_output_layout(layout: &TensorLayout) -> Result<(), RuleError> {
+    layout
+        .check_disjoint()
+        .map_err(|overlap| RuleError::OutputOverlap { overlap, strides: layout.strides })
+}
+
+pub fn check_rank(tensor: Tensor, rank: usize, min: usize, rules: &'static str) -> Result<(), RuleError> {
+    if rank < min || rank > MAX_RANK {
+        return Err(RuleError::Rank { tensor, rank, min, max: MAX_RANK, rules });
+    }
+    Ok(())
+}
+
+/// The declared output must have the data type and the inferred shape.
+pub fn check_output_decl(data: DType, decl: &OutputDecl, inferred: Dims) -> Result<(), RuleError> {
+    if let Some(t) = decl.dtype {
+        if t != data {
+            return Err(RuleError::OutputDType { data, output: t });
+        }
+    }
+    if decl.sizes != inferred {
+        return Err(RuleError::OutputShape { declared: decl.sizes, inferred });
+    }
+    Ok(())
+}
