@@ -1,1 +1,15 @@
-pub fn _x(){}
+//! The runtime side of stridex: CubeCL kernels (one gather, one slice), devices, launch and
+//! read-back. Features: `wgpu` (default), `vulkan` (wgpu through SPIR-V), `cuda`, `cpu`.
+
+mod device;
+mod element;
+mod error;
+pub mod kernels;
+mod launch;
+mod ops;
+
+pub use device::{Backend, Device};
+pub use element::{Element, IndexElement};
+pub use error::Error;
+pub use ops::{GatherOp, SliceOp, Tensor};
+pub use stridex_core as core;

@@ -9,7 +9,7 @@ use std::fmt;
 
 /// A tensor of a descriptor.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Tensor {
+pub enum Operand {
     Data,
     Indices,
     Output,
@@ -17,18 +17,18 @@ pub enum Tensor {
     Input,
 }
 
-impl Tensor {
+impl Operand {
     pub const fn key(self) -> &'static str {
         match self {
-            Tensor::Data => "data",
-            Tensor::Indices => "indices",
-            Tensor::Output => "output",
-            Tensor::Input => "input",
+            Operand::Data => "data",
+            Operand::Indices => "indices",
+            Operand::Output => "output",
+            Operand::Input => "input",
         }
     }
 }
 
-impl fmt::Display for Tensor {
+impl fmt::Display for Operand {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.key())
     }
@@ -64,14 +64,14 @@ impl Window {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Location {
     Rules,
-    DType(Tensor),
+    DType(Operand),
     /// A tensor's whole size list.
-    Shape(Tensor),
+    Shape(Operand),
     /// One size of a tensor.
-    Size(Tensor, usize),
+    Size(Operand, usize),
     /// A tensor's whole stride list.
-    Strides(Tensor),
-    Stride(Tensor, usize),
+    Strides(Operand),
+    Stride(Operand, usize),
     Axis,
     BatchDims,
     IndexDims,
@@ -83,34 +83,124 @@ pub enum Location {
 /// A descriptor that breaks a rule of SPEC.md.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RuleError {
-    Rank { tensor: Tensor, rank: usize, min: usize, max: usize, rules: &'static str },
-    StridesLen { tensor: Tensor, sizes: usize, strides: usize },
-    OutputOverlap { overlap: Overlap, strides: Dims },
+    Rank {
+        tensor: Operand,
+        rank: usize,
+        min: usize,
+        max: usize,
+        rules: &'static str,
+    },
+    StridesLen {
+        tensor: Operand,
+        sizes: usize,
+        strides: usize,
+    },
+    OutputOverlap {
+        overlap: Overlap,
+        strides: Dims,
+    },
     /// The buffer would need more 32-bit words than stridex's 32-bit offsets address.
-    TooLarge { tensor: Tensor },
-    IndexNotInteger { dtype: DType },
-    IndexTypeNotAllowed { rules: GatherRules, dtype: DType },
-    DataTypeNotAllowed { rules: &'static str, dtype: DType },
-    OutputDType { data: DType, output: DType },
-    AxisOutOfRange { rules: GatherRules, axis: i64, rank: usize },
-    KeyNotAllowed { rules: GatherRules, key: &'static str },
-    OutputRank { rank: usize, indices_rank: usize, data_rank: usize },
-    BatchDimsOutOfRange { batch_dims: i64, limit: usize },
-    BatchDimsAfterAxis { batch_dims: usize, axis: usize },
-    BatchDimMismatch { dim: usize, data: usize, indices: usize },
-    DimensionCount { tensor: Tensor, count: usize, expected: usize },
-    IndexDimsOutOfRange { index_dims: usize, dimension_count: usize },
-    IndexPadding { dim: usize, size: usize, index_dims: usize },
-    OutputDoesNotFit { formula: Vec<usize>, dimension_count: usize, suggest_index_dims: Option<usize> },
-    OutputShape { declared: Dims, inferred: Dims },
+    TooLarge {
+        tensor: Operand,
+    },
+    IndexNotInteger {
+        dtype: DType,
+    },
+    IndexTypeNotAllowed {
+        rules: GatherRules,
+        dtype: DType,
+    },
+    DataTypeNotAllowed {
+        rules: &'static str,
+        dtype: DType,
+    },
+    OutputDType {
+        data: DType,
+        output: DType,
+    },
+    AxisOutOfRange {
+        rules: GatherRules,
+        axis: i64,
+        rank: usize,
+    },
+    KeyNotAllowed {
+        rules: GatherRules,
+        key: &'static str,
+    },
+    OutputRank {
+        rank: usize,
+        indices_rank: usize,
+        data_rank: usize,
+    },
+    BatchDimsOutOfRange {
+        batch_dims: i64,
+        limit: usize,
+    },
+    BatchDimsAfterAxis {
+        batch_dims: usize,
+        axis: usize,
+    },
+    BatchDimMismatch {
+        dim: usize,
+        data: usize,
+        indices: usize,
+    },
+    DimensionCount {
+        tensor: Operand,
+        count: usize,
+        expected: usize,
+    },
+    IndexDimsOutOfRange {
+        index_dims: usize,
+        dimension_count: usize,
+    },
+    IndexPadding {
+        dim: usize,
+        size: usize,
+        index_dims: usize,
+    },
+    OutputDoesNotFit {
+        formula: Vec<usize>,
+        dimension_count: usize,
+        suggest_index_dims: Option<usize>,
+    },
+    OutputShape {
+        declared: Dims,
+        inferred: Dims,
+    },
     /// `against`: what the length must match ("the input's rank", "`starts`").
-    WindowLen { window: Window, len: usize, expected: usize, against: &'static str },
-    WindowStrideZero { dim: usize },
-    WindowEmpty { dim: usize },
-    WindowPastInput { dim: usize, offset: usize, size: usize, input: usize },
-    SliceOutputSize { dim: usize, size: usize, max: usize },
-    SliceAxisOutOfRange { position: usize, axis: i64, rank: usize },
-    SliceAxisRepeated { position: usize, axis: usize },
+    WindowLen {
+        window: Window,
+        len: usize,
+        expected: usize,
+        against: &'static str,
+    },
+    WindowStrideZero {
+        dim: usize,
+    },
+    WindowEmpty {
+        dim: usize,
+    },
+    WindowPastInput {
+        dim: usize,
+        offset: usize,
+        size: usize,
+        input: usize,
+    },
+    SliceOutputSize {
+        dim: usize,
+        size: usize,
+        max: usize,
+    },
+    SliceAxisOutOfRange {
+        position: usize,
+        axis: i64,
+        rank: usize,
+    },
+    SliceAxisRepeated {
+        position: usize,
+        axis: usize,
+    },
 }
 
 impl RuleError {
@@ -120,34 +210,38 @@ impl RuleError {
         match *self {
             Rank { tensor, .. } | DimensionCount { tensor, .. } => Location::Shape(tensor),
             StridesLen { tensor, .. } => Location::Strides(tensor),
-            OutputOverlap { .. } => Location::Strides(Tensor::Output),
+            OutputOverlap { .. } => Location::Strides(Operand::Output),
             TooLarge { tensor } => Location::Shape(tensor),
-            IndexNotInteger { .. } | IndexTypeNotAllowed { .. } => Location::DType(Tensor::Indices),
-            DataTypeNotAllowed { .. } => Location::DType(Tensor::Data),
-            OutputDType { .. } => Location::DType(Tensor::Output),
+            IndexNotInteger { .. } | IndexTypeNotAllowed { .. } => {
+                Location::DType(Operand::Indices)
+            }
+            DataTypeNotAllowed { .. } => Location::DType(Operand::Data),
+            OutputDType { .. } => Location::DType(Operand::Output),
             AxisOutOfRange { .. } => Location::Axis,
             KeyNotAllowed { key, .. } => match key {
                 "batch_dims" => Location::BatchDims,
                 _ => Location::IndexDims,
             },
-            OutputRank { .. } => Location::Shape(Tensor::Indices),
+            OutputRank { .. } => Location::Shape(Operand::Indices),
             BatchDimsOutOfRange { .. } | BatchDimsAfterAxis { .. } => Location::BatchDims,
-            BatchDimMismatch { dim, .. } => Location::Size(Tensor::Indices, dim),
+            BatchDimMismatch { dim, .. } => Location::Size(Operand::Indices, dim),
             IndexDimsOutOfRange { .. } | OutputDoesNotFit { .. } => Location::IndexDims,
-            IndexPadding { dim, .. } => Location::Size(Tensor::Indices, dim),
+            IndexPadding { dim, .. } => Location::Size(Operand::Indices, dim),
             OutputShape { declared, inferred } => {
                 if declared.len() != inferred.len() {
-                    Location::Shape(Tensor::Output)
+                    Location::Shape(Operand::Output)
                 } else {
-                    let dim = (0..declared.len()).find(|&i| declared[i] != inferred[i]).unwrap_or(0);
-                    Location::Size(Tensor::Output, dim)
+                    let dim = (0..declared.len())
+                        .find(|&i| declared[i] != inferred[i])
+                        .unwrap_or(0);
+                    Location::Size(Operand::Output, dim)
                 }
             }
             WindowLen { window, .. } => Location::Window(window),
             WindowStrideZero { dim } => Location::WindowAt(Window::Strides, dim),
             WindowEmpty { dim } => Location::WindowAt(Window::Sizes, dim),
             WindowPastInput { dim, .. } => Location::WindowAt(Window::Sizes, dim),
-            SliceOutputSize { dim, .. } => Location::Size(Tensor::Output, dim),
+            SliceOutputSize { dim, .. } => Location::Size(Operand::Output, dim),
             SliceAxisOutOfRange { position, .. } | SliceAxisRepeated { position, .. } => {
                 Location::WindowAt(Window::Axes, position)
             }

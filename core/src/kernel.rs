@@ -13,7 +13,7 @@ use crate::rules::OutOfRange;
 use crate::slice::SlicePlan;
 
 /// One dimension the kernel walks, outermost (largest output stride) first. Strides are in
-/// units: elements, words or lines, per [`MoveKernel::lanes`] and [`MoveKernel::line`].
+/// units: elements, words or lines, per [`MoveDesc::lanes`] and [`MoveDesc::line`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct KernelDim {
     pub size: u32,
@@ -29,7 +29,7 @@ pub struct KernelDim {
 
 /// What gather and slice kernels share: how output slots map to source elements.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct MoveKernel {
+pub struct MoveDesc {
     pub dims: Vec<KernelDim>,
     /// Source unit offset of the first output element.
     pub base: u32,
@@ -64,14 +64,14 @@ pub struct IndexRead {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct GatherKernel {
-    pub moves: MoveKernel,
+pub struct GatherKernelDesc {
+    pub moves: MoveDesc,
     pub index: IndexRead,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct SliceKernel {
-    pub moves: MoveKernel,
+pub struct SliceKernelDesc {
+    pub moves: MoveDesc,
 }
 
 /// A dimension before unit conversion, with signed source stride, in elements.
@@ -83,25 +83,36 @@ struct Dim {
     index: usize,
 }
 
-impl GatherKernel {
+impl GatherKernelDesc {
     /// `None` for an empty output: nothing to launch.
-    pub fn new(plan: &GatherPlan) -> Option<GatherKernel> {
+    pub fn new(plan: &GatherPlan) -> Option<GatherKernelDesc> {
         if plan.output.is_empty() {
             return None;
         }
         let dims = plan
             .dims
             .iter()
-            .map(|d| Dim { size: d.size, out: d.output_stride, src: d.data_stride as i64, index: d.index_stride })
+            .map(|d| Dim {
+                size: d.size,
+                out: d.output_stride,
+                src: d.data_stride as i64,
+                index: d.index_stride,
+            })
             .collect();
-        let (moves, scale) =
-            MoveKernel::build(dims, 0, plan.axis_stride, plan.data_type.size(), &plan.data, &plan.output);
+        let (moves, scale) = MoveDesc::build(
+            dims,
+            0,
+            plan.axis_stride,
+            plan.data_type.size(),
+            &plan.data,
+            &plan.output,
+        );
         let index_words = plan.index_type.words() as u32;
         let mut moves = moves;
         for d in &mut moves.dims {
             d.index_stride *= index_words;
         }
-        Some(GatherKernel {
+        Some(GatherKernelDesc {
             moves,
             index: IndexRead {
                 index_type: plan.index_type,
@@ -114,19 +125,31 @@ impl GatherKernel {
     }
 }
 
-impl SliceKernel {
+impl SliceKernelDesc {
     /// `None` for an empty output: nothing to launch.
-    pub fn new(plan: &SlicePlan) -> Option<SliceKernel> {
+    pub fn new(plan: &SlicePlan) -> Option<SliceKernelDesc> {
         if plan.output.is_empty() {
             return None;
         }
         let dims = plan
             .dims
             .iter()
-            .map(|d| Dim { size: d.size, out: d.output_stride, src: d.input_stride, index: 0 })
+            .map(|d| Dim {
+                size: d.size,
+                out: d.output_stride,
+                src: d.input_stride,
+                index: 0,
+            })
             .collect();
-        let (moves, _) = MoveKernel::build(dims, plan.base, 0, plan.data_type.size(), &plan.input, &plan.output);
-        Some(SliceKernel { moves })
+        let (moves, _) = MoveDesc::build(
+            dims,
+            plan.base,
+            0,
+            plan.data_type.size(),
+            &plan.input,
+            &plan.output,
+        );
+        Some(SliceKernelDesc { moves })
     }
 }
 
@@ -143,7 +166,7 @@ impl Scale {
     }
 }
 
-impl MoveKernel {
+impl MoveDesc {
     fn build(
         mut dims: Vec<Dim>,
         base: usize,
@@ -151,7 +174,7 @@ impl MoveKernel {
         elem_bytes: usize,
         src: &TensorLayout,
         out: &TensorLayout,
-    ) -> (MoveKernel, Scale) {
+    ) -> (MoveDesc, Scale) {
         // Output memory order, so consecutive invocations write consecutive addresses.
         dims.sort_by(|a, b| b.out.cmp(&a.out));
         let mut dims = merge(dims);
@@ -167,7 +190,12 @@ impl MoveKernel {
                     d.out *= w;
                     d.src *= w as i64;
                 }
-                dims.push(Dim { size: w, out: 1, src: 1, index: 0 });
+                dims.push(Dim {
+                    size: w,
+                    out: 1,
+                    src: 1,
+                    index: 0,
+                });
                 dims = merge(dims);
                 base *= w;
                 axis_stride *= w;
@@ -178,6 +206,7 @@ impl MoveKernel {
             let p = 4 / elem_bytes;
             if divides_run(&dims, base, axis_stride, p) {
                 rescale(&mut dims, &mut base, &mut axis_stride, p);
+                dims = tidy(dims);
                 scale.div = p;
                 lanes = 1;
             } else {
@@ -189,18 +218,33 @@ impl MoveKernel {
             for v in [4, 2] {
                 if divides_run(&dims, base, axis_stride, v) {
                     rescale(&mut dims, &mut base, &mut axis_stride, v);
+                    dims = tidy(dims);
                     scale.div *= v;
                     line = v;
                     break;
                 }
             }
         }
-        let words_per_unit = |n: usize| if lanes > 1 { n.div_ceil(lanes) } else { n * line };
+        let words_per_unit = |n: usize| {
+            if lanes > 1 {
+                n.div_ceil(lanes)
+            } else {
+                n * line
+            }
+        };
         let src_elems = src.min_buffer_len().unwrap_or(0);
         let out_elems = out.min_buffer_len().unwrap_or(0);
         // Slots in units: elements (lanes > 1), or words / lines.
-        let out_slots = if lanes > 1 { out_elems } else { scale.apply(out_elems) };
-        let invocations = if lanes > 1 { out_slots.div_ceil(lanes) } else { out_slots };
+        let out_slots = if lanes > 1 {
+            out_elems
+        } else {
+            scale.apply(out_elems)
+        };
+        let invocations = if lanes > 1 {
+            out_slots.div_ceil(lanes)
+        } else {
+            out_slots
+        };
         let slot_range = invocations * lanes;
         let src_words = (src_elems * elem_bytes).div_ceil(4).div_ceil(line) * line;
         let out_words = words_per_unit(out_slots);
@@ -220,7 +264,7 @@ impl MoveKernel {
             });
             enclosing = d.out;
         }
-        let moves = MoveKernel {
+        let moves = MoveDesc {
             check_rem: dims.last().is_some_and(|d| d.out > 1),
             check_total: slot_range > out_slots,
             dims: kdims,
@@ -259,17 +303,21 @@ fn merge(dims: Vec<Dim>) -> Vec<Dim> {
 /// in output and source, not an index dim, a multiple of `v` long, and every other offset is a
 /// multiple of `v` (so whole words or lines can be copied, aligned).
 fn divides_run(dims: &[Dim], base: usize, axis_stride: usize, v: usize) -> bool {
-    let Some((inner, rest)) = dims.split_last() else { return false };
+    let Some((inner, rest)) = dims.split_last() else {
+        return false;
+    };
     inner.out == 1
         && inner.src == 1
         && inner.index == 0
         && inner.size % v == 0
         && base % v == 0
         && axis_stride % v == 0
-        && rest.iter().all(|d| d.out % v == 0 && d.src.unsigned_abs() as usize % v == 0)
+        && rest
+            .iter()
+            .all(|d| d.out % v == 0 && d.src.unsigned_abs() as usize % v == 0)
 }
 
-fn rescale(dims: &mut [Dim], base: &mut usize, axis_stride: &mut usize, v: usize) {
+fn rescale(dims: &mut Vec<Dim>, base: &mut usize, axis_stride: &mut usize, v: usize) {
     let last = dims.len() - 1;
     for (i, d) in dims.iter_mut().enumerate() {
         if i == last {
@@ -281,4 +329,9 @@ fn rescale(dims: &mut [Dim], base: &mut usize, axis_stride: &mut usize, v: usize
     }
     *base /= v;
     *axis_stride /= v;
+}
+
+/// Drops dims that rescaling left with one element, then merges what became contiguous.
+fn tidy(dims: Vec<Dim>) -> Vec<Dim> {
+    merge(dims.into_iter().filter(|d| d.size > 1).collect())
 }

@@ -17,7 +17,7 @@ pub mod tensor;
 
 pub use dims::{Dims, SignedDims, MAX_RANK};
 pub use dtype::{DType, IndexType};
-pub use error::{Location, RuleError, Tensor, Window};
+pub use error::{Location, Operand, RuleError, Window};
 pub use gather::{GatherDesc, GatherDim, GatherPlan};
 pub use layout::{LayoutKind, Overlap, TensorLayout};
 pub use rules::{GatherRules, OutOfRange};

@@ -1,7 +1,7 @@
 //! Slice: DirectML SLICE1 windows (SPEC section 3), and ONNX Slice-13 translated into one.
 
 use crate::dims::{Dims, SignedDims};
-use crate::error::{RuleError, Tensor, Window};
+use crate::error::{Operand, RuleError, Window};
 use crate::layout::TensorLayout;
 use crate::rules::directml_allows;
 use crate::tensor::{
@@ -13,10 +13,19 @@ use crate::tensor::{
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SliceWindow {
     /// DirectML SLICE1: per dimension a window offset and size, and a signed, non-zero stride.
-    DirectMl { offsets: Dims, sizes: Dims, strides: SignedDims },
+    DirectMl {
+        offsets: Dims,
+        sizes: Dims,
+        strides: SignedDims,
+    },
     /// ONNX Slice-13: `starts`/`ends` (clamped to the input, negative from the end) along
     /// `axes` (default: the first ones) with `steps` (default 1). The result may be empty.
-    Onnx { starts: SignedDims, ends: SignedDims, axes: Option<SignedDims>, steps: Option<SignedDims> },
+    Onnx {
+        starts: SignedDims,
+        ends: SignedDims,
+        axes: Option<SignedDims>,
+        steps: Option<SignedDims>,
+    },
 }
 
 /// A slice as a descriptor states it.
@@ -52,28 +61,50 @@ pub struct SlicePlan {
 
 impl SliceDesc {
     pub fn plan(&self) -> Result<SlicePlan, RuleError> {
-        let input = layout(Tensor::Input, self.input.sizes, self.input.strides)?;
+        let input = layout(Operand::Input, self.input.sizes, self.input.strides)?;
         let dtype = self.input.dtype;
         let directml = matches!(self.window, SliceWindow::DirectMl { .. });
         if directml && !directml_allows(dtype) {
-            return Err(RuleError::DataTypeNotAllowed { rules: "DirectML SLICE1", dtype });
+            return Err(RuleError::DataTypeNotAllowed {
+                rules: "DirectML SLICE1",
+                dtype,
+            });
         }
         if let Some(t) = self.output.and_then(|o| o.dtype).filter(|&t| t != dtype) {
-            return Err(RuleError::OutputDType { data: dtype, output: t });
+            return Err(RuleError::OutputDType {
+                data: dtype,
+                output: t,
+            });
         }
-        let rules = if directml { "DirectML SLICE1" } else { "ONNX Slice" };
-        check_rank(Tensor::Input, input.rank(), 1, rules)?;
+        let rules = if directml {
+            "DirectML SLICE1"
+        } else {
+            "ONNX Slice"
+        };
+        check_rank(Operand::Input, input.rank(), 1, rules)?;
         let window = match self.window {
-            SliceWindow::DirectMl { offsets, sizes, strides } => {
+            SliceWindow::DirectMl {
+                offsets,
+                sizes,
+                strides,
+            } => {
                 check_directml_window(&input, offsets, sizes, strides)?;
                 Some((offsets, sizes, strides))
             }
-            SliceWindow::Onnx { starts, ends, axes, steps } => onnx_window(&input, starts, ends, axes, steps)?,
+            SliceWindow::Onnx {
+                starts,
+                ends,
+                axes,
+                steps,
+            } => onnx_window(&input, starts, ends, axes, steps)?,
         };
         let inferred = match &window {
             Some((_, sizes, strides)) => {
-                let v: Vec<usize> =
-                    sizes.iter().zip(strides.iter()).map(|(&n, &s)| max_copied(n, s)).collect();
+                let v: Vec<usize> = sizes
+                    .iter()
+                    .zip(strides.iter())
+                    .map(|(&n, &s)| max_copied(n, s))
+                    .collect();
                 Dims::new(&v).expect("rank <= 8")
             }
             // ONNX: the empty result keeps the input's rank; find which dims are 0.
@@ -84,7 +115,7 @@ impl SliceDesc {
             Some(decl) => {
                 if decl.sizes.len() != input.rank() {
                     return Err(RuleError::Rank {
-                        tensor: Tensor::Output,
+                        tensor: Operand::Output,
                         rank: decl.sizes.len(),
                         min: input.rank(),
                         max: input.rank(),
@@ -98,16 +129,16 @@ impl SliceDesc {
                             return Err(RuleError::SliceOutputSize { dim, size, max });
                         }
                     }
-                    layout(Tensor::Output, decl.sizes, decl.strides)?
+                    layout(Operand::Output, decl.sizes, decl.strides)?
                 } else {
                     check_output_decl(dtype, decl, inferred)?;
-                    layout(Tensor::Output, decl.sizes, decl.strides)?
+                    layout(Operand::Output, decl.sizes, decl.strides)?
                 }
             }
         };
         check_output_layout(&output)?;
-        check_addressable(Tensor::Input, &input, dtype.size())?;
-        check_addressable(Tensor::Output, &output, dtype.size())?;
+        check_addressable(Operand::Input, &input, dtype.size())?;
+        check_addressable(Operand::Output, &output, dtype.size())?;
 
         let mut dims = Vec::new();
         let mut base = 0usize;
@@ -125,7 +156,14 @@ impl SliceDesc {
                 }
             }
         }
-        Ok(SlicePlan { data_type: dtype, input, output, window, dims, base })
+        Ok(SlicePlan {
+            data_type: dtype,
+            input,
+            output,
+            window,
+            dims,
+            base,
+        })
     }
 }
 
@@ -141,9 +179,18 @@ fn check_directml_window(
     strides: SignedDims,
 ) -> Result<(), RuleError> {
     let rank = input.rank();
-    for (window, len) in [(Window::Offsets, offsets.len()), (Window::Sizes, sizes.len()), (Window::Strides, strides.len())] {
+    for (window, len) in [
+        (Window::Offsets, offsets.len()),
+        (Window::Sizes, sizes.len()),
+        (Window::Strides, strides.len()),
+    ] {
         if len != rank {
-            return Err(RuleError::WindowLen { window, len, expected: rank, against: "the input's rank" });
+            return Err(RuleError::WindowLen {
+                window,
+                len,
+                expected: rank,
+                against: "the input's rank",
+            });
         }
     }
     for dim in 0..rank {
@@ -177,7 +224,12 @@ fn onnx_ranges(
     let n = starts.len();
     let len_check = |window, len| {
         if len != n {
-            Err(RuleError::WindowLen { window, len, expected: n, against: "the length of `starts`" })
+            Err(RuleError::WindowLen {
+                window,
+                len,
+                expected: n,
+                against: "the length of `starts`",
+            })
         } else {
             Ok(())
         }
@@ -190,17 +242,29 @@ fn onnx_ranges(
         len_check(Window::Steps, s.len())?;
     }
     if n > rank {
-        return Err(RuleError::WindowLen { window: Window::Starts, len: n, expected: rank, against: "the input's rank" });
+        return Err(RuleError::WindowLen {
+            window: Window::Starts,
+            len: n,
+            expected: rank,
+            against: "the input's rank",
+        });
     }
-    let mut ranges: Vec<(i64, i64, usize)> =
-        input.sizes.iter().map(|&d| (0, 1, d)).collect();
+    let mut ranges: Vec<(i64, i64, usize)> = input.sizes.iter().map(|&d| (0, 1, d)).collect();
     let mut seen = [false; crate::MAX_RANK];
     for k in 0..n {
         let raw_axis = axes.map_or(k as i64, |a| a[k]);
         if raw_axis < -(rank as i64) || raw_axis >= rank as i64 {
-            return Err(RuleError::SliceAxisOutOfRange { position: k, axis: raw_axis, rank });
+            return Err(RuleError::SliceAxisOutOfRange {
+                position: k,
+                axis: raw_axis,
+                rank,
+            });
         }
-        let axis = if raw_axis < 0 { (raw_axis + rank as i64) as usize } else { raw_axis as usize };
+        let axis = if raw_axis < 0 {
+            (raw_axis + rank as i64) as usize
+        } else {
+            raw_axis as usize
+        };
         if seen[axis] {
             return Err(RuleError::SliceAxisRepeated { position: k, axis });
         }
@@ -214,14 +278,23 @@ fn onnx_ranges(
         let (start, end) = if step > 0 {
             (norm(starts[k]).clamp(0, dim), norm(ends[k]).clamp(0, dim))
         } else {
-            (norm(starts[k]).clamp(0, (dim - 1).max(0)), norm(ends[k]).clamp(-1, dim - 1))
+            (
+                norm(starts[k]).clamp(0, (dim - 1).max(0)),
+                norm(ends[k]).clamp(-1, dim - 1),
+            )
         };
         let count = if dim == 0 {
             0
         } else if step > 0 {
-            (end - start).max(0).unsigned_abs().div_ceil(step.unsigned_abs())
+            (end - start)
+                .max(0)
+                .unsigned_abs()
+                .div_ceil(step.unsigned_abs())
         } else {
-            (start - end).max(0).unsigned_abs().div_ceil(step.unsigned_abs())
+            (start - end)
+                .max(0)
+                .unsigned_abs()
+                .div_ceil(step.unsigned_abs())
         };
         ranges[axis] = (start, step, count as usize);
     }
@@ -250,12 +323,21 @@ fn onnx_window(
         sizes.push(span as usize + 1);
         strides.push(step);
     }
-    Ok(Some((Dims::new(&offsets).unwrap(), Dims::new(&sizes).unwrap(), SignedDims::new(&strides).unwrap())))
+    Ok(Some((
+        Dims::new(&offsets).unwrap(),
+        Dims::new(&sizes).unwrap(),
+        SignedDims::new(&strides).unwrap(),
+    )))
 }
 
 fn onnx_empty_shape(input: &TensorLayout, window: &SliceWindow) -> Dims {
     match *window {
-        SliceWindow::Onnx { starts, ends, axes, steps } => {
+        SliceWindow::Onnx {
+            starts,
+            ends,
+            axes,
+            steps,
+        } => {
             let ranges = onnx_ranges(input, starts, ends, axes, steps).expect("checked");
             Dims::new(&ranges.iter().map(|r| r.2).collect::<Vec<_>>()).unwrap()
         }

@@ -2,7 +2,7 @@
 
 use crate::dims::{Dims, MAX_RANK};
 use crate::dtype::DType;
-use crate::error::{RuleError, Tensor};
+use crate::error::{Operand, RuleError};
 use crate::layout::TensorLayout;
 
 /// A tensor as a descriptor declares it: element type, sizes and optional strides.
@@ -24,12 +24,16 @@ pub struct OutputDecl {
 
 impl TensorDecl {
     pub const fn packed(dtype: DType, sizes: Dims) -> TensorDecl {
-        TensorDecl { dtype, sizes, strides: None }
+        TensorDecl {
+            dtype,
+            sizes,
+            strides: None,
+        }
     }
 }
 
 /// Turns a size or stride list into [`Dims`]: more than [`MAX_RANK`] values break the rank rule.
-pub fn dims(tensor: Tensor, values: &[usize]) -> Result<Dims, RuleError> {
+pub fn dims(tensor: Operand, values: &[usize]) -> Result<Dims, RuleError> {
     Dims::new(values).ok_or(RuleError::Rank {
         tensor,
         rank: values.len(),
@@ -40,16 +44,28 @@ pub fn dims(tensor: Tensor, values: &[usize]) -> Result<Dims, RuleError> {
 }
 
 /// The layout of a declared tensor: strides must be one per dimension.
-pub fn layout(tensor: Tensor, sizes: Dims, strides: Option<Dims>) -> Result<TensorLayout, RuleError> {
+pub fn layout(
+    tensor: Operand,
+    sizes: Dims,
+    strides: Option<Dims>,
+) -> Result<TensorLayout, RuleError> {
     match strides {
         None => Ok(TensorLayout::packed(sizes)),
         Some(s) if s.len() == sizes.len() => Ok(TensorLayout { sizes, strides: s }),
-        Some(s) => Err(RuleError::StridesLen { tensor, sizes: sizes.len(), strides: s.len() }),
+        Some(s) => Err(RuleError::StridesLen {
+            tensor,
+            sizes: sizes.len(),
+            strides: s.len(),
+        }),
     }
 }
 
 /// Buffers are addressed with 32-bit word offsets in the kernels.
-pub fn check_addressable(tensor: Tensor, layout: &TensorLayout, elem_bytes: usize) -> Result<(), RuleError> {
+pub fn check_addressable(
+    tensor: Operand,
+    layout: &TensorLayout,
+    elem_bytes: usize,
+) -> Result<(), RuleError> {
     let words = layout
         .min_buffer_len()
         .and_then(|n| n.checked_mul(elem_bytes))
@@ -64,12 +80,26 @@ pub fn check_addressable(tensor: Tensor, layout: &TensorLayout, elem_bytes: usiz
 pub fn check_output_layout(layout: &TensorLayout) -> Result<(), RuleError> {
     layout
         .check_disjoint()
-        .map_err(|overlap| RuleError::OutputOverlap { overlap, strides: layout.strides })
+        .map_err(|overlap| RuleError::OutputOverlap {
+            overlap,
+            strides: layout.strides,
+        })
 }
 
-pub fn check_rank(tensor: Tensor, rank: usize, min: usize, rules: &'static str) -> Result<(), RuleError> {
+pub fn check_rank(
+    tensor: Operand,
+    rank: usize,
+    min: usize,
+    rules: &'static str,
+) -> Result<(), RuleError> {
     if rank < min || rank > MAX_RANK {
-        return Err(RuleError::Rank { tensor, rank, min, max: MAX_RANK, rules });
+        return Err(RuleError::Rank {
+            tensor,
+            rank,
+            min,
+            max: MAX_RANK,
+            rules,
+        });
     }
     Ok(())
 }
@@ -82,7 +112,10 @@ pub fn check_output_decl(data: DType, decl: &OutputDecl, inferred: Dims) -> Resu
         }
     }
     if decl.sizes != inferred {
-        return Err(RuleError::OutputShape { declared: decl.sizes, inferred });
+        return Err(RuleError::OutputShape {
+            declared: decl.sizes,
+            inferred,
+        });
     }
     Ok(())
 }

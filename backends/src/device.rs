@@ -1,0 +1,237 @@
+//! Picking a device: `STRIDEX_BACKEND` (wgpu | vulkan | cuda | cpu), else CUDA when it is built
+//! in and a driver answers, else wgpu. Picking never panics: CubeCL panics when it creates a
+//! client with no driver or adapter, so each backend is probed first.
+
+use crate::error::Error;
+use std::sync::OnceLock;
+
+/// A backend stridex can launch on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Backend {
+    /// CubeCL's wgpu runtime: WGSL, or SPIR-V on Vulkan when built with the `vulkan` feature.
+    Wgpu,
+    /// CubeCL's CUDA runtime (feature `cuda`).
+    Cuda,
+    /// CubeCL's CPU runtime (feature `cpu`; its build downloads an LLVM bundle).
+    Cpu,
+}
+
+impl Backend {
+    pub fn from_name(s: &str) -> Option<Backend> {
+        match s.to_ascii_lowercase().as_str() {
+            "wgpu" | "vulkan" | "spirv" | "wgsl" => Some(Backend::Wgpu),
+            "cuda" => Some(Backend::Cuda),
+            "cpu" => Some(Backend::Cpu),
+            _ => None,
+        }
+    }
+}
+
+/// A compute client on one device.
+pub struct Device {
+    pub(crate) client: Client,
+    description: String,
+}
+
+pub(crate) enum Client {
+    #[cfg(feature = "wgpu")]
+    Wgpu(cubecl::client::ComputeClient<cubecl::wgpu::WgpuRuntime>),
+    #[cfg(feature = "cuda")]
+    Cuda(cubecl::client::ComputeClient<cubecl::cuda::CudaRuntime>),
+    #[cfg(feature = "cpu")]
+    Cpu(cubecl::client::ComputeClient<cubecl::cpu::CpuRuntime>),
+}
+
+/// Runs `$body` with `$c` bound to the typed client, whatever the runtime.
+macro_rules! with_client {
+    ($device:expr, $c:ident => $body:expr) => {
+        match &$device.client {
+            #[cfg(feature = "wgpu")]
+            $crate::device::Client::Wgpu($c) => $body,
+            #[cfg(feature = "cuda")]
+            $crate::device::Client::Cuda($c) => $body,
+            #[cfg(feature = "cpu")]
+            $crate::device::Client::Cpu($c) => $body,
+        }
+    };
+}
+pub(crate) use with_client;
+
+impl Device {
+    /// What runs the kernels, e.g. `wgpu/Vulkan: llvmpipe (LLVM 15.0.6, 256 bits) (Cpu), SPIR-V`.
+    pub fn description(&self) -> &str {
+        &self.description
+    }
+
+    pub fn backend(&self) -> Backend {
+        match self.client {
+            #[cfg(feature = "wgpu")]
+            Client::Wgpu(_) => Backend::Wgpu,
+            #[cfg(feature = "cuda")]
+            Client::Cuda(_) => Backend::Cuda,
+            #[cfg(feature = "cpu")]
+            Client::Cpu(_) => Backend::Cpu,
+        }
+    }
+
+    /// The device used by `run`: chosen once per process (see the module docs).
+    pub fn default_device() -> Result<&'static Device, Error> {
+        static DEFAULT: OnceLock<Result<Backend, Error>> = OnceLock::new();
+        let backend = DEFAULT.get_or_init(choose_default).clone()?;
+        Device::open(backend)
+    }
+
+    /// A device of `backend`, or why there is none. Each backend is opened once per process.
+    pub fn open(backend: Backend) -> Result<&'static Device, Error> {
+        static WGPU: OnceLock<Result<Device, Error>> = OnceLock::new();
+        static CUDA: OnceLock<Result<Device, Error>> = OnceLock::new();
+        static CPU: OnceLock<Result<Device, Error>> = OnceLock::new();
+        let (cell, open): (_, fn() -> Result<Device, Error>) = match backend {
+            Backend::Wgpu => (&WGPU, open_wgpu),
+            Backend::Cuda => (&CUDA, open_cuda),
+            Backend::Cpu => (&CPU, open_cpu),
+        };
+        cell.get_or_init(open).as_ref().map_err(Clone::clone)
+    }
+}
+
+fn choose_default() -> Result<Backend, Error> {
+    if let Ok(name) = std::env::var("STRIDEX_BACKEND") {
+        let backend = Backend::from_name(&name).ok_or_else(|| {
+            Error::NoDevice(format!(
+                "STRIDEX_BACKEND={name} is not one of wgpu, vulkan, cuda, cpu"
+            ))
+        })?;
+        if name.eq_ignore_ascii_case("vulkan") && !cfg!(feature = "vulkan") {
+            return Err(Error::NoDevice(
+                "STRIDEX_BACKEND=vulkan needs stridex built with the `vulkan` feature".into(),
+            ));
+        }
+        Device::open(backend)?;
+        return Ok(backend);
+    }
+    if cfg!(feature = "cuda") {
+        match Device::open(Backend::Cuda) {
+            Ok(_) => return Ok(Backend::Cuda),
+            Err(e) if cfg!(feature = "wgpu") => {
+                eprintln!("stridex: CUDA is built in but unavailable ({e}); using wgpu");
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Device::open(Backend::Wgpu)?;
+    Ok(Backend::Wgpu)
+}
+
+#[cfg(feature = "wgpu")]
+fn open_wgpu() -> Result<Device, Error> {
+    use cubecl::wgpu::{init_setup, OpenGl, RuntimeOptions, Vulkan, WgpuDevice, WgpuRuntime};
+    use cubecl::Runtime;
+    let probe = |backends: wgpu::Backends| {
+        let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
+            backends,
+            ..wgpu::InstanceDescriptor::new_without_display_handle()
+        });
+        !cubecl::future::block_on(instance.enumerate_adapters(backends)).is_empty()
+    };
+    // Set up once per process (`Device::open` caches it): CubeCL panics on a second setup.
+    let device = WgpuDevice::DefaultDevice;
+    let setup = if probe(wgpu::Backends::VULKAN) {
+        std::panic::catch_unwind(|| init_setup::<Vulkan>(&device, RuntimeOptions::default()))
+    } else if probe(wgpu::Backends::GL) {
+        std::panic::catch_unwind(|| init_setup::<OpenGl>(&device, RuntimeOptions::default()))
+    } else {
+        return Err(Error::NoDevice(
+            "wgpu found no Vulkan or OpenGL adapter; on Debian/Ubuntu without a GPU driver, \
+             `apt-get install mesa-vulkan-drivers libvulkan1` provides lavapipe (Vulkan on the CPU)"
+                .into(),
+        ));
+    }
+    .map_err(|_| Error::NoDevice("wgpu could not open its adapter".into()))?;
+    let info = setup.adapter.get_info();
+    let client = WgpuRuntime::client(&device);
+    let compiler = if cfg!(feature = "vulkan") && info.backend == wgpu::Backend::Vulkan {
+        "SPIR-V"
+    } else {
+        "WGSL"
+    };
+    Ok(Device {
+        description: format!(
+            "wgpu/{:?}: {} ({:?}, driver {} {}), {compiler}",
+            info.backend, info.name, info.device_type, info.driver, info.driver_info
+        ),
+        client: Client::Wgpu(client),
+    })
+}
+
+#[cfg(not(feature = "wgpu"))]
+fn open_wgpu() -> Result<Device, Error> {
+    Err(Error::NoDevice(
+        "stridex was built without the `wgpu` feature".into(),
+    ))
+}
+
+#[cfg(feature = "cuda")]
+fn open_cuda() -> Result<Device, Error> {
+    use cubecl::cuda::{CudaDevice, CudaRuntime};
+    use cubecl::Runtime;
+    // cudarc panics when libcuda or NVRTC is missing, and CubeCL panics when the toolkit
+    // headers are: check all of them before creating a client.
+    // SAFETY: these only try to dlopen the libraries.
+    let libs = unsafe {
+        cudarc::driver::sys::is_culib_present() && cudarc::nvrtc::sys::is_culib_present()
+    };
+    if !libs {
+        return Err(Error::NoDevice(
+            "no CUDA driver (libcuda) or NVRTC library found".into(),
+        ));
+    }
+    if cubecl::cuda::install::cuda_path().is_none() {
+        return Err(Error::NoDevice(
+            "no CUDA toolkit headers found (set CUDA_PATH); NVRTC needs them to compile kernels"
+                .into(),
+        ));
+    }
+    cudarc::driver::result::init().map_err(|e| Error::NoDevice(format!("cuInit failed: {e:?}")))?;
+    let count = cudarc::driver::result::device::get_count()
+        .map_err(|e| Error::NoDevice(format!("cuDeviceGetCount failed: {e:?}")))?;
+    if count < 1 {
+        return Err(Error::NoDevice("the CUDA driver reports no device".into()));
+    }
+    let name = cudarc::driver::CudaContext::new(0)
+        .ok()
+        .and_then(|c| c.name().ok())
+        .unwrap_or_else(|| "CUDA device 0".into());
+    let client = std::panic::catch_unwind(|| CudaRuntime::client(&CudaDevice::new(0)))
+        .map_err(|_| Error::NoDevice("CubeCL could not create a CUDA client".into()))?;
+    Ok(Device {
+        description: format!("cuda: {name}"),
+        client: Client::Cuda(client),
+    })
+}
+
+#[cfg(not(feature = "cuda"))]
+fn open_cuda() -> Result<Device, Error> {
+    Err(Error::NoDevice(
+        "stridex was built without the `cuda` feature".into(),
+    ))
+}
+
+#[cfg(feature = "cpu")]
+fn open_cpu() -> Result<Device, Error> {
+    use cubecl::cpu::{CpuDevice, CpuRuntime};
+    use cubecl::Runtime;
+    let client = std::panic::catch_unwind(|| CpuRuntime::client(&CpuDevice))
+        .map_err(|_| Error::NoDevice("CubeCL could not create a CPU client".into()))?;
+    Ok(Device {
+        description: "cpu: CubeCL MLIR runtime".into(),
+        client: Client::Cpu(client),
+    })
+}
+
+#[cfg(not(feature = "cpu"))]
+fn open_cpu() -> Result<Device, Error> {
+    Err(Error::NoDevice(
+        "stridex was built without the `cpu` feature".into(),
+    ))
+}

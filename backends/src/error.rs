@@ -1,0 +1,66 @@
+//! Runtime errors: a broken rule, a bad buffer, a bad index, or a device that cannot run.
+
+use std::fmt;
+use stridex_core::{Operand, RuleError};
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Error {
+    /// The descriptor breaks a rule (only descriptors built at run time can).
+    Rule(RuleError),
+    /// A buffer holds fewer elements than its layout needs (`1 + sum((size - 1) * stride)`).
+    BufferTooShort {
+        tensor: Operand,
+        needed: usize,
+        given: usize,
+    },
+    /// Under the `error` policy: the first index (row-major over the indices tensor) outside
+    /// `[-s, s-1]`.
+    IndexOutOfRange {
+        position: Vec<usize>,
+        value: i128,
+        axis_size: usize,
+    },
+    /// No device of the requested kind can run kernels here.
+    NoDevice(String),
+    /// The device failed to compile or run the kernel.
+    Device(String),
+    /// The element type of a runtime descriptor does not match the Rust type used with it.
+    TypeMismatch {
+        tensor: Operand,
+        declared: stridex_core::DType,
+        used: stridex_core::DType,
+    },
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Rule(e) => e.fmt(f),
+            Error::BufferTooShort { tensor, needed, given } => write!(
+                f,
+                "buffer too short: `{tensor}` needs at least {needed} elements for its layout, but {given} were given"
+            ),
+            Error::IndexOutOfRange { position, value, axis_size } => write!(
+                f,
+                "index out of range: indices{} = {value} is outside [-{axis_size}, {}] (out_of_range: error)",
+                stridex_core::dims::list(position),
+                *axis_size as i128 - 1
+            ),
+            Error::NoDevice(why) => write!(f, "no device: {why}"),
+            Error::Device(why) => write!(f, "device error: {why}"),
+            Error::TypeMismatch { tensor, declared, used } => write!(
+                f,
+                "type mismatch: `{tensor}` is declared {declared} but used with {used}"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl From<RuleError> for Error {
+    fn from(e: RuleError) -> Error {
+        Error::Rule(e)
+    }
+}

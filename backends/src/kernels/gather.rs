@@ -1,0 +1,112 @@
+use super::{locate, mark_ran, read_lane};
+use cubecl::prelude::*;
+use stridex_core::kernel::{GatherKernelDesc, IndexRead};
+use stridex_core::{IndexType, OutOfRange};
+
+/// Gather: invocation `ABSOLUTE_POS` writes output word (or vector of words) `ABSOLUTE_POS`.
+#[cube(launch_unchecked)]
+pub fn gather_kernel<N: Size>(
+    data: &Array<Vector<u32, N>>,
+    indices: &Array<u32>,
+    output: &mut Array<Vector<u32, N>>,
+    status: &mut Array<u32>,
+    #[comptime] k: GatherKernelDesc,
+) {
+    let pos = ABSOLUTE_POS;
+    mark_ran(pos, status);
+    if pos < comptime!(k.moves.invocations as usize) {
+        if comptime!(k.moves.lanes == 1) {
+            let (valid, src, index) = locate(pos, k.moves.clone());
+            if valid {
+                let (ok, axis_offset) = read_index(indices, index, status, k.index);
+                let mut v = Vector::<u32, N>::new(0u32);
+                if ok {
+                    v = data[src + axis_offset];
+                }
+                output[pos] = v;
+            }
+        } else {
+            gather_lanes(data, indices, output, status, pos, k);
+        }
+    }
+}
+
+/// 8- and 16-bit elements that do not travel in whole words: assemble one output word.
+#[cube]
+fn gather_lanes<N: Size>(
+    data: &Array<Vector<u32, N>>,
+    indices: &Array<u32>,
+    output: &mut Array<Vector<u32, N>>,
+    status: &mut Array<u32>,
+    pos: usize,
+    #[comptime] k: GatherKernelDesc,
+) {
+    let lanes = comptime!(k.moves.lanes);
+    let bits = comptime!(32 / lanes);
+    let mut out = 0u32;
+    #[unroll]
+    for lane in 0..comptime!(lanes as usize) {
+        let (valid, src, index) = locate(pos * comptime!(lanes as usize) + lane, k.moves.clone());
+        if valid {
+            let (ok, axis_offset) = read_index(indices, index, status, k.index);
+            if ok {
+                out |= read_lane(data, src + axis_offset, lanes) << comptime!(lane as u32 * bits);
+            }
+        }
+    }
+    output[pos] = Vector::new(out);
+}
+
+/// Reads the index at word offset `at`, applies the out-of-range policy, and returns whether
+/// to read the source, and the source offset of the gathered element along the axis.
+#[cube]
+fn read_index(
+    indices: &Array<u32>,
+    at: usize,
+    status: &mut Array<u32>,
+    #[comptime] r: IndexRead,
+) -> (bool, usize) {
+    let s = comptime!(r.axis_size);
+    let mut ok = false;
+    let mut index = 0u32;
+    if comptime!(s != 0) {
+        let lo = indices[at];
+        let mut hi = 0u32;
+        if comptime!(r.index_words == 2) {
+            hi = indices[at + 1];
+        }
+        // 32-bit arithmetic only: widening to 64 bits gave wrong answers on lavapipe.
+        let negative = match comptime!(r.index_type) {
+            IndexType::I32 => lo >= 0x8000_0000u32,
+            IndexType::I64 => hi >= 0x8000_0000u32,
+            _ => false,
+        };
+        let low_ok = if negative {
+            lo >= comptime!(0u32.wrapping_sub(s))
+        } else {
+            lo < s
+        };
+        ok = match comptime!(r.index_type) {
+            IndexType::I64 => low_ok && (hi == 0u32 || hi == 0xFFFF_FFFFu32),
+            IndexType::U64 => low_ok && hi == 0u32,
+            _ => low_ok,
+        };
+        // -s..-1 wraps to s - |v|: adding s modulo 2^32.
+        index = if negative { lo + s } else { lo };
+        if comptime!(r.policy == OutOfRange::Clamp) {
+            if !ok {
+                index = if negative { 0u32 } else { comptime!(s - 1) };
+            }
+            ok = true;
+        }
+    }
+    if comptime!(r.policy == OutOfRange::Error) {
+        if !ok {
+            status[0] = 1u32;
+        }
+    }
+    (
+        ok,
+        usize::cast_from(index) * comptime!(r.axis_stride as usize),
+    )
+}

@@ -1,0 +1,91 @@
+//! The CubeCL kernels: one gather kernel and one slice kernel, both specialized by a comptime
+//! descriptor from `stridex_core::kernel`, sharing the `#[cube]` pieces below.
+//!
+//! Buffers are arrays of 32-bit words (or vectors of them): data movement does not care about
+//! types, and WGSL has no 8-, 16- or 64-bit storage. Index arithmetic is 32-bit (`usize` under
+//! CubeCL's default 32-bit address type); every divisor is a literal.
+
+mod gather;
+mod slice;
+
+pub use gather::gather_kernel;
+pub use slice::slice_kernel;
+
+use cubecl::prelude::*;
+use stridex_core::kernel::MoveDesc;
+
+/// Written to `status[1]` by invocation 0. CubeCL drops a launch whose kernel fails to expand
+/// or compile with only a log line; a missing marker turns that into an error.
+pub const RAN_MARKER: u32 = 0x5354_5844;
+
+/// Marks the launch as having run (see [`RAN_MARKER`]).
+#[cube]
+pub(crate) fn mark_ran(pos: usize, status: &mut Array<u32>) {
+    if pos == 0 {
+        status[1] = comptime!(RAN_MARKER);
+    }
+}
+
+/// Where output slot `slot` comes from: whether it is an element (not padding), its source unit
+/// offset (gather: before the gathered axis is added), and its indices word offset.
+#[cube]
+pub(crate) fn locate(slot: usize, #[comptime] m: MoveDesc) -> (bool, usize, usize) {
+    let mut rem = slot;
+    let mut valid = true;
+    if comptime!(m.check_total) {
+        valid = slot < comptime!(m.out_slots as usize);
+    }
+    let mut forward = 0usize;
+    if comptime!(m.base != 0) {
+        forward = comptime!(m.base as usize);
+    }
+    let mut backward = 0usize;
+    let mut index = 0usize;
+    #[unroll]
+    for i in 0..comptime!(m.dims.len()) {
+        let d = comptime!(m.dims[i]);
+        // A unit stride is the innermost dim: the remainder is the coordinate. (`rem` is not
+        // reset there: `let c = rem` binds the same variable in CubeCL.)
+        let c = if comptime!(d.out_stride == 1) {
+            rem
+        } else {
+            rem / comptime!(d.out_stride as usize)
+        };
+        if comptime!(d.out_stride != 1) {
+            rem %= comptime!(d.out_stride as usize);
+        }
+        if comptime!(d.check) {
+            valid = valid && c < comptime!(d.size as usize);
+        }
+        if comptime!(d.src_stride != 0) {
+            if comptime!(d.src_backwards) {
+                backward += c * comptime!(d.src_stride as usize);
+            } else {
+                forward += c * comptime!(d.src_stride as usize);
+            }
+        }
+        if comptime!(d.index_stride != 0) {
+            index += c * comptime!(d.index_stride as usize);
+        }
+    }
+    if comptime!(m.check_rem) {
+        valid = valid && rem == 0;
+    }
+    // Backward terms never exceed the forward ones for a valid slot (the window starts at its
+    // end in those dimensions), so the difference does not wrap where it is used.
+    (valid, forward - backward, index)
+}
+
+/// Reads one `32 / lanes`-bit element at element offset `elem` of a word array (vectors of one).
+#[cube]
+pub(crate) fn read_lane<N: Size>(
+    words: &Array<Vector<u32, N>>,
+    elem: usize,
+    #[comptime] lanes: u32,
+) -> u32 {
+    let per_word = comptime!(lanes as usize);
+    let bits = comptime!(32 / lanes);
+    let word = words[elem / per_word][0];
+    let shift = u32::cast_from(elem % per_word) * bits;
+    (word >> shift) & comptime!(((1u64 << bits) - 1) as u32)
+}

@@ -1,0 +1,36 @@
+use super::{locate, mark_ran, read_lane};
+use cubecl::prelude::*;
+use stridex_core::kernel::SliceKernelDesc;
+
+/// Slice: invocation `ABSOLUTE_POS` writes output word (or vector of words) `ABSOLUTE_POS`.
+#[cube(launch_unchecked)]
+pub fn slice_kernel<N: Size>(
+    input: &Array<Vector<u32, N>>,
+    output: &mut Array<Vector<u32, N>>,
+    status: &mut Array<u32>,
+    #[comptime] k: SliceKernelDesc,
+) {
+    let pos = ABSOLUTE_POS;
+    mark_ran(pos, status);
+    if pos < comptime!(k.moves.invocations as usize) {
+        if comptime!(k.moves.lanes == 1) {
+            let (valid, src, _index) = locate(pos, k.moves.clone());
+            if valid {
+                output[pos] = input[src];
+            }
+        } else {
+            let lanes = comptime!(k.moves.lanes);
+            let bits = comptime!(32 / lanes);
+            let mut out = 0u32;
+            #[unroll]
+            for lane in 0..comptime!(lanes as usize) {
+                let (valid, src, _index) =
+                    locate(pos * comptime!(lanes as usize) + lane, k.moves.clone());
+                if valid {
+                    out |= read_lane(input, src, lanes) << comptime!(lane as u32 * bits);
+                }
+            }
+            output[pos] = Vector::new(out);
+        }
+    }
+}

@@ -1,0 +1,153 @@
+//! Writes the tokens of a validated descriptor: a `const` descriptor literal and the op built
+//! from it. Nothing here checks a rule.
+
+use crate::parse::{GatherInput, ItemHead, SliceInput};
+use proc_macro2::TokenStream;
+use quote::quote;
+use stridex_core::{
+    DType, Dims, GatherDesc, GatherRules, OutOfRange, OutputDecl, SignedDims, SliceDesc,
+    SliceWindow, TensorDecl,
+};
+
+pub fn gather(input: &GatherInput, desc: &GatherDesc) -> TokenStream {
+    let t = rust_type(desc.data.dtype);
+    let i = rust_type(desc.indices.dtype);
+    let rules = match desc.rules {
+        GatherRules::Onnx => quote!(Onnx),
+        GatherRules::OpenVino => quote!(OpenVino),
+        GatherRules::DirectMl => quote!(DirectMl),
+    };
+    let data = tensor_decl(&desc.data);
+    let indices = tensor_decl(&desc.indices);
+    let axis = desc.axis;
+    let batch_dims = option(desc.batch_dims.map(|b| quote!(#b)));
+    let index_dims = option(desc.index_dims.map(|k| quote!(#k)));
+    let out_of_range = option(desc.out_of_range.map(policy));
+    let output = option(desc.output.as_ref().map(output_decl));
+    let value = quote! {
+        ::stridex::GatherOp::<#t, #i>::__from_checked(::stridex::__private::GatherDesc {
+            rules: ::stridex::__private::GatherRules::#rules,
+            data: #data,
+            indices: #indices,
+            axis: #axis,
+            batch_dims: #batch_dims,
+            index_dims: #index_dims,
+            out_of_range: #out_of_range,
+            output: #output,
+        })
+    };
+    item_or_expr(&input.item, quote!(::stridex::GatherOp<#t, #i>), value)
+}
+
+pub fn slice(input: &SliceInput, desc: &SliceDesc) -> TokenStream {
+    let t = rust_type(desc.input.dtype);
+    let tensor = tensor_decl(&desc.input);
+    let window = match desc.window {
+        SliceWindow::DirectMl {
+            offsets,
+            sizes,
+            strides,
+        } => {
+            let (o, s, st) = (dims(&offsets), dims(&sizes), signed(&strides));
+            quote!(::stridex::__private::SliceWindow::DirectMl { offsets: #o, sizes: #s, strides: #st })
+        }
+        SliceWindow::Onnx {
+            starts,
+            ends,
+            axes,
+            steps,
+        } => {
+            let (s, e) = (signed(&starts), signed(&ends));
+            let a = option(axes.as_ref().map(signed));
+            let st = option(steps.as_ref().map(signed));
+            quote!(::stridex::__private::SliceWindow::Onnx { starts: #s, ends: #e, axes: #a, steps: #st })
+        }
+    };
+    let output = option(desc.output.as_ref().map(output_decl));
+    let value = quote! {
+        ::stridex::SliceOp::<#t>::__from_checked(::stridex::__private::SliceDesc {
+            input: #tensor,
+            window: #window,
+            output: #output,
+        })
+    };
+    item_or_expr(&input.item, quote!(::stridex::SliceOp<#t>), value)
+}
+
+/// `static NAME: Type = value;` for the item form, else the value as an expression.
+fn item_or_expr(item: &Option<ItemHead>, ty: TokenStream, value: TokenStream) -> TokenStream {
+    match item {
+        Some(ItemHead {
+            vis,
+            static_token,
+            name,
+        }) => quote!(#vis #static_token #name: #ty = #value;),
+        None => value,
+    }
+}
+
+fn rust_type(t: DType) -> TokenStream {
+    match t {
+        DType::F64 => quote!(f64),
+        DType::F32 => quote!(f32),
+        DType::F16 => quote!(::stridex::half::f16),
+        DType::BF16 => quote!(::stridex::half::bf16),
+        DType::I64 => quote!(i64),
+        DType::I32 => quote!(i32),
+        DType::I16 => quote!(i16),
+        DType::I8 => quote!(i8),
+        DType::U64 => quote!(u64),
+        DType::U32 => quote!(u32),
+        DType::U16 => quote!(u16),
+        DType::U8 => quote!(u8),
+        DType::Bool => quote!(bool),
+    }
+}
+
+fn dtype(t: DType) -> TokenStream {
+    let name = syn::Ident::new(&format!("{t:?}"), proc_macro2::Span::call_site());
+    quote!(::stridex::__private::DType::#name)
+}
+
+fn dims(d: &Dims) -> TokenStream {
+    let v = d.iter();
+    quote!(::stridex::__private::Dims::of(&[#(#v),*]))
+}
+
+fn signed(d: &SignedDims) -> TokenStream {
+    let v = d.iter();
+    quote!(::stridex::__private::SignedDims::of(&[#(#v),*]))
+}
+
+fn option(v: Option<TokenStream>) -> TokenStream {
+    match v {
+        Some(v) => quote!(::core::option::Option::Some(#v)),
+        None => quote!(::core::option::Option::None),
+    }
+}
+
+fn policy(p: OutOfRange) -> TokenStream {
+    match p {
+        OutOfRange::Error => quote!(::stridex::__private::OutOfRange::Error),
+        OutOfRange::Zero => quote!(::stridex::__private::OutOfRange::Zero),
+        OutOfRange::Clamp => quote!(::stridex::__private::OutOfRange::Clamp),
+    }
+}
+
+fn tensor_decl(t: &TensorDecl) -> TokenStream {
+    let (d, s, st) = (
+        dtype(t.dtype),
+        dims(&t.sizes),
+        option(t.strides.as_ref().map(dims)),
+    );
+    quote!(::stridex::__private::TensorDecl { dtype: #d, sizes: #s, strides: #st })
+}
+
+fn output_decl(o: &OutputDecl) -> TokenStream {
+    let (d, s, st) = (
+        option(o.dtype.map(dtype)),
+        dims(&o.sizes),
+        option(o.strides.as_ref().map(dims)),
+    );
+    quote!(::stridex::__private::OutputDecl { dtype: #d, sizes: #s, strides: #st })
+}

@@ -1,0 +1,275 @@
+//! Applies the rules of `stridex-core` to a parsed descriptor and turns a broken rule into a
+//! `syn::Error` on the token at fault.
+
+use crate::parse::{GatherInput, List, SliceInput, SliceRules, TensorArg};
+use proc_macro2::Span;
+use stridex_core::{
+    tensor, Dims, GatherDesc, GatherRules, Location, Operand, OutputDecl, RuleError, SignedDims,
+    SliceDesc, SliceWindow, TensorDecl, Window,
+};
+
+pub fn gather(input: &GatherInput) -> syn::Result<GatherDesc> {
+    let spans = Spans::Gather(input);
+    let err = |e: RuleError| spans.error(e);
+    let desc = GatherDesc {
+        rules: input.rules.as_ref().map_or(GatherRules::Onnx, |r| r.1),
+        data: decl(&input.data, Operand::Data).map_err(err)?,
+        indices: decl(&input.indices, Operand::Indices).map_err(err)?,
+        axis: input.axis.as_ref().map_or(0, |a| a.value),
+        batch_dims: input.batch_dims.as_ref().map(|b| b.value),
+        index_dims: input.index_dims.as_ref().map(|k| k.value),
+        out_of_range: input.out_of_range.as_ref().map(|p| p.1),
+        output: input
+            .output
+            .as_ref()
+            .map(|o| output_decl(o))
+            .transpose()
+            .map_err(err)?,
+    };
+    desc.plan().map_err(err)?;
+    Ok(desc)
+}
+
+pub fn slice(input: &SliceInput) -> syn::Result<SliceDesc> {
+    let spans = Spans::Slice(input);
+    let err = |e: RuleError| spans.error(e);
+    let window = match input.rules.as_ref().map_or(SliceRules::DirectMl, |r| r.1) {
+        SliceRules::DirectMl => {
+            let (offsets, sizes, strides) =
+                (req(&input.offsets), req(&input.sizes), req(&input.strides));
+            let rank = input.input.sizes.items.len();
+            SliceWindow::DirectMl {
+                offsets: window_dims(offsets, Window::Offsets, rank).map_err(err)?,
+                sizes: window_dims(sizes, Window::Sizes, rank).map_err(err)?,
+                strides: window_signed(strides, Window::Strides, rank).map_err(err)?,
+            }
+        }
+        SliceRules::Onnx => {
+            let rank = input.input.sizes.items.len();
+            let opt = |l: &Option<List<i64>>, w| {
+                l.as_ref().map(|l| window_signed(l, w, rank)).transpose()
+            };
+            SliceWindow::Onnx {
+                starts: window_signed(req(&input.starts), Window::Starts, rank).map_err(err)?,
+                ends: window_signed(req(&input.ends), Window::Ends, rank).map_err(err)?,
+                axes: opt(&input.axes, Window::Axes).map_err(err)?,
+                steps: opt(&input.steps, Window::Steps).map_err(err)?,
+            }
+        }
+    };
+    let desc = SliceDesc {
+        input: decl(&input.input, Operand::Input).map_err(err)?,
+        window,
+        output: input
+            .output
+            .as_ref()
+            .map(|o| output_decl(o))
+            .transpose()
+            .map_err(err)?,
+    };
+    desc.plan().map_err(err)?;
+    Ok(desc)
+}
+
+fn req<T>(l: &Option<T>) -> &T {
+    l.as_ref()
+        .expect("parse checked that the window keys are present")
+}
+
+fn decl(t: &TensorArg, which: Operand) -> Result<TensorDecl, RuleError> {
+    Ok(TensorDecl {
+        dtype: t
+            .dtype
+            .as_ref()
+            .expect("parse requires an element type on inputs")
+            .1,
+        sizes: tensor::dims(which, &t.sizes.values())?,
+        strides: t
+            .strides
+            .as_ref()
+            .map(|s| tensor::dims(which, &s.values()))
+            .transpose()?,
+    })
+}
+
+fn output_decl(t: &TensorArg) -> Result<OutputDecl, RuleError> {
+    Ok(OutputDecl {
+        dtype: t.dtype.as_ref().map(|d| d.1),
+        sizes: tensor::dims(Operand::Output, &t.sizes.values())?,
+        strides: t
+            .strides
+            .as_ref()
+            .map(|s| tensor::dims(Operand::Output, &s.values()))
+            .transpose()?,
+    })
+}
+
+fn too_long(window: Window, len: usize, rank: usize) -> RuleError {
+    RuleError::WindowLen {
+        window,
+        len,
+        expected: rank,
+        against: "the input's rank",
+    }
+}
+
+fn window_dims(l: &List<usize>, w: Window, rank: usize) -> Result<Dims, RuleError> {
+    Dims::new(&l.values()).ok_or_else(|| too_long(w, l.items.len(), rank))
+}
+
+fn window_signed(l: &List<i64>, w: Window, rank: usize) -> Result<SignedDims, RuleError> {
+    SignedDims::new(&l.values()).ok_or_else(|| too_long(w, l.items.len(), rank))
+}
+
+/// Maps a rule's [`Location`] to the span of the token that breaks it.
+enum Spans<'a> {
+    Gather(&'a GatherInput),
+    Slice(&'a SliceInput),
+}
+
+impl Spans<'_> {
+    fn error(&self, e: RuleError) -> syn::Error {
+        let message = e.to_string();
+        match self.tokens(e.location()) {
+            Some(tokens) => syn::Error::new_spanned(tokens, message),
+            None => syn::Error::new(Span::call_site(), message),
+        }
+    }
+
+    fn tensor(&self, t: Operand) -> Option<&TensorArg> {
+        match (self, t) {
+            (Spans::Gather(g), Operand::Data) => Some(&g.data),
+            (Spans::Gather(g), Operand::Indices) => Some(&g.indices),
+            (Spans::Gather(g), Operand::Output) => g.output.as_ref(),
+            (Spans::Slice(s), Operand::Input) => Some(&s.input),
+            (Spans::Slice(s), Operand::Output) => s.output.as_ref(),
+            _ => None,
+        }
+    }
+
+    fn tokens(&self, loc: Location) -> Option<proc_macro2::TokenStream> {
+        use quote::ToTokens;
+        let span_of = |s: Span| {
+            let mut ts = proc_macro2::TokenStream::new();
+            ts.extend([proc_macro2::TokenTree::Ident(proc_macro2::Ident::new(
+                "x", s,
+            ))]);
+            ts
+        };
+        let shape = |t: Operand| self.tensor(t).map(|a| span_of(a.sizes.span));
+        match loc {
+            Location::Rules => match self {
+                Spans::Gather(g) => g.rules.as_ref().map(|r| r.0.to_token_stream()),
+                Spans::Slice(s) => s.rules.as_ref().map(|r| r.0.to_token_stream()),
+            },
+            Location::DType(t) => {
+                let arg = self.tensor(t)?;
+                arg.dtype
+                    .as_ref()
+                    .map(|d| d.0.to_token_stream())
+                    .or_else(|| Some(arg.key.to_token_stream()))
+            }
+            Location::Shape(t) => shape(t),
+            Location::Size(t, i) => {
+                let arg = self.tensor(t)?;
+                arg.sizes
+                    .items
+                    .get(i)
+                    .map(|l| l.tokens.clone())
+                    .or_else(|| shape(t))
+            }
+            Location::Strides(t) => {
+                let arg = self.tensor(t)?;
+                arg.strides
+                    .as_ref()
+                    .map(|s| span_of(s.span))
+                    .or_else(|| shape(t))
+            }
+            Location::Stride(t, i) => {
+                let arg = self.tensor(t)?;
+                arg.strides
+                    .as_ref()
+                    .and_then(|s| s.items.get(i))
+                    .map(|l| l.tokens.clone())
+            }
+            Location::Axis => match self {
+                Spans::Gather(g) => g.axis.as_ref().map(|a| a.tokens.clone()),
+                Spans::Slice(_) => None,
+            },
+            Location::BatchDims => match self {
+                Spans::Gather(g) => g.batch_dims.as_ref().map(|a| a.tokens.clone()),
+                Spans::Slice(_) => None,
+            },
+            Location::IndexDims => match self {
+                Spans::Gather(g) => g
+                    .index_dims
+                    .as_ref()
+                    .map(|a| a.tokens.clone())
+                    .or_else(|| shape(Operand::Indices)),
+                Spans::Slice(_) => None,
+            },
+            Location::OutOfRange => match self {
+                Spans::Gather(g) => g.out_of_range.as_ref().map(|p| p.0.to_token_stream()),
+                Spans::Slice(_) => None,
+            },
+            Location::Window(w) => self.window(w).map(|l| span_of(l)),
+            Location::WindowAt(w, i) => self
+                .window_item(w, i)
+                .or_else(|| self.window(w).map(span_of)),
+        }
+    }
+
+    fn window(&self, w: Window) -> Option<Span> {
+        let Spans::Slice(s) = self else { return None };
+        match w {
+            Window::Offsets => s.offsets.as_ref().map(|l| l.span),
+            Window::Sizes => s.sizes.as_ref().map(|l| l.span),
+            Window::Strides => s.strides.as_ref().map(|l| l.span),
+            Window::Starts => s.starts.as_ref().map(|l| l.span),
+            Window::Ends => s.ends.as_ref().map(|l| l.span),
+            Window::Axes => s.axes.as_ref().map(|l| l.span),
+            Window::Steps => s.steps.as_ref().map(|l| l.span),
+        }
+    }
+
+    fn window_item(&self, w: Window, i: usize) -> Option<proc_macro2::TokenStream> {
+        let Spans::Slice(s) = self else { return None };
+        match w {
+            Window::Offsets => s
+                .offsets
+                .as_ref()
+                .and_then(|l| l.items.get(i))
+                .map(|l| l.tokens.clone()),
+            Window::Sizes => s
+                .sizes
+                .as_ref()
+                .and_then(|l| l.items.get(i))
+                .map(|l| l.tokens.clone()),
+            Window::Strides => s
+                .strides
+                .as_ref()
+                .and_then(|l| l.items.get(i))
+                .map(|l| l.tokens.clone()),
+            Window::Starts => s
+                .starts
+                .as_ref()
+                .and_then(|l| l.items.get(i))
+                .map(|l| l.tokens.clone()),
+            Window::Ends => s
+                .ends
+                .as_ref()
+                .and_then(|l| l.items.get(i))
+                .map(|l| l.tokens.clone()),
+            Window::Axes => s
+                .axes
+                .as_ref()
+                .and_then(|l| l.items.get(i))
+                .map(|l| l.tokens.clone()),
+            Window::Steps => s
+                .steps
+                .as_ref()
+                .and_then(|l| l.items.get(i))
+                .map(|l| l.tokens.clone()),
+        }
+    }
+}
