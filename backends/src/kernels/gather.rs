@@ -94,8 +94,14 @@ fn read_index(
         // -s..-1 wraps to s - |v|: adding s modulo 2^32.
         index = if negative { lo + s } else { lo };
         if comptime!(r.policy == OutOfRange::Clamp) {
+            // Statements, not an `if` expression: CubeCL mis-evaluated one whose branches are
+            // both constants.
             if !ok {
-                index = if negative { 0u32 } else { comptime!(s - 1) };
+                if negative {
+                    index = 0u32;
+                } else {
+                    index = comptime!(s - 1);
+                }
             }
             ok = true;
         }

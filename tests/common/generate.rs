@@ -1,0 +1,308 @@
+//! Random descriptors that are valid by construction, with hostile data and indices.
+
+use super::reference::{self as r, Policy, Rules};
+use stridex::core::{Dims, OutputDecl, SignedDims, SliceDesc, SliceWindow, TensorDecl};
+use stridex::{DType, GatherDesc, GatherRules, OutOfRange};
+
+/// SplitMix64: small, seedable, good enough for test cases.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed)
+    }
+
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `lo..=hi`.
+    pub fn range(&mut self, lo: i64, hi: i64) -> i64 {
+        lo + (self.next() % (hi - lo + 1) as u64) as i64
+    }
+
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+
+    pub fn chance(&mut self, percent: u64) -> bool {
+        self.next() % 100 < percent
+    }
+
+    pub fn pick<T: Copy>(&mut self, xs: &[T]) -> T {
+        xs[self.below(xs.len())]
+    }
+
+    pub fn bytes(&mut self, n: usize) -> Vec<u8> {
+        (0..n).map(|_| self.next() as u8).collect()
+    }
+}
+
+/// Strides for an input: packed, permuted, padded or broadcast.
+pub fn input_strides(rng: &mut Rng, sizes: &[usize]) -> Option<Vec<usize>> {
+    match rng.below(5) {
+        0 => None,
+        1 => Some(r::packed(sizes)),
+        2 => Some(permuted(rng, sizes, false)),
+        3 => Some(permuted(rng, sizes, true)),
+        _ => {
+            let padded = rng.chance(50);
+            let mut s = permuted(rng, sizes, padded);
+            for (i, st) in s.iter_mut().enumerate() {
+                if sizes[i] > 0 && rng.chance(40) {
+                    *st = 0;
+                }
+            }
+            Some(s)
+        }
+    }
+}
+
+/// Strides for an output: never overlapping (packed, permuted, padded).
+pub fn output_strides(rng: &mut Rng, sizes: &[usize]) -> Option<Vec<usize>> {
+    match rng.below(4) {
+        0 => None,
+        1 => Some(r::packed(sizes)),
+        2 => Some(permuted(rng, sizes, false)),
+        _ => Some(permuted(rng, sizes, true)),
+    }
+}
+
+/// Nested strides in a random dimension order, with random gaps when `padded`.
+fn permuted(rng: &mut Rng, sizes: &[usize], padded: bool) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..sizes.len()).collect();
+    for i in (1..order.len()).rev() {
+        order.swap(i, rng.below(i + 1));
+    }
+    let mut strides = vec![0; sizes.len()];
+    let mut next = 1usize;
+    for &d in order.iter().rev() {
+        let step = if padded && rng.chance(50) { next + rng.below(3) } else { next };
+        strides[d] = step;
+        next = step * sizes[d].max(1);
+    }
+    strides
+}
+
+fn sizes(rng: &mut Rng, rank: usize, max: i64, zero: bool) -> Vec<usize> {
+    (0..rank).map(|_| if zero && rng.chance(4) { 0 } else { rng.range(1, max) as usize }).collect()
+}
+
+pub fn dims(v: &[usize]) -> Dims {
+    Dims::of(v)
+}
+
+/// A valid gather: the reference form, the stridex form, and the element types.
+pub struct GatherCase {
+    pub reference: r::Gather,
+    pub desc: GatherDesc,
+}
+
+pub fn gather_case(rng: &mut Rng, data_types: &[DType]) -> GatherCase {
+    loop {
+        if let Some(c) = try_gather_case(rng, data_types) {
+            return c;
+        }
+    }
+}
+
+fn try_gather_case(rng: &mut Rng, data_types: &[DType]) -> Option<GatherCase> {
+    let rules = rng.pick(&[Rules::Onnx, Rules::OpenVino, Rules::DirectMl]);
+    let directml = rules == Rules::DirectMl;
+    let r = rng.range(1, 4) as usize;
+    let data_sizes = sizes(rng, r, 5, !directml);
+    let data_type = loop {
+        let t = rng.pick(data_types);
+        if !(directml && matches!(t, DType::Bool | DType::BF16)) {
+            break t;
+        }
+    };
+    let index_type = match rules {
+        Rules::Onnx => rng.pick(&[DType::I32, DType::I64]),
+        _ => rng.pick(&[DType::I32, DType::I64, DType::U32, DType::U64]),
+    };
+    let axis_n = rng.below(r);
+    let axis = if !directml && rng.chance(40) { axis_n as i64 - r as i64 } else { axis_n as i64 };
+    let (index_sizes, batch_dims, index_dims) = match rules {
+        Rules::Onnx => {
+            let q = rng.below(4);
+            (sizes(rng, q, 4, true), 0i64, 0)
+        }
+        Rules::OpenVino => {
+            let q = rng.below(4);
+            let b = rng.below(axis_n.min(q) + 1);
+            let mut s = sizes(rng, q, 4, true);
+            s[..b].copy_from_slice(&data_sizes[..b]);
+            let raw = if b > 0 && rng.chance(40) { b as i64 - q as i64 } else { b as i64 };
+            (s, raw, 0)
+        }
+        Rules::DirectMl => {
+            let k = rng.below(r + 1);
+            let mut s = vec![1; r - k];
+            s.extend(sizes(rng, k, 4, false));
+            (s, 0, k)
+        }
+    };
+    if r + index_sizes.len() > 9 {
+        return None;
+    }
+    let policy = match rng.below(4) {
+        0 => Policy::Error,
+        1 => Policy::Zero,
+        2 => Policy::Clamp,
+        _ => match rules {
+            Rules::Onnx => Policy::Error,
+            Rules::OpenVino => Policy::Zero,
+            Rules::DirectMl => Policy::Clamp,
+        },
+    };
+    let mut reference = r::Gather {
+        rules,
+        data_strides: input_strides(rng, &data_sizes).unwrap_or_else(|| r::packed(&data_sizes)),
+        data_sizes,
+        index_strides: r::packed(&index_sizes),
+        index_sizes,
+        axis,
+        batch_dims,
+        index_dims,
+        policy,
+        out_strides: None,
+        signed_indices: matches!(index_type, DType::I32 | DType::I64),
+    };
+    if directml && !reference.directml_fits() {
+        return None;
+    }
+    let given_data_strides = rng.chance(75).then(|| reference.data_strides.clone());
+    if given_data_strides.is_none() {
+        reference.data_strides = r::packed(&reference.data_sizes);
+    }
+    let index_strides = input_strides(rng, &reference.index_sizes);
+    reference.index_strides = index_strides.clone().unwrap_or_else(|| r::packed(&reference.index_sizes));
+    let out_shape = reference.output_shape();
+    let declare_output = rng.chance(50);
+    let out_strides = if declare_output { output_strides(rng, &out_shape) } else { None };
+    reference.out_strides = out_strides.clone();
+    let default_policy = match rules {
+        Rules::Onnx => Policy::Error,
+        Rules::OpenVino => Policy::Zero,
+        Rules::DirectMl => Policy::Clamp,
+    };
+    let desc = GatherDesc {
+        rules: match rules {
+            Rules::Onnx => GatherRules::Onnx,
+            Rules::OpenVino => GatherRules::OpenVino,
+            Rules::DirectMl => GatherRules::DirectMl,
+        },
+        data: TensorDecl {
+            dtype: data_type,
+            sizes: dims(&reference.data_sizes),
+            strides: given_data_strides.as_deref().map(dims),
+        },
+        indices: TensorDecl {
+            dtype: index_type,
+            sizes: dims(&reference.index_sizes),
+            strides: index_strides.as_deref().map(dims),
+        },
+        axis,
+        batch_dims: (rules == Rules::OpenVino && (batch_dims != 0 || rng.chance(50))).then_some(batch_dims),
+        index_dims: (directml && (index_dims != r || rng.chance(50))).then_some(index_dims),
+        out_of_range: (policy != default_policy || rng.chance(30)).then_some(match policy {
+            Policy::Error => OutOfRange::Error,
+            Policy::Zero => OutOfRange::Zero,
+            Policy::Clamp => OutOfRange::Clamp,
+        }),
+        output: declare_output.then(|| OutputDecl {
+            dtype: rng.chance(50).then_some(data_type),
+            sizes: dims(&out_shape),
+            strides: out_strides.as_deref().map(dims),
+        }),
+    };
+    Some(GatherCase { reference, desc })
+}
+
+/// Index values for axis extent `s`: mostly valid (negative ones too, for signed types), some
+/// out of range both ways, some beyond 32 bits.
+pub fn index_values(rng: &mut Rng, n: usize, s: usize, signed: bool, wide: bool, hostile: bool) -> Vec<i128> {
+    (0..n)
+        .map(|_| {
+            let s = s as i128;
+            let valid_neg = signed && s > 0 && rng.chance(30);
+            if hostile && rng.chance(15) || s == 0 {
+                let big: i128 = if wide { 1 << 32 } else { 1 << 20 };
+                match rng.below(4) {
+                    0 => s + rng.range(0, 3) as i128,
+                    1 if signed => -s - 1 - rng.range(0, 3) as i128,
+                    2 => big + rng.range(0, 5) as i128,
+                    3 if signed => -big - rng.range(0, 5) as i128,
+                    _ => s,
+                }
+            } else if valid_neg {
+                -(rng.range(1, s as i64) as i128)
+            } else {
+                rng.range(0, s as i64 - 1) as i128
+            }
+        })
+        .collect()
+}
+
+/// A valid DirectML SLICE1 slice.
+pub struct SliceCase {
+    pub reference: r::Slice1,
+    pub desc: SliceDesc,
+}
+
+pub fn slice_case(rng: &mut Rng, data_types: &[DType]) -> SliceCase {
+    let rank = rng.range(1, 5) as usize;
+    let sizes = sizes(rng, rank, 6, false);
+    let dtype = loop {
+        let t = rng.pick(data_types);
+        if !matches!(t, DType::Bool | DType::BF16) {
+            break t;
+        }
+    };
+    let mut offsets = vec![];
+    let mut window = vec![];
+    let mut steps = vec![];
+    for &n in &sizes {
+        let size = rng.range(1, n as i64) as usize;
+        offsets.push(rng.range(0, (n - size) as i64) as usize);
+        window.push(size);
+        let step = rng.range(1, 3);
+        steps.push(if rng.chance(40) { -step } else { step });
+    }
+    let strides = input_strides(rng, &sizes);
+    let mut reference = r::Slice1 {
+        strides: strides.clone().unwrap_or_else(|| r::packed(&sizes)),
+        sizes,
+        offsets,
+        window,
+        steps,
+        out_sizes: None,
+        out_strides: None,
+    };
+    let declare = rng.chance(50);
+    if declare {
+        let max = reference.output_shape();
+        let out: Vec<usize> = max.iter().map(|&m| if rng.chance(30) { rng.range(1, m as i64) as usize } else { m }).collect();
+        reference.out_strides = output_strides(rng, &out);
+        reference.out_sizes = Some(out);
+    }
+    let desc = SliceDesc {
+        input: TensorDecl { dtype, sizes: dims(&reference.sizes), strides: strides.as_deref().map(dims) },
+        window: SliceWindow::DirectMl {
+            offsets: dims(&reference.offsets),
+            sizes: dims(&reference.window),
+            strides: SignedDims::of(&reference.steps),
+        },
+        output: declare.then(|| OutputDecl {
+            dtype: None,
+            sizes: dims(reference.out_sizes.as_ref().unwrap()),
+            strides: reference.out_strides.as_deref().map(dims),
+        }),
+    };
+    SliceCase { reference, desc }
+}

@@ -1,0 +1,6 @@
+//! Shared by the integration tests: the naive reference and a random descriptor generator.
+
+#![allow(dead_code)]
+
+pub mod generate;
+pub mod reference;

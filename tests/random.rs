@@ -1,0 +1,141 @@
+//! Kernels against the naive reference on random descriptors: every rule set, dtype, index
+//! type, layout (broadcast, padded, permuted) and out-of-range policy, with hostile indices.
+
+mod common;
+
+use common::generate::{self, Rng};
+use common::reference::{self as r, Outcome};
+use proptest::prelude::*;
+use stridex::half::{bf16, f16};
+use stridex::{DType, Element, Error, GatherOp, IndexElement, SliceOp};
+
+trait FromI128: IndexElement {
+    fn from_i128(v: i128) -> Self;
+}
+
+macro_rules! from_i128 {
+    ($($t:ty),*) => {$(impl FromI128 for $t {
+        fn from_i128(v: i128) -> Self {
+            <$t>::try_from(v).expect("generated index fits its type")
+        }
+    })*};
+}
+from_i128!(i32, i64, u32, u64);
+
+/// Calls `$f::<T>` for the Rust type of data type `$t`.
+macro_rules! with_data_type {
+    ($t:expr, $f:ident ( $($arg:expr),* ) $(, $i:ty)?) => {
+        match $t {
+            DType::F64 => $f::<f64 $(, $i)?>($($arg),*),
+            DType::F32 => $f::<f32 $(, $i)?>($($arg),*),
+            DType::F16 => $f::<f16 $(, $i)?>($($arg),*),
+            DType::BF16 => $f::<bf16 $(, $i)?>($($arg),*),
+            DType::I64 => $f::<i64 $(, $i)?>($($arg),*),
+            DType::I32 => $f::<i32 $(, $i)?>($($arg),*),
+            DType::I16 => $f::<i16 $(, $i)?>($($arg),*),
+            DType::I8 => $f::<i8 $(, $i)?>($($arg),*),
+            DType::U64 => $f::<u64 $(, $i)?>($($arg),*),
+            DType::U32 => $f::<u32 $(, $i)?>($($arg),*),
+            DType::U16 => $f::<u16 $(, $i)?>($($arg),*),
+            DType::U8 => $f::<u8 $(, $i)?>($($arg),*),
+            DType::Bool => $f::<bool $(, $i)?>($($arg),*),
+        }
+    };
+}
+
+fn check_gather_case(seed: u64) -> Result<(), String> {
+    let mut rng = Rng::new(seed);
+    let case = generate::gather_case(&mut rng, &DType::ALL);
+    let t = case.desc.data.dtype;
+    match case.desc.indices.dtype {
+        DType::I32 => with_data_type!(t, check_gather(&case, &mut rng), i32),
+        DType::I64 => with_data_type!(t, check_gather(&case, &mut rng), i64),
+        DType::U32 => with_data_type!(t, check_gather(&case, &mut rng), u32),
+        DType::U64 => with_data_type!(t, check_gather(&case, &mut rng), u64),
+        other => unreachable!("index type {other}"),
+    }
+}
+
+fn check_gather<T: Element, I: FromI128>(case: &generate::GatherCase, rng: &mut Rng) -> Result<(), String> {
+    let re = &case.reference;
+    let data_len = r::min_len(&re.data_sizes, &re.data_strides);
+    let data = T::from_bytes(&rng.bytes(data_len * T::DTYPE.size()));
+    let index_len = r::min_len(&re.index_sizes, &re.index_strides);
+    let axis_size = re.data_sizes[re.axis()];
+    let wide = I::INDEX.words() == 2;
+    let hostile = rng.chance(40);
+    let values = generate::index_values(rng, index_len, axis_size, re.signed_indices, wide, hostile);
+    let indices: Vec<I> = values.iter().map(|&v| I::from_i128(v)).collect();
+
+    let op = GatherOp::<T, I>::new(case.desc).map_err(|e| format!("valid descriptor refused: {e}\n{:?}", case.desc))?;
+    let got = op.run(&data, &indices);
+    let context = || format!("{:?}\nkernel: {:?}\nindices: {values:?}", case.desc, op.kernel());
+    match (re.run(&data, &values), got) {
+        (Outcome::Ok { shape, buffer }, Ok(y)) => {
+            if y.shape() != shape.as_slice() {
+                return Err(format!("shape {:?} != reference {shape:?}\n{}", y.shape(), context()));
+            }
+            if T::bytes(y.data()) != T::bytes(&buffer) {
+                return Err(format!("values\n  got       {:?}\n  reference {buffer:?}\n{}", y.data(), context()));
+            }
+            Ok(())
+        }
+        (Outcome::Err { position, value }, Err(Error::IndexOutOfRange { position: p, value: v, .. })) => {
+            if (p.clone(), v) != (position.clone(), value) {
+                return Err(format!("error at {p:?} = {v}, reference {position:?} = {value}\n{}", context()));
+            }
+            Ok(())
+        }
+        (_, Err(e)) => Err(format!("unexpected error {e}\n{}", context())),
+        (Outcome::Err { position, value }, Ok(_)) => {
+            Err(format!("expected an error at {position:?} = {value}\n{}", context()))
+        }
+    }
+}
+
+fn check_slice_case(seed: u64) -> Result<(), String> {
+    let mut rng = Rng::new(seed);
+    let case = generate::slice_case(&mut rng, &DType::ALL);
+    with_data_type!(case.desc.input.dtype, check_slice(&case, &mut rng))
+}
+
+fn check_slice<T: Element>(case: &generate::SliceCase, rng: &mut Rng) -> Result<(), String> {
+    let re = &case.reference;
+    let len = r::min_len(&re.sizes, &re.strides);
+    let input = T::from_bytes(&rng.bytes(len * T::DTYPE.size()));
+    let op = SliceOp::<T>::new(case.desc).map_err(|e| format!("valid descriptor refused: {e}\n{:?}", case.desc))?;
+    let y = op.run(&input).map_err(|e| format!("{e}\n{:?}", case.desc))?;
+    let (shape, buffer) = re.run(&input);
+    if y.shape() != shape.as_slice() || T::bytes(y.data()) != T::bytes(&buffer) {
+        return Err(format!(
+            "got {:?} {:?}\nreference {shape:?} {buffer:?}\n{:?}\nkernel: {:?}",
+            y.shape(),
+            y.data(),
+            case.desc,
+            op.kernel()
+        ));
+    }
+    Ok(())
+}
+
+fn cases(default: u32) -> u32 {
+    std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(1500), failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn gather_matches_reference(seed in any::<u64>()) {
+        check_gather_case(seed).map_err(TestCaseError::fail)?;
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(600), failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn slice_matches_reference(seed in any::<u64>()) {
+        check_slice_case(seed).map_err(TestCaseError::fail)?;
+    }
+}
