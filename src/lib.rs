@@ -20,12 +20,10 @@
 //!
 //! See README.md for every key, the rules, and the backends.
 
-pub use stridex_backends::{
-    Backend, Device, Element, Error, GatherOp, IndexElement, SliceOp, Tensor,
-};
+pub use stridex_backends::{Backend, Device, Element, Error, GatherOp, IndexElement, SliceOp, Tensor};
 pub use stridex_core::{
-    DType, GatherDesc, GatherPlan, GatherRules, IndexType, Operand, OutOfRange, RuleError,
-    SliceDesc, SlicePlan,
+    DType, GatherDesc, GatherPlan, GatherRules, IndexType, Operand, OutOfRange, RuleError, SliceDesc,
+    SlicePlan,
 };
 pub use stridex_macros::{gather, slice};
 
@@ -39,7 +37,7 @@ pub use stridex_core as core;
 #[doc(hidden)]
 pub mod __private {
     pub use stridex_core::{
-        DType, Dims, GatherDesc, GatherRules, OutOfRange, OutputDecl, SignedDims, SliceDesc,
-        SliceWindow, TensorDecl,
+        DType, Dims, GatherDesc, GatherRules, OutOfRange, OutputDecl, SignedDims, SliceDesc, SliceWindow,
+        TensorDecl,
     };
 }

@@ -67,7 +67,8 @@ fn check_gather<T: Element, I: FromI128>(case: &generate::GatherCase, rng: &mut 
     let values = generate::index_values(rng, index_len, axis_size, re.signed_indices, wide, hostile);
     let indices: Vec<I> = values.iter().map(|&v| I::from_i128(v)).collect();
 
-    let op = GatherOp::<T, I>::new(case.desc).map_err(|e| format!("valid descriptor refused: {e}\n{:?}", case.desc))?;
+    let op = GatherOp::<T, I>::new(case.desc)
+        .map_err(|e| format!("valid descriptor refused: {e}\n{:?}", case.desc))?;
     let got = op.run(&data, &indices);
     let context = || format!("{:?}\nkernel: {:?}\nindices: {values:?}", case.desc, op.kernel());
     match (re.run(&data, &values), got) {
@@ -76,7 +77,11 @@ fn check_gather<T: Element, I: FromI128>(case: &generate::GatherCase, rng: &mut 
                 return Err(format!("shape {:?} != reference {shape:?}\n{}", y.shape(), context()));
             }
             if T::bytes(y.data()) != T::bytes(&buffer) {
-                return Err(format!("values\n  got       {:?}\n  reference {buffer:?}\n{}", y.data(), context()));
+                return Err(format!(
+                    "values\n  got       {:?}\n  reference {buffer:?}\n{}",
+                    y.data(),
+                    context()
+                ));
             }
             Ok(())
         }
@@ -103,7 +108,8 @@ fn check_slice<T: Element>(case: &generate::SliceCase, rng: &mut Rng) -> Result<
     let re = &case.reference;
     let len = r::min_len(&re.sizes, &re.strides);
     let input = T::from_bytes(&rng.bytes(len * T::DTYPE.size()));
-    let op = SliceOp::<T>::new(case.desc).map_err(|e| format!("valid descriptor refused: {e}\n{:?}", case.desc))?;
+    let op = SliceOp::<T>::new(case.desc)
+        .map_err(|e| format!("valid descriptor refused: {e}\n{:?}", case.desc))?;
     let y = op.run(&input).map_err(|e| format!("{e}\n{:?}", case.desc))?;
     let (shape, buffer) = re.run(&input);
     if y.shape() != shape.as_slice() || T::bytes(y.data()) != T::bytes(&buffer) {

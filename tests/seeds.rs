@@ -20,7 +20,8 @@ fn directml_gather_1_remap_1d() {
 
 #[test]
 fn directml_gather_2_rows() {
-    let op = stridex::gather! { rules: directml, data: f32[3, 2], indices: u32[1, 4], axis: 0, index_dims: 1 };
+    let op =
+        stridex::gather! { rules: directml, data: f32[3, 2], indices: u32[1, 4], axis: 0, index_dims: 1 };
     let y = op.run(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[0, 1, 1, 2]).unwrap();
     assert_eq!(y.shape(), &[4, 2]);
     assert_eq!(y.data(), &[1.0, 2.0, 3.0, 4.0, 3.0, 4.0, 5.0, 6.0]);
@@ -31,7 +32,8 @@ fn directml_gather_2_rows() {
 /// its fix). IndexDimensions 1 treats the leading 1 as padding and gives the printed {3,2}.
 #[test]
 fn directml_gather_3_swap_columns() {
-    let op = stridex::gather! { rules: directml, data: f32[3, 2], indices: u32[1, 2], axis: 1, index_dims: 1 };
+    let op =
+        stridex::gather! { rules: directml, data: f32[3, 2], indices: u32[1, 2], axis: 1, index_dims: 1 };
     let y = op.run(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[1, 0]).unwrap();
     assert_eq!(y.shape(), &[3, 2]);
     assert_eq!(y.data(), &[2.0, 1.0, 4.0, 3.0, 6.0, 5.0]);
@@ -93,7 +95,8 @@ fn openvino_1_default_batch_dims() {
 
 #[test]
 fn openvino_2_batch_dims_1() {
-    let op = stridex::gather! { rules: openvino, data: i32[2, 5], indices: i32[2, 3], axis: 1, batch_dims: 1 };
+    let op =
+        stridex::gather! { rules: openvino, data: i32[2, 5], indices: i32[2, 3], axis: 1, batch_dims: 1 };
     let y = op.run(&iota_i32(10), &[0, 0, 4, 4, 0, 0]).unwrap();
     assert_eq!(y.shape(), &[2, 3]);
     assert_eq!(y.data(), &[1, 1, 5, 10, 6, 6]);
@@ -112,13 +115,15 @@ fn openvino_4_axis_after_batch_dims() {
     let op = stridex::gather! { rules: openvino, data: i32[2, 1, 5, 4], indices: i32[2, 3], axis: 2, batch_dims: 1 };
     let y = op.run(&iota_i32(40), &[1, 2, 4, 4, 3, 2]).unwrap();
     assert_eq!(y.shape(), &[2, 1, 3, 4]);
-    let expected: Vec<i32> = [5..=8, 9..=12, 17..=20, 37..=40, 33..=36, 29..=32].into_iter().flatten().collect();
+    let expected: Vec<i32> =
+        [5..=8, 9..=12, 17..=20, 37..=40, 33..=36, 29..=32].into_iter().flatten().collect();
     assert_eq!(y.data(), expected.as_slice());
 }
 
 #[test]
 fn openvino_5_negative_batch_dims() {
-    let op = stridex::gather! { rules: openvino, data: i32[2, 5], indices: i32[2, 3], axis: 1, batch_dims: -1 };
+    let op =
+        stridex::gather! { rules: openvino, data: i32[2, 5], indices: i32[2, 3], axis: 1, batch_dims: -1 };
     assert_eq!(op.plan().unwrap().batch_dims, 1);
     let y = op.run(&iota_i32(10), &[0, 0, 4, 4, 0, 0]).unwrap();
     assert_eq!(y.data(), &[1, 1, 5, 10, 6, 6]);
@@ -203,10 +208,12 @@ fn onnx_3_shape_table() {
 
 #[test]
 fn layout_abcdef_packed_and_column_major() {
-    let packed = stridex::slice! { input: u8[2, 3] strides [3, 1], offsets: [0, 0], sizes: [2, 3], strides: [1, 1] };
+    let packed =
+        stridex::slice! { input: u8[2, 3] strides [3, 1], offsets: [0, 0], sizes: [2, 3], strides: [1, 1] };
     assert_eq!(packed.run(b"ABCDEF").unwrap().data(), b"ABCDEF");
     // Column-major "WH": the buffer holds A D B E C F.
-    let column = stridex::slice! { input: u8[2, 3] strides [1, 2], offsets: [0, 0], sizes: [2, 3], strides: [1, 1] };
+    let column =
+        stridex::slice! { input: u8[2, 3] strides [1, 2], offsets: [0, 0], sizes: [2, 3], strides: [1, 1] };
     assert_eq!(column.run(b"ADBECF").unwrap().data(), b"ABCDEF");
 }
 
@@ -220,10 +227,12 @@ fn layout_dhw_offset_7() {
 
 #[test]
 fn layout_broadcast_and_padded() {
-    let broadcast = stridex::slice! { input: u8[2, 3] strides [0, 1], offsets: [0, 0], sizes: [2, 3], strides: [1, 1] };
+    let broadcast =
+        stridex::slice! { input: u8[2, 3] strides [0, 1], offsets: [0, 0], sizes: [2, 3], strides: [1, 1] };
     assert_eq!(broadcast.run(b"ABC").unwrap().data(), b"ABCABC");
     // Rows of 3 stored 5 apart: 10 elements in the seed's buffer (8 are needed).
-    let padded = stridex::slice! { input: u8[2, 3] strides [5, 1], offsets: [0, 0], sizes: [2, 3], strides: [1, 1] };
+    let padded =
+        stridex::slice! { input: u8[2, 3] strides [5, 1], offsets: [0, 0], sizes: [2, 3], strides: [1, 1] };
     assert_eq!(padded.run(b"ABC__DEF__").unwrap().data(), b"ABCDEF");
     assert_eq!(padded.run(b"ABC__DEF").unwrap().data(), b"ABCDEF");
 }

@@ -98,9 +98,7 @@ impl Device {
 fn choose_default() -> Result<Backend, Error> {
     if let Ok(name) = std::env::var("STRIDEX_BACKEND") {
         let backend = Backend::from_name(&name).ok_or_else(|| {
-            Error::NoDevice(format!(
-                "STRIDEX_BACKEND={name} is not one of wgpu, vulkan, cuda, cpu"
-            ))
+            Error::NoDevice(format!("STRIDEX_BACKEND={name} is not one of wgpu, vulkan, cuda, cpu"))
         })?;
         if name.eq_ignore_ascii_case("vulkan") && !cfg!(feature = "vulkan") {
             return Err(Error::NoDevice(
@@ -150,11 +148,8 @@ fn open_wgpu() -> Result<Device, Error> {
     .map_err(|_| Error::NoDevice("wgpu could not open its adapter".into()))?;
     let info = setup.adapter.get_info();
     let client = WgpuRuntime::client(&device);
-    let compiler = if cfg!(feature = "vulkan") && info.backend == wgpu::Backend::Vulkan {
-        "SPIR-V"
-    } else {
-        "WGSL"
-    };
+    let compiler =
+        if cfg!(feature = "vulkan") && info.backend == wgpu::Backend::Vulkan { "SPIR-V" } else { "WGSL" };
     Ok(Device {
         description: format!(
             "wgpu/{:?}: {} ({:?}, driver {} {}), {compiler}",
@@ -166,9 +161,7 @@ fn open_wgpu() -> Result<Device, Error> {
 
 #[cfg(not(feature = "wgpu"))]
 fn open_wgpu() -> Result<Device, Error> {
-    Err(Error::NoDevice(
-        "stridex was built without the `wgpu` feature".into(),
-    ))
+    Err(Error::NoDevice("stridex was built without the `wgpu` feature".into()))
 }
 
 #[cfg(feature = "cuda")]
@@ -178,18 +171,13 @@ fn open_cuda() -> Result<Device, Error> {
     // cudarc panics when libcuda or NVRTC is missing, and CubeCL panics when the toolkit
     // headers are: check all of them before creating a client.
     // SAFETY: these only try to dlopen the libraries.
-    let libs = unsafe {
-        cudarc::driver::sys::is_culib_present() && cudarc::nvrtc::sys::is_culib_present()
-    };
+    let libs = unsafe { cudarc::driver::sys::is_culib_present() && cudarc::nvrtc::sys::is_culib_present() };
     if !libs {
-        return Err(Error::NoDevice(
-            "no CUDA driver (libcuda) or NVRTC library found".into(),
-        ));
+        return Err(Error::NoDevice("no CUDA driver (libcuda) or NVRTC library found".into()));
     }
     if cubecl::cuda::install::cuda_path().is_none() {
         return Err(Error::NoDevice(
-            "no CUDA toolkit headers found (set CUDA_PATH); NVRTC needs them to compile kernels"
-                .into(),
+            "no CUDA toolkit headers found (set CUDA_PATH); NVRTC needs them to compile kernels".into(),
         ));
     }
     cudarc::driver::result::init().map_err(|e| Error::NoDevice(format!("cuInit failed: {e:?}")))?;
@@ -204,17 +192,12 @@ fn open_cuda() -> Result<Device, Error> {
         .unwrap_or_else(|| "CUDA device 0".into());
     let client = std::panic::catch_unwind(|| CudaRuntime::client(&CudaDevice::new(0)))
         .map_err(|_| Error::NoDevice("CubeCL could not create a CUDA client".into()))?;
-    Ok(Device {
-        description: format!("cuda: {name}"),
-        client: Client::Cuda(client),
-    })
+    Ok(Device { description: format!("cuda: {name}"), client: Client::Cuda(client) })
 }
 
 #[cfg(not(feature = "cuda"))]
 fn open_cuda() -> Result<Device, Error> {
-    Err(Error::NoDevice(
-        "stridex was built without the `cuda` feature".into(),
-    ))
+    Err(Error::NoDevice("stridex was built without the `cuda` feature".into()))
 }
 
 #[cfg(feature = "cpu")]
@@ -223,15 +206,10 @@ fn open_cpu() -> Result<Device, Error> {
     use cubecl::Runtime;
     let client = std::panic::catch_unwind(|| CpuRuntime::client(&CpuDevice))
         .map_err(|_| Error::NoDevice("CubeCL could not create a CPU client".into()))?;
-    Ok(Device {
-        description: "cpu: CubeCL MLIR runtime".into(),
-        client: Client::Cpu(client),
-    })
+    Ok(Device { description: "cpu: CubeCL MLIR runtime".into(), client: Client::Cpu(client) })
 }
 
 #[cfg(not(feature = "cpu"))]
 fn open_cpu() -> Result<Device, Error> {
-    Err(Error::NoDevice(
-        "stridex was built without the `cpu` feature".into(),
-    ))
+    Err(Error::NoDevice("stridex was built without the `cpu` feature".into()))
 }

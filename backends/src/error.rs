@@ -9,28 +9,16 @@ pub enum Error {
     /// The descriptor breaks a rule (only descriptors built at run time can).
     Rule(RuleError),
     /// A buffer holds fewer elements than its layout needs (`1 + sum((size - 1) * stride)`).
-    BufferTooShort {
-        tensor: Operand,
-        needed: usize,
-        given: usize,
-    },
+    BufferTooShort { tensor: Operand, needed: usize, given: usize },
     /// Under the `error` policy: the first index (row-major over the indices tensor) outside
     /// `[-s, s-1]`.
-    IndexOutOfRange {
-        position: Vec<usize>,
-        value: i128,
-        axis_size: usize,
-    },
+    IndexOutOfRange { position: Vec<usize>, value: i128, axis_size: usize },
     /// No device of the requested kind can run kernels here.
     NoDevice(String),
     /// The device failed to compile or run the kernel.
     Device(String),
     /// The element type of a runtime descriptor does not match the Rust type used with it.
-    TypeMismatch {
-        tensor: Operand,
-        declared: stridex_core::DType,
-        used: stridex_core::DType,
-    },
+    TypeMismatch { tensor: Operand, declared: stridex_core::DType, used: stridex_core::DType },
 }
 
 impl fmt::Display for Error {

@@ -33,13 +33,8 @@ fn output<R: Runtime>(client: &ComputeClient<R>, m: &MoveDesc, zeroed: bool) -> 
 
 fn read<R: Runtime>(client: &ComputeClient<R>, handle: Handle) -> Result<Vec<u8>, Error> {
     // Compile and launch failures surface on flush, not on read (wgpu).
-    client
-        .flush()
-        .map_err(|e| Error::Device(format!("{e:?}")))?;
-    client
-        .read_one(handle)
-        .map(|b| b.to_vec())
-        .map_err(|e| Error::Device(format!("{e:?}")))
+    client.flush().map_err(|e| Error::Device(format!("{e:?}")))?;
+    client.read_one(handle).map(|b| b.to_vec()).map_err(|e| Error::Device(format!("{e:?}")))
 }
 
 /// The status words back: whether an index was out of range (error policy). A launch that

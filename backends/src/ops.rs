@@ -8,9 +8,7 @@ use std::marker::PhantomData;
 use std::sync::OnceLock;
 use stridex_core::kernel::{GatherKernelDesc, SliceKernelDesc};
 use stridex_core::layout::next_coords;
-use stridex_core::{
-    GatherDesc, GatherPlan, Operand, RuleError, SliceDesc, SlicePlan, TensorLayout,
-};
+use stridex_core::{GatherDesc, GatherPlan, Operand, RuleError, SliceDesc, SlicePlan, TensorLayout};
 
 /// A result tensor: its logical shape, its strides, and the buffer those strides index
 /// (`1 + sum((size - 1) * stride)` elements; for a packed output, the elements row-major).
@@ -74,22 +72,14 @@ fn tensor_from_bytes<T: Element>(layout: &TensorLayout, bytes: &[u8]) -> Tensor<
 fn check_len(tensor: Operand, layout: &TensorLayout, given: usize) -> Result<(), Error> {
     let needed = layout.min_buffer_len().unwrap_or(usize::MAX);
     if given < needed {
-        return Err(Error::BufferTooShort {
-            tensor,
-            needed,
-            given,
-        });
+        return Err(Error::BufferTooShort { tensor, needed, given });
     }
     Ok(())
 }
 
 fn check_type<T: Element>(tensor: Operand, declared: stridex_core::DType) -> Result<(), Error> {
     if declared != T::DTYPE {
-        return Err(Error::TypeMismatch {
-            tensor,
-            declared,
-            used: T::DTYPE,
-        });
+        return Err(Error::TypeMismatch { tensor, declared, used: T::DTYPE });
     }
     Ok(())
 }
@@ -125,21 +115,14 @@ impl<T: Element, I: IndexElement> GatherOp<T, I> {
     /// For `gather!` expansions: `desc` passed every rule at compile time, with these types.
     #[doc(hidden)]
     pub const fn __from_checked(desc: GatherDesc) -> Self {
-        GatherOp {
-            desc,
-            prepared: OnceLock::new(),
-            types: PhantomData,
-        }
+        GatherOp { desc, prepared: OnceLock::new(), types: PhantomData }
     }
 
     fn prepared(&self) -> Result<&PreparedGather, Error> {
         self.prepared
             .get_or_init(|| {
                 let plan = self.desc.plan()?;
-                Ok(PreparedGather {
-                    kernel: GatherKernelDesc::new(&plan),
-                    plan,
-                })
+                Ok(PreparedGather { kernel: GatherKernelDesc::new(&plan), plan })
             })
             .as_ref()
             .map_err(|e| Error::Rule(e.clone()))
@@ -195,11 +178,7 @@ fn first_bad_index<I: IndexElement>(plan: &GatherPlan, indices: &[I]) -> Error {
     loop {
         let v = indices[layout.offset(&c)].value();
         if v < -s || v >= s {
-            return Error::IndexOutOfRange {
-                position: c,
-                value: v,
-                axis_size: plan.axis_size,
-            };
+            return Error::IndexOutOfRange { position: c, value: v, axis_size: plan.axis_size };
         }
         if !next_coords(&mut c, &layout.sizes) {
             break;
@@ -230,21 +209,14 @@ impl<T: Element> SliceOp<T> {
 
     #[doc(hidden)]
     pub const fn __from_checked(desc: SliceDesc) -> Self {
-        SliceOp {
-            desc,
-            prepared: OnceLock::new(),
-            types: PhantomData,
-        }
+        SliceOp { desc, prepared: OnceLock::new(), types: PhantomData }
     }
 
     fn prepared(&self) -> Result<&PreparedSlice, Error> {
         self.prepared
             .get_or_init(|| {
                 let plan = self.desc.plan()?;
-                Ok(PreparedSlice {
-                    kernel: SliceKernelDesc::new(&plan),
-                    plan,
-                })
+                Ok(PreparedSlice { kernel: SliceKernelDesc::new(&plan), plan })
             })
             .as_ref()
             .map_err(|e| Error::Rule(e.clone()))
@@ -272,7 +244,8 @@ impl<T: Element> SliceOp<T> {
         let Some(kernel) = &p.kernel else {
             return Ok(tensor_from_bytes(&p.plan.output, &[]));
         };
-        let bytes = with_client!(device, c => launch::slice(c, kernel, &T::bytes(input), has_gaps(&p.plan.output)))?;
+        let bytes =
+            with_client!(device, c => launch::slice(c, kernel, &T::bytes(input), has_gaps(&p.plan.output)))?;
         Ok(tensor_from_bytes(&p.plan.output, &bytes))
     }
 }

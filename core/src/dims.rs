@@ -14,10 +14,7 @@ pub struct Dims {
 }
 
 impl Dims {
-    pub const EMPTY: Dims = Dims {
-        len: 0,
-        vals: [0; MAX_RANK],
-    };
+    pub const EMPTY: Dims = Dims { len: 0, vals: [0; MAX_RANK] };
 
     /// Builds from a slice; `None` when it has more than [`MAX_RANK`] values.
     pub const fn new(values: &[usize]) -> Option<Dims> {
@@ -30,10 +27,7 @@ impl Dims {
             vals[i] = values[i];
             i += 1;
         }
-        Some(Dims {
-            len: values.len() as u8,
-            vals,
-        })
+        Some(Dims { len: values.len() as u8, vals })
     }
 
     pub const fn len(&self) -> usize {
@@ -143,10 +137,7 @@ impl SignedDims {
             vals[i] = values[i];
             i += 1;
         }
-        Some(SignedDims {
-            len: values.len() as u8,
-            vals,
-        })
+        Some(SignedDims { len: values.len() as u8, vals })
     }
 
     /// For macro expansions, like [`Dims::of`].

@@ -113,12 +113,7 @@ pub enum IndexType {
 }
 
 impl IndexType {
-    pub const ALL: [IndexType; 4] = [
-        IndexType::I32,
-        IndexType::I64,
-        IndexType::U32,
-        IndexType::U64,
-    ];
+    pub const ALL: [IndexType; 4] = [IndexType::I32, IndexType::I64, IndexType::U32, IndexType::U64];
 
     pub const fn dtype(self) -> DType {
         match self {

@@ -1,7 +1,7 @@
 //! Typed rule violations. Each carries the numbers involved and the place in the descriptor it
 //! belongs to, so the macro can span it on the offending token and the runtime can name it.
 
-use crate::dims::{list, Dims};
+use crate::dims::list;
 use crate::dtype::DType;
 use crate::layout::Overlap;
 use crate::rules::GatherRules;
@@ -97,7 +97,7 @@ pub enum RuleError {
     },
     OutputOverlap {
         overlap: Overlap,
-        strides: Dims,
+        strides: Vec<usize>,
     },
     /// The buffer would need more 32-bit words than stridex's 32-bit offsets address.
     TooLarge {
@@ -165,8 +165,8 @@ pub enum RuleError {
         suggest_index_dims: Option<usize>,
     },
     OutputShape {
-        declared: Dims,
-        inferred: Dims,
+        declared: Vec<usize>,
+        inferred: Vec<usize>,
     },
     /// `against`: what the length must match ("the input's rank", "`starts`").
     WindowLen {
@@ -201,6 +201,9 @@ pub enum RuleError {
         position: usize,
         axis: usize,
     },
+    SliceStepZero {
+        position: usize,
+    },
 }
 
 impl RuleError {
@@ -212,9 +215,7 @@ impl RuleError {
             StridesLen { tensor, .. } => Location::Strides(tensor),
             OutputOverlap { .. } => Location::Strides(Operand::Output),
             TooLarge { tensor } => Location::Shape(tensor),
-            IndexNotInteger { .. } | IndexTypeNotAllowed { .. } => {
-                Location::DType(Operand::Indices)
-            }
+            IndexNotInteger { .. } | IndexTypeNotAllowed { .. } => Location::DType(Operand::Indices),
             DataTypeNotAllowed { .. } => Location::DType(Operand::Data),
             OutputDType { .. } => Location::DType(Operand::Output),
             AxisOutOfRange { .. } => Location::Axis,
@@ -227,13 +228,11 @@ impl RuleError {
             BatchDimMismatch { dim, .. } => Location::Size(Operand::Indices, dim),
             IndexDimsOutOfRange { .. } | OutputDoesNotFit { .. } => Location::IndexDims,
             IndexPadding { dim, .. } => Location::Size(Operand::Indices, dim),
-            OutputShape { declared, inferred } => {
+            OutputShape { ref declared, ref inferred } => {
                 if declared.len() != inferred.len() {
                     Location::Shape(Operand::Output)
                 } else {
-                    let dim = (0..declared.len())
-                        .find(|&i| declared[i] != inferred[i])
-                        .unwrap_or(0);
+                    let dim = (0..declared.len()).find(|&i| declared[i] != inferred[i]).unwrap_or(0);
                     Location::Size(Operand::Output, dim)
                 }
             }
@@ -245,6 +244,7 @@ impl RuleError {
             SliceAxisOutOfRange { position, .. } | SliceAxisRepeated { position, .. } => {
                 Location::WindowAt(Window::Axes, position)
             }
+            SliceStepZero { position } => Location::WindowAt(Window::Steps, position),
         }
     }
 }
@@ -253,6 +253,14 @@ impl fmt::Display for RuleError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         use RuleError::*;
         match self {
+            Rank { tensor, rank, max, .. } if rank > max => write!(
+                f,
+                "tensor rank: `{tensor}` has {rank} dimensions, but stridex tensors have at most {max} (DirectML's limit); merge or drop dimensions"
+            ),
+            Rank { tensor, rank, min, max, rules } if min == max => write!(
+                f,
+                "{rules}: `{tensor}` has rank {rank}, but it must have rank {min}; give it {min} dimension(s)"
+            ),
             Rank { tensor, rank, min, max, rules } => write!(
                 f,
                 "{rules}: `{tensor}` has rank {rank}, but ranks {min} to {max} are allowed; {}",
@@ -268,13 +276,15 @@ impl fmt::Display for RuleError {
             ),
             OutputOverlap { overlap: Overlap::Collision { a, b, offset }, strides } => write!(
                 f,
-                "output layout: strides {strides} map coordinates {} and {} to the same element offset {offset}, and parallel writes to one address race; use strides that give every output element its own offset (zero strides are for inputs only), e.g. the packed default",
+                "output layout: strides {} map coordinates {} and {} to the same element offset {offset}, and parallel writes to one address race; use strides that give every output element its own offset (zero strides are for inputs only), e.g. the packed default",
+                list(strides),
                 list(a),
                 list(b)
             ),
             OutputOverlap { overlap: Overlap::Unproven, strides } => write!(
                 f,
-                "output layout: strides {strides} interleave dimensions, so stridex cannot show that every output element has its own offset; order the strides so that each is at least the span of the smaller ones (packed, permuted or padded layouts all do)"
+                "output layout: strides {} interleave dimensions, so stridex cannot show that every output element has its own offset; order the strides so that each is at least the span of the smaller ones (packed, permuted or padded layouts all do)",
+                list(strides)
             ),
             TooLarge { tensor } => write!(
                 f,
@@ -297,7 +307,7 @@ impl fmt::Display for RuleError {
             ),
             DataTypeNotAllowed { rules, dtype } => write!(
                 f,
-                "{rules}: data type {dtype} is not in its list (f64, f32, f16, i64, i32, i16, i8, u64, u32, u16, u8); use another rule set or a listed type of the same width"
+                "{rules}: data type {dtype} is not in its list (f64, f32, f16, i64, i32, i16, i8, u64, u32, u16, u8); use `rules: onnx`, which takes every type, or a listed type of the same width (the bits move unchanged)"
             ),
             OutputDType { data, output } => write!(
                 f,
@@ -346,8 +356,8 @@ impl fmt::Display for RuleError {
             ),
             DimensionCount { tensor, count, expected } => write!(
                 f,
-                "DirectML GATHER: `{tensor}` has DimensionCount {count}, but input, indices and output must all have {expected}; pad with leading 1s (e.g. [{}])",
-                pad_hint(*count, *expected)
+                "DirectML GATHER: `{tensor}` has DimensionCount {count}, but input, indices and output must all have {expected}; {}",
+                dimension_count_hint(*count, *expected)
             ),
             IndexDimsOutOfRange { index_dims, dimension_count } => write!(
                 f,
@@ -371,7 +381,10 @@ impl fmt::Display for RuleError {
             ),
             OutputShape { declared, inferred } => write!(
                 f,
-                "output shape: declared {declared}, but the rules give {inferred}; write output: {inferred} or leave it out"
+                "output shape: declared {}, but the rules give {}; write output: {} or leave it out",
+                list(declared),
+                list(inferred),
+                list(inferred)
             ),
             WindowLen { window, len, expected, against } => write!(
                 f,
@@ -405,19 +418,23 @@ impl fmt::Display for RuleError {
                 f,
                 "ONNX Slice: axis {axis} appears twice in `axes`; name each axis once"
             ),
+            SliceStepZero { position } => write!(
+                f,
+                "ONNX Slice: steps[{position}] is 0; steps are non-zero (1 takes every element, -1 reverses)"
+            ),
         }
     }
 }
 
 impl std::error::Error for RuleError {}
 
-fn pad_hint(count: usize, expected: usize) -> String {
+fn dimension_count_hint(count: usize, expected: usize) -> String {
     if count < expected {
         let mut parts = vec!["1".to_string(); expected - count];
         parts.extend((0..count).map(|i| format!("n{i}")));
-        parts.join(", ")
+        format!("pad with leading 1s, e.g. [{}]", parts.join(", "))
     } else {
-        format!("{expected} dimensions")
+        format!("drop leading 1s to give {expected} dimensions")
     }
 }
 

@@ -7,8 +7,7 @@ use crate::error::{trim_leading_ones, Operand, RuleError};
 use crate::layout::TensorLayout;
 use crate::rules::{GatherRules, OutOfRange};
 use crate::tensor::{
-    check_addressable, check_output_decl, check_output_layout, check_rank, layout, OutputDecl,
-    TensorDecl,
+    check_addressable, check_output_decl, check_output_layout, check_rank, layout, OutputDecl, TensorDecl,
 };
 
 /// A gather as a descriptor states it, before any rule is applied.
@@ -75,60 +74,33 @@ fn plan(desc: &GatherDesc) -> Result<GatherPlan, RuleError> {
 
     let index_type = match desc.indices.dtype.as_index() {
         _ if !desc.indices.dtype.is_integer() => {
-            return Err(RuleError::IndexNotInteger {
-                dtype: desc.indices.dtype,
-            })
+            return Err(RuleError::IndexNotInteger { dtype: desc.indices.dtype })
         }
         Some(t) if rules.allows_index_type(t) => t,
-        _ => {
-            return Err(RuleError::IndexTypeNotAllowed {
-                rules,
-                dtype: desc.indices.dtype,
-            })
-        }
+        _ => return Err(RuleError::IndexTypeNotAllowed { rules, dtype: desc.indices.dtype }),
     };
     if !rules.allows_data_type(desc.data.dtype) {
-        return Err(RuleError::DataTypeNotAllowed {
-            rules: rules.op_name(),
-            dtype: desc.data.dtype,
-        });
+        return Err(RuleError::DataTypeNotAllowed { rules: rules.op_name(), dtype: desc.data.dtype });
     }
     if let Some(out) = &desc.output {
         if let Some(t) = out.dtype.filter(|&t| t != desc.data.dtype) {
-            return Err(RuleError::OutputDType {
-                data: desc.data.dtype,
-                output: t,
-            });
+            return Err(RuleError::OutputDType { data: desc.data.dtype, output: t });
         }
     }
     if desc.batch_dims.is_some() && rules != GatherRules::OpenVino {
-        return Err(RuleError::KeyNotAllowed {
-            rules,
-            key: "batch_dims",
-        });
+        return Err(RuleError::KeyNotAllowed { rules, key: "batch_dims" });
     }
     if desc.index_dims.is_some() && rules != GatherRules::DirectMl {
-        return Err(RuleError::KeyNotAllowed {
-            rules,
-            key: "index_dims",
-        });
+        return Err(RuleError::KeyNotAllowed { rules, key: "index_dims" });
     }
 
     let r = data.rank();
     check_rank(Operand::Data, r, 1, rules.op_name())?;
     let (lo, hi) = rules.axis_range(r);
     if desc.axis < lo || desc.axis > hi {
-        return Err(RuleError::AxisOutOfRange {
-            rules,
-            axis: desc.axis,
-            rank: r,
-        });
+        return Err(RuleError::AxisOutOfRange { rules, axis: desc.axis, rank: r });
     }
-    let axis = if desc.axis < 0 {
-        (desc.axis + r as i64) as usize
-    } else {
-        desc.axis as usize
-    };
+    let axis = if desc.axis < 0 { (desc.axis + r as i64) as usize } else { desc.axis as usize };
 
     // The indices that take part in the formula, and where the output's dims come from.
     let (index_view, batch_dims, formula) = match rules {
@@ -201,29 +173,15 @@ fn openvino_batch_dims(
     let raw = desc.batch_dims.unwrap_or(0);
     let limit = data.rank().min(indices.rank());
     if raw < -(limit as i64) || raw > limit as i64 {
-        return Err(RuleError::BatchDimsOutOfRange {
-            batch_dims: raw,
-            limit,
-        });
+        return Err(RuleError::BatchDimsOutOfRange { batch_dims: raw, limit });
     }
     // Seed 002: a negative value normalizes to indices.rank + batch_dims.
-    let b = if raw < 0 {
-        (indices.rank() as i64 + raw) as usize
-    } else {
-        raw as usize
-    };
+    let b = if raw < 0 { (indices.rank() as i64 + raw) as usize } else { raw as usize };
     if b > axis {
-        return Err(RuleError::BatchDimsAfterAxis {
-            batch_dims: b,
-            axis,
-        });
+        return Err(RuleError::BatchDimsAfterAxis { batch_dims: b, axis });
     }
     if let Some(dim) = (0..b).find(|&i| data.sizes[i] != indices.sizes[i]) {
-        return Err(RuleError::BatchDimMismatch {
-            dim,
-            data: data.sizes[dim],
-            indices: indices.sizes[dim],
-        });
+        return Err(RuleError::BatchDimMismatch { dim, data: data.sizes[dim], indices: indices.sizes[dim] });
     }
     Ok(b)
 }
@@ -255,17 +213,10 @@ fn directml_view(
     }
     let k = desc.index_dims.unwrap_or(d);
     if k > d {
-        return Err(RuleError::IndexDimsOutOfRange {
-            index_dims: k,
-            dimension_count: d,
-        });
+        return Err(RuleError::IndexDimsOutOfRange { index_dims: k, dimension_count: d });
     }
     if let Some(dim) = (0..d - k).find(|&i| indices.sizes[i] != 1) {
-        return Err(RuleError::IndexPadding {
-            dim,
-            size: indices.sizes[dim],
-            index_dims: k,
-        });
+        return Err(RuleError::IndexPadding { dim, size: indices.sizes[dim], index_dims: k });
     }
     let view = trailing(indices, k);
     let f = formula(data, &view, axis, 0);
@@ -339,15 +290,8 @@ fn gather_dims(
             continue;
         }
         // Right alignment: formula dim k is output dim k + out_rank - formula_len.
-        let o = (k + out_rank)
-            .checked_sub(formula_len)
-            .expect("non-1 dims align");
-        dims.push(GatherDim {
-            size,
-            output_stride: output.strides[o],
-            data_stride,
-            index_stride,
-        });
+        let o = (k + out_rank).checked_sub(formula_len).expect("non-1 dims align");
+        dims.push(GatherDim { size, output_stride: output.strides[o], data_stride, index_stride });
     }
     dims
 }

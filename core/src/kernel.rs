@@ -99,14 +99,8 @@ impl GatherKernelDesc {
                 index: d.index_stride,
             })
             .collect();
-        let (moves, scale) = MoveDesc::build(
-            dims,
-            0,
-            plan.axis_stride,
-            plan.data_type.size(),
-            &plan.data,
-            &plan.output,
-        );
+        let (moves, scale) =
+            MoveDesc::build(dims, 0, plan.axis_stride, plan.data_type.size(), &plan.data, &plan.output);
         let index_words = plan.index_type.words() as u32;
         let mut moves = moves;
         for d in &mut moves.dims {
@@ -134,21 +128,10 @@ impl SliceKernelDesc {
         let dims = plan
             .dims
             .iter()
-            .map(|d| Dim {
-                size: d.size,
-                out: d.output_stride,
-                src: d.input_stride,
-                index: 0,
-            })
+            .map(|d| Dim { size: d.size, out: d.output_stride, src: d.input_stride, index: 0 })
             .collect();
-        let (moves, _) = MoveDesc::build(
-            dims,
-            plan.base,
-            0,
-            plan.data_type.size(),
-            &plan.input,
-            &plan.output,
-        );
+        let (moves, _) =
+            MoveDesc::build(dims, plan.base, 0, plan.data_type.size(), &plan.input, &plan.output);
         Some(SliceKernelDesc { moves })
     }
 }
@@ -176,7 +159,7 @@ impl MoveDesc {
         out: &TensorLayout,
     ) -> (MoveDesc, Scale) {
         // Output memory order, so consecutive invocations write consecutive addresses.
-        dims.sort_by(|a, b| b.out.cmp(&a.out));
+        dims.sort_by_key(|d| std::cmp::Reverse(d.out));
         let mut dims = merge(dims);
         let mut base = base;
         let mut axis_stride = axis_stride;
@@ -190,12 +173,7 @@ impl MoveDesc {
                     d.out *= w;
                     d.src *= w as i64;
                 }
-                dims.push(Dim {
-                    size: w,
-                    out: 1,
-                    src: 1,
-                    index: 0,
-                });
+                dims.push(Dim { size: w, out: 1, src: 1, index: 0 });
                 dims = merge(dims);
                 base *= w;
                 axis_stride *= w;
@@ -235,16 +213,8 @@ impl MoveDesc {
         let src_elems = src.min_buffer_len().unwrap_or(0);
         let out_elems = out.min_buffer_len().unwrap_or(0);
         // Slots in units: elements (lanes > 1), or words / lines.
-        let out_slots = if lanes > 1 {
-            out_elems
-        } else {
-            scale.apply(out_elems)
-        };
-        let invocations = if lanes > 1 {
-            out_slots.div_ceil(lanes)
-        } else {
-            out_slots
-        };
+        let out_slots = if lanes > 1 { out_elems } else { scale.apply(out_elems) };
+        let invocations = if lanes > 1 { out_slots.div_ceil(lanes) } else { out_slots };
         let slot_range = invocations * lanes;
         let src_words = (src_elems * elem_bytes).div_ceil(4).div_ceil(line) * line;
         let out_words = words_per_unit(out_slots);
@@ -312,12 +282,10 @@ fn divides_run(dims: &[Dim], base: usize, axis_stride: usize, v: usize) -> bool 
         && inner.size % v == 0
         && base % v == 0
         && axis_stride % v == 0
-        && rest
-            .iter()
-            .all(|d| d.out % v == 0 && d.src.unsigned_abs() as usize % v == 0)
+        && rest.iter().all(|d| d.out % v == 0 && d.src.unsigned_abs() as usize % v == 0)
 }
 
-fn rescale(dims: &mut Vec<Dim>, base: &mut usize, axis_stride: &mut usize, v: usize) {
+fn rescale(dims: &mut [Dim], base: &mut usize, axis_stride: &mut usize, v: usize) {
     let last = dims.len() - 1;
     for (i, d) in dims.iter_mut().enumerate() {
         if i == last {

@@ -29,11 +29,7 @@ pub enum LayoutKind {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Overlap {
     /// Found by example: both coordinates write `offset`.
-    Collision {
-        a: Vec<usize>,
-        b: Vec<usize>,
-        offset: usize,
-    },
+    Collision { a: Vec<usize>, b: Vec<usize>, offset: usize },
     /// No collision was found, but the strides interleave, so disjointness cannot be shown by
     /// nesting; too large to check one by one.
     Unproven,
@@ -82,11 +78,7 @@ impl TensorLayout {
 
     /// Element offset of `coords` (one per dimension).
     pub fn offset(&self, coords: &[usize]) -> usize {
-        coords
-            .iter()
-            .zip(self.strides.iter())
-            .map(|(c, s)| c * s)
-            .sum()
+        coords.iter().zip(self.strides.iter()).map(|(c, s)| c * s).sum()
     }
 
     pub fn is_packed(&self) -> bool {
@@ -103,12 +95,7 @@ impl TensorLayout {
         if same || self.is_empty() {
             return LayoutKind::Packed;
         }
-        if self
-            .sizes
-            .iter()
-            .zip(self.strides.iter())
-            .any(|(&n, &s)| n > 1 && s == 0)
-        {
+        if self.sizes.iter().zip(self.strides.iter()).any(|(&n, &s)| n > 1 && s == 0) {
             return LayoutKind::Broadcast;
         }
         match self.check_disjoint() {
@@ -133,7 +120,7 @@ impl TensorLayout {
             if self.strides[i] < span {
                 return false;
             }
-            span = self.strides[i] * (self.sizes[i] - 1) + span;
+            span += self.strides[i] * (self.sizes[i] - 1);
         }
         true
     }
@@ -152,21 +139,10 @@ impl TensorLayout {
         };
         for (k, &i) in order.iter().enumerate() {
             if self.strides[i] == 0 {
-                return Err(Overlap::Collision {
-                    a: vec![0; self.rank()],
-                    b: unit(i),
-                    offset: 0,
-                });
+                return Err(Overlap::Collision { a: vec![0; self.rank()], b: unit(i), offset: 0 });
             }
-            if let Some(&j) = order[..k]
-                .iter()
-                .find(|&&j| self.strides[j] == self.strides[i])
-            {
-                return Err(Overlap::Collision {
-                    a: unit(j),
-                    b: unit(i),
-                    offset: self.strides[i],
-                });
+            if let Some(&j) = order[..k].iter().find(|&&j| self.strides[j] == self.strides[i]) {
+                return Err(Overlap::Collision { a: unit(j), b: unit(i), offset: self.strides[i] });
             }
         }
         const BRUTE_FORCE_LIMIT: usize = 1 << 20;
@@ -178,11 +154,7 @@ impl TensorLayout {
         loop {
             let off = self.offset(&coords);
             if let Some(prev) = seen.insert(off, coords.clone()) {
-                return Err(Overlap::Collision {
-                    a: prev,
-                    b: coords,
-                    offset: off,
-                });
+                return Err(Overlap::Collision { a: prev, b: coords, offset: off });
             }
             if !next_coords(&mut coords, &self.sizes) {
                 break;
@@ -234,10 +206,7 @@ mod tests {
     use super::*;
 
     fn layout(sizes: &[usize], strides: &[usize]) -> TensorLayout {
-        TensorLayout {
-            sizes: Dims::new(sizes).unwrap(),
-            strides: Dims::new(strides).unwrap(),
-        }
+        TensorLayout { sizes: Dims::new(sizes).unwrap(), strides: Dims::new(strides).unwrap() }
     }
 
     #[test]
@@ -256,10 +225,7 @@ mod tests {
         assert_eq!(layout(&[2, 3], &[1, 2]).min_buffer_len(), Some(6));
         assert_eq!(layout(&[2, 3], &[0, 1]).min_buffer_len(), Some(3));
         assert_eq!(layout(&[2, 3], &[5, 1]).min_buffer_len(), Some(8));
-        assert_eq!(
-            layout(&[1, 1, 3, 5], &[15, 1, 5, 1]).min_buffer_len(),
-            Some(15)
-        );
+        assert_eq!(layout(&[1, 1, 3, 5], &[15, 1, 5, 1]).min_buffer_len(), Some(15));
         assert_eq!(layout(&[2, 0, 3], &[3, 3, 1]).min_buffer_len(), Some(0));
     }
 
@@ -267,14 +233,8 @@ mod tests {
     fn kinds() {
         assert_eq!(layout(&[2, 3], &[3, 1]).kind(), LayoutKind::Packed);
         assert_eq!(layout(&[2, 3], &[1, 2]).kind(), LayoutKind::Permuted);
-        assert_eq!(
-            layout(&[1, 1, 3, 5], &[15, 1, 5, 1]).kind(),
-            LayoutKind::Packed
-        );
-        assert_eq!(
-            layout(&[1, 3, 3, 5], &[45, 1, 15, 3]).kind(),
-            LayoutKind::Permuted
-        );
+        assert_eq!(layout(&[1, 1, 3, 5], &[15, 1, 5, 1]).kind(), LayoutKind::Packed);
+        assert_eq!(layout(&[1, 3, 3, 5], &[45, 1, 15, 3]).kind(), LayoutKind::Permuted);
         assert_eq!(layout(&[2, 3], &[0, 1]).kind(), LayoutKind::Broadcast);
         assert_eq!(layout(&[2, 3], &[5, 1]).kind(), LayoutKind::Padded);
         assert_eq!(layout(&[2, 3], &[1, 1]).kind(), LayoutKind::Overlapping);
@@ -285,32 +245,17 @@ mod tests {
         assert_eq!(layout(&[2, 3], &[5, 1]).check_disjoint(), Ok(()));
         assert_eq!(
             layout(&[2, 3], &[0, 1]).check_disjoint(),
-            Err(Overlap::Collision {
-                a: vec![0, 0],
-                b: vec![1, 0],
-                offset: 0
-            })
+            Err(Overlap::Collision { a: vec![0, 0], b: vec![1, 0], offset: 0 })
         );
         assert_eq!(
             layout(&[2, 3], &[1, 1]).check_disjoint(),
-            Err(Overlap::Collision {
-                a: vec![0, 1],
-                b: vec![1, 0],
-                offset: 1
-            })
+            Err(Overlap::Collision { a: vec![0, 1], b: vec![1, 0], offset: 1 })
         );
         assert_eq!(
             layout(&[2, 3], &[2, 1]).check_disjoint(),
-            Err(Overlap::Collision {
-                a: vec![0, 2],
-                b: vec![1, 0],
-                offset: 2
-            })
+            Err(Overlap::Collision { a: vec![0, 2], b: vec![1, 0], offset: 2 })
         );
         // Disjoint but interleaved (offsets 0,2,4,3,5,7): not provable by nesting.
-        assert_eq!(
-            layout(&[2, 3], &[3, 2]).check_disjoint(),
-            Err(Overlap::Unproven)
-        );
+        assert_eq!(layout(&[2, 3], &[3, 2]).check_disjoint(), Err(Overlap::Unproven));
     }
 }

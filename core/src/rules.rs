@@ -35,9 +35,7 @@ impl OutOfRange {
     }
 
     pub fn from_name(s: &str) -> Option<OutOfRange> {
-        [OutOfRange::Error, OutOfRange::Zero, OutOfRange::Clamp]
-            .into_iter()
-            .find(|p| p.name() == s)
+        [OutOfRange::Error, OutOfRange::Zero, OutOfRange::Clamp].into_iter().find(|p| p.name() == s)
     }
 }
 
@@ -48,11 +46,7 @@ impl fmt::Display for OutOfRange {
 }
 
 impl GatherRules {
-    pub const ALL: [GatherRules; 3] = [
-        GatherRules::Onnx,
-        GatherRules::OpenVino,
-        GatherRules::DirectMl,
-    ];
+    pub const ALL: [GatherRules; 3] = [GatherRules::Onnx, GatherRules::OpenVino, GatherRules::DirectMl];
 
     /// The keyword in descriptors (`rules: onnx`).
     pub const fn name(self) -> &'static str {

@@ -5,27 +5,17 @@ use crate::error::{Operand, RuleError, Window};
 use crate::layout::TensorLayout;
 use crate::rules::directml_allows;
 use crate::tensor::{
-    check_addressable, check_output_decl, check_output_layout, check_rank, layout, OutputDecl,
-    TensorDecl,
+    check_addressable, check_output_decl, check_output_layout, check_rank, layout, OutputDecl, TensorDecl,
 };
 
 /// Which elements a slice copies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SliceWindow {
     /// DirectML SLICE1: per dimension a window offset and size, and a signed, non-zero stride.
-    DirectMl {
-        offsets: Dims,
-        sizes: Dims,
-        strides: SignedDims,
-    },
+    DirectMl { offsets: Dims, sizes: Dims, strides: SignedDims },
     /// ONNX Slice-13: `starts`/`ends` (clamped to the input, negative from the end) along
     /// `axes` (default: the first ones) with `steps` (default 1). The result may be empty.
-    Onnx {
-        starts: SignedDims,
-        ends: SignedDims,
-        axes: Option<SignedDims>,
-        steps: Option<SignedDims>,
-    },
+    Onnx { starts: SignedDims, ends: SignedDims, axes: Option<SignedDims>, steps: Option<SignedDims> },
 }
 
 /// A slice as a descriptor states it.
@@ -65,46 +55,26 @@ impl SliceDesc {
         let dtype = self.input.dtype;
         let directml = matches!(self.window, SliceWindow::DirectMl { .. });
         if directml && !directml_allows(dtype) {
-            return Err(RuleError::DataTypeNotAllowed {
-                rules: "DirectML SLICE1",
-                dtype,
-            });
+            return Err(RuleError::DataTypeNotAllowed { rules: "DirectML SLICE1", dtype });
         }
         if let Some(t) = self.output.and_then(|o| o.dtype).filter(|&t| t != dtype) {
-            return Err(RuleError::OutputDType {
-                data: dtype,
-                output: t,
-            });
+            return Err(RuleError::OutputDType { data: dtype, output: t });
         }
-        let rules = if directml {
-            "DirectML SLICE1"
-        } else {
-            "ONNX Slice"
-        };
+        let rules = if directml { "DirectML SLICE1" } else { "ONNX Slice" };
         check_rank(Operand::Input, input.rank(), 1, rules)?;
         let window = match self.window {
-            SliceWindow::DirectMl {
-                offsets,
-                sizes,
-                strides,
-            } => {
+            SliceWindow::DirectMl { offsets, sizes, strides } => {
                 check_directml_window(&input, offsets, sizes, strides)?;
                 Some((offsets, sizes, strides))
             }
-            SliceWindow::Onnx {
-                starts,
-                ends,
-                axes,
-                steps,
-            } => onnx_window(&input, starts, ends, axes, steps)?,
+            SliceWindow::Onnx { starts, ends, axes, steps } => {
+                onnx_window(&input, starts, ends, axes, steps)?
+            }
         };
         let inferred = match &window {
             Some((_, sizes, strides)) => {
-                let v: Vec<usize> = sizes
-                    .iter()
-                    .zip(strides.iter())
-                    .map(|(&n, &s)| max_copied(n, s))
-                    .collect();
+                let v: Vec<usize> =
+                    sizes.iter().zip(strides.iter()).map(|(&n, &s)| max_copied(n, s)).collect();
                 Dims::new(&v).expect("rank <= 8")
             }
             // ONNX: the empty result keeps the input's rank; find which dims are 0.
@@ -156,14 +126,7 @@ impl SliceDesc {
                 }
             }
         }
-        Ok(SlicePlan {
-            data_type: dtype,
-            input,
-            output,
-            window,
-            dims,
-            base,
-        })
+        Ok(SlicePlan { data_type: dtype, input, output, window, dims, base })
     }
 }
 
@@ -179,18 +142,11 @@ fn check_directml_window(
     strides: SignedDims,
 ) -> Result<(), RuleError> {
     let rank = input.rank();
-    for (window, len) in [
-        (Window::Offsets, offsets.len()),
-        (Window::Sizes, sizes.len()),
-        (Window::Strides, strides.len()),
-    ] {
+    for (window, len) in
+        [(Window::Offsets, offsets.len()), (Window::Sizes, sizes.len()), (Window::Strides, strides.len())]
+    {
         if len != rank {
-            return Err(RuleError::WindowLen {
-                window,
-                len,
-                expected: rank,
-                against: "the input's rank",
-            });
+            return Err(RuleError::WindowLen { window, len, expected: rank, against: "the input's rank" });
         }
     }
     for dim in 0..rank {
@@ -224,12 +180,7 @@ fn onnx_ranges(
     let n = starts.len();
     let len_check = |window, len| {
         if len != n {
-            Err(RuleError::WindowLen {
-                window,
-                len,
-                expected: n,
-                against: "the length of `starts`",
-            })
+            Err(RuleError::WindowLen { window, len, expected: n, against: "the length of `starts`" })
         } else {
             Ok(())
         }
@@ -254,47 +205,30 @@ fn onnx_ranges(
     for k in 0..n {
         let raw_axis = axes.map_or(k as i64, |a| a[k]);
         if raw_axis < -(rank as i64) || raw_axis >= rank as i64 {
-            return Err(RuleError::SliceAxisOutOfRange {
-                position: k,
-                axis: raw_axis,
-                rank,
-            });
+            return Err(RuleError::SliceAxisOutOfRange { position: k, axis: raw_axis, rank });
         }
-        let axis = if raw_axis < 0 {
-            (raw_axis + rank as i64) as usize
-        } else {
-            raw_axis as usize
-        };
+        let axis = if raw_axis < 0 { (raw_axis + rank as i64) as usize } else { raw_axis as usize };
         if seen[axis] {
             return Err(RuleError::SliceAxisRepeated { position: k, axis });
         }
         seen[axis] = true;
         let step = steps.map_or(1, |s| s[k]);
         if step == 0 {
-            return Err(RuleError::WindowStrideZero { dim: axis });
+            return Err(RuleError::SliceStepZero { position: k });
         }
         let dim = input.sizes[axis] as i64;
         let norm = |v: i64| if v < 0 { v.saturating_add(dim) } else { v };
         let (start, end) = if step > 0 {
             (norm(starts[k]).clamp(0, dim), norm(ends[k]).clamp(0, dim))
         } else {
-            (
-                norm(starts[k]).clamp(0, (dim - 1).max(0)),
-                norm(ends[k]).clamp(-1, dim - 1),
-            )
+            (norm(starts[k]).clamp(0, (dim - 1).max(0)), norm(ends[k]).clamp(-1, dim - 1))
         };
         let count = if dim == 0 {
             0
         } else if step > 0 {
-            (end - start)
-                .max(0)
-                .unsigned_abs()
-                .div_ceil(step.unsigned_abs())
+            (end - start).max(0).unsigned_abs().div_ceil(step.unsigned_abs())
         } else {
-            (start - end)
-                .max(0)
-                .unsigned_abs()
-                .div_ceil(step.unsigned_abs())
+            (start - end).max(0).unsigned_abs().div_ceil(step.unsigned_abs())
         };
         ranges[axis] = (start, step, count as usize);
     }
@@ -323,21 +257,12 @@ fn onnx_window(
         sizes.push(span as usize + 1);
         strides.push(step);
     }
-    Ok(Some((
-        Dims::new(&offsets).unwrap(),
-        Dims::new(&sizes).unwrap(),
-        SignedDims::new(&strides).unwrap(),
-    )))
+    Ok(Some((Dims::new(&offsets).unwrap(), Dims::new(&sizes).unwrap(), SignedDims::new(&strides).unwrap())))
 }
 
 fn onnx_empty_shape(input: &TensorLayout, window: &SliceWindow) -> Dims {
     match *window {
-        SliceWindow::Onnx {
-            starts,
-            ends,
-            axes,
-            steps,
-        } => {
+        SliceWindow::Onnx { starts, ends, axes, steps } => {
             let ranges = onnx_ranges(input, starts, ends, axes, steps).expect("checked");
             Dims::new(&ranges.iter().map(|r| r.2).collect::<Vec<_>>()).unwrap()
         }

@@ -24,11 +24,7 @@ pub struct OutputDecl {
 
 impl TensorDecl {
     pub const fn packed(dtype: DType, sizes: Dims) -> TensorDecl {
-        TensorDecl {
-            dtype,
-            sizes,
-            strides: None,
-        }
+        TensorDecl { dtype, sizes, strides: None }
     }
 }
 
@@ -44,32 +40,17 @@ pub fn dims(tensor: Operand, values: &[usize]) -> Result<Dims, RuleError> {
 }
 
 /// The layout of a declared tensor: strides must be one per dimension.
-pub fn layout(
-    tensor: Operand,
-    sizes: Dims,
-    strides: Option<Dims>,
-) -> Result<TensorLayout, RuleError> {
+pub fn layout(tensor: Operand, sizes: Dims, strides: Option<Dims>) -> Result<TensorLayout, RuleError> {
     match strides {
         None => Ok(TensorLayout::packed(sizes)),
         Some(s) if s.len() == sizes.len() => Ok(TensorLayout { sizes, strides: s }),
-        Some(s) => Err(RuleError::StridesLen {
-            tensor,
-            sizes: sizes.len(),
-            strides: s.len(),
-        }),
+        Some(s) => Err(RuleError::StridesLen { tensor, sizes: sizes.len(), strides: s.len() }),
     }
 }
 
 /// Buffers are addressed with 32-bit word offsets in the kernels.
-pub fn check_addressable(
-    tensor: Operand,
-    layout: &TensorLayout,
-    elem_bytes: usize,
-) -> Result<(), RuleError> {
-    let words = layout
-        .min_buffer_len()
-        .and_then(|n| n.checked_mul(elem_bytes))
-        .map(|b| b.div_ceil(4));
+pub fn check_addressable(tensor: Operand, layout: &TensorLayout, elem_bytes: usize) -> Result<(), RuleError> {
+    let words = layout.min_buffer_len().and_then(|n| n.checked_mul(elem_bytes)).map(|b| b.div_ceil(4));
     match words {
         Some(w) if w <= u32::MAX as usize => Ok(()),
         _ => Err(RuleError::TooLarge { tensor }),
@@ -80,26 +61,12 @@ pub fn check_addressable(
 pub fn check_output_layout(layout: &TensorLayout) -> Result<(), RuleError> {
     layout
         .check_disjoint()
-        .map_err(|overlap| RuleError::OutputOverlap {
-            overlap,
-            strides: layout.strides,
-        })
+        .map_err(|overlap| RuleError::OutputOverlap { overlap, strides: layout.strides.to_vec() })
 }
 
-pub fn check_rank(
-    tensor: Operand,
-    rank: usize,
-    min: usize,
-    rules: &'static str,
-) -> Result<(), RuleError> {
+pub fn check_rank(tensor: Operand, rank: usize, min: usize, rules: &'static str) -> Result<(), RuleError> {
     if rank < min || rank > MAX_RANK {
-        return Err(RuleError::Rank {
-            tensor,
-            rank,
-            min,
-            max: MAX_RANK,
-            rules,
-        });
+        return Err(RuleError::Rank { tensor, rank, min, max: MAX_RANK, rules });
     }
     Ok(())
 }
@@ -112,10 +79,7 @@ pub fn check_output_decl(data: DType, decl: &OutputDecl, inferred: Dims) -> Resu
         }
     }
     if decl.sizes != inferred {
-        return Err(RuleError::OutputShape {
-            declared: decl.sizes,
-            inferred,
-        });
+        return Err(RuleError::OutputShape { declared: decl.sizes.to_vec(), inferred: inferred.to_vec() });
     }
     Ok(())
 }

@@ -11,11 +11,7 @@ fn gather(rules: GatherRules, data: &[usize], indices: &[usize], axis: i64) -> G
         rules,
         data: TensorDecl::packed(DType::F32, d(data)),
         indices: TensorDecl::packed(
-            if rules == GatherRules::Onnx {
-                DType::I64
-            } else {
-                DType::U32
-            },
+            if rules == GatherRules::Onnx { DType::I64 } else { DType::U32 },
             d(indices),
         ),
         axis,
@@ -35,66 +31,21 @@ fn onnx_shape_table_of_seed_003() {
     // (P,Q) scalar axis 0 -> (Q); (P,Q,R) scalar axis 1 -> (P,R); (P,Q)+(R,S) axis 0 -> (R,S,Q);
     // axis 1 -> (P,R,S).
     let (p, q, r, s) = (2, 3, 4, 5);
-    assert_eq!(
-        shape(&gather(GatherRules::Onnx, &[p, q], &[], 0).plan().unwrap()),
-        vec![q]
-    );
-    assert_eq!(
-        shape(
-            &gather(GatherRules::Onnx, &[p, q, r], &[], 1)
-                .plan()
-                .unwrap()
-        ),
-        vec![p, r]
-    );
-    assert_eq!(
-        shape(
-            &gather(GatherRules::Onnx, &[p, q], &[r, s], 0)
-                .plan()
-                .unwrap()
-        ),
-        vec![r, s, q]
-    );
-    assert_eq!(
-        shape(
-            &gather(GatherRules::Onnx, &[p, q], &[r, s], 1)
-                .plan()
-                .unwrap()
-        ),
-        vec![p, r, s]
-    );
-    assert_eq!(
-        shape(&gather(GatherRules::Onnx, &[3], &[], 0).plan().unwrap()),
-        Vec::<usize>::new()
-    );
+    assert_eq!(shape(&gather(GatherRules::Onnx, &[p, q], &[], 0).plan().unwrap()), vec![q]);
+    assert_eq!(shape(&gather(GatherRules::Onnx, &[p, q, r], &[], 1).plan().unwrap()), vec![p, r]);
+    assert_eq!(shape(&gather(GatherRules::Onnx, &[p, q], &[r, s], 0).plan().unwrap()), vec![r, s, q]);
+    assert_eq!(shape(&gather(GatherRules::Onnx, &[p, q], &[r, s], 1).plan().unwrap()), vec![p, r, s]);
+    assert_eq!(shape(&gather(GatherRules::Onnx, &[3], &[], 0).plan().unwrap()), Vec::<usize>::new());
 }
 
 #[test]
 fn onnx_axis_range_and_negative_axis() {
-    assert_eq!(
-        gather(GatherRules::Onnx, &[3, 4], &[2], -1)
-            .plan()
-            .unwrap()
-            .axis,
-        1
-    );
-    assert_eq!(
-        gather(GatherRules::Onnx, &[3, 4], &[2], -2)
-            .plan()
-            .unwrap()
-            .axis,
-        0
-    );
+    assert_eq!(gather(GatherRules::Onnx, &[3, 4], &[2], -1).plan().unwrap().axis, 1);
+    assert_eq!(gather(GatherRules::Onnx, &[3, 4], &[2], -2).plan().unwrap().axis, 0);
     for axis in [2, -3] {
         assert_eq!(
-            gather(GatherRules::Onnx, &[3, 4], &[2], axis)
-                .plan()
-                .unwrap_err(),
-            RuleError::AxisOutOfRange {
-                rules: GatherRules::Onnx,
-                axis,
-                rank: 2
-            }
+            gather(GatherRules::Onnx, &[3, 4], &[2], axis).plan().unwrap_err(),
+            RuleError::AxisOutOfRange { rules: GatherRules::Onnx, axis, rank: 2 }
         );
     }
 }
@@ -102,72 +53,32 @@ fn onnx_axis_range_and_negative_axis() {
 #[test]
 fn data_rank_zero_is_refused() {
     let e = gather(GatherRules::Onnx, &[], &[2], 0).plan().unwrap_err();
-    assert!(
-        matches!(
-            e,
-            RuleError::Rank {
-                tensor: Operand::Data,
-                rank: 0,
-                ..
-            }
-        ),
-        "{e:?}"
-    );
-    assert!(matches!(
-        tensor::dims(Operand::Data, &[1; 9]),
-        Err(RuleError::Rank { rank: 9, .. })
-    ));
+    assert!(matches!(e, RuleError::Rank { tensor: Operand::Data, rank: 0, .. }), "{e:?}");
+    assert!(matches!(tensor::dims(Operand::Data, &[1; 9]), Err(RuleError::Rank { rank: 9, .. })));
 }
 
 #[test]
 fn output_rank_over_eight_is_refused() {
-    let e = gather(GatherRules::Onnx, &[2, 2, 2, 2, 2], &[2, 2, 2, 2, 2], 0)
-        .plan()
-        .unwrap_err();
-    assert_eq!(
-        e,
-        RuleError::OutputRank {
-            rank: 9,
-            indices_rank: 5,
-            data_rank: 5
-        }
-    );
+    let e = gather(GatherRules::Onnx, &[2, 2, 2, 2, 2], &[2, 2, 2, 2, 2], 0).plan().unwrap_err();
+    assert_eq!(e, RuleError::OutputRank { rank: 9, indices_rank: 5, data_rank: 5 });
 }
 
 #[test]
 fn index_types_per_rule_set() {
     let mut g = gather(GatherRules::Onnx, &[3], &[2], 0);
     g.indices.dtype = DType::U32;
-    assert!(matches!(
-        g.plan(),
-        Err(RuleError::IndexTypeNotAllowed {
-            dtype: DType::U32,
-            ..
-        })
-    ));
+    assert!(matches!(g.plan(), Err(RuleError::IndexTypeNotAllowed { dtype: DType::U32, .. })));
     g.indices.dtype = DType::U64;
-    assert!(matches!(
-        g.plan(),
-        Err(RuleError::IndexTypeNotAllowed {
-            dtype: DType::U64,
-            ..
-        })
-    ));
+    assert!(matches!(g.plan(), Err(RuleError::IndexTypeNotAllowed { dtype: DType::U64, .. })));
     g.indices.dtype = DType::I32;
     assert!(g.plan().is_ok());
     for rules in GatherRules::ALL {
         let mut g = gather(rules, &[3], &[2], 0);
         g.indices.dtype = DType::F32;
-        assert_eq!(
-            g.plan().unwrap_err(),
-            RuleError::IndexNotInteger { dtype: DType::F32 }
-        );
+        assert_eq!(g.plan().unwrap_err(), RuleError::IndexNotInteger { dtype: DType::F32 });
         for t in [DType::U32, DType::U64, DType::I32, DType::I64] {
             g.indices.dtype = t;
-            assert_eq!(
-                g.plan().is_ok(),
-                rules != GatherRules::Onnx || t.as_index().unwrap().is_signed()
-            );
+            assert_eq!(g.plan().is_ok(), rules != GatherRules::Onnx || t.as_index().unwrap().is_signed());
         }
     }
 }
@@ -177,11 +88,7 @@ fn directml_data_types() {
     let mut g = gather(GatherRules::DirectMl, &[3], &[2], 0);
     for t in DType::ALL {
         g.data.dtype = t;
-        assert_eq!(
-            g.plan().is_ok(),
-            !matches!(t, DType::Bool | DType::BF16),
-            "{t}"
-        );
+        assert_eq!(g.plan().is_ok(), !matches!(t, DType::Bool | DType::BF16), "{t}");
     }
 }
 
@@ -191,19 +98,13 @@ fn keys_belong_to_their_rule_set() {
     g.batch_dims = Some(0);
     assert_eq!(
         g.plan().unwrap_err(),
-        RuleError::KeyNotAllowed {
-            rules: GatherRules::Onnx,
-            key: "batch_dims"
-        }
+        RuleError::KeyNotAllowed { rules: GatherRules::Onnx, key: "batch_dims" }
     );
     let mut g = gather(GatherRules::OpenVino, &[3], &[2], 0);
     g.index_dims = Some(1);
     assert_eq!(
         g.plan().unwrap_err(),
-        RuleError::KeyNotAllowed {
-            rules: GatherRules::OpenVino,
-            key: "index_dims"
-        }
+        RuleError::KeyNotAllowed { rules: GatherRules::OpenVino, key: "index_dims" }
     );
 }
 
@@ -215,39 +116,14 @@ fn openvino_batch_dims() {
     g.batch_dims = Some(-2); // normalizes to 3 - 2 = 1
     assert_eq!(g.plan().unwrap().batch_dims, 1);
     g.batch_dims = Some(4);
-    assert_eq!(
-        g.plan().unwrap_err(),
-        RuleError::BatchDimsOutOfRange {
-            batch_dims: 4,
-            limit: 3
-        }
-    );
+    assert_eq!(g.plan().unwrap_err(), RuleError::BatchDimsOutOfRange { batch_dims: 4, limit: 3 });
     g.batch_dims = Some(-4);
-    assert_eq!(
-        g.plan().unwrap_err(),
-        RuleError::BatchDimsOutOfRange {
-            batch_dims: -4,
-            limit: 3
-        }
-    );
+    assert_eq!(g.plan().unwrap_err(), RuleError::BatchDimsOutOfRange { batch_dims: -4, limit: 3 });
     g.batch_dims = Some(2);
-    assert_eq!(
-        g.plan().unwrap_err(),
-        RuleError::BatchDimsAfterAxis {
-            batch_dims: 2,
-            axis: 1
-        }
-    );
+    assert_eq!(g.plan().unwrap_err(), RuleError::BatchDimsAfterAxis { batch_dims: 2, axis: 1 });
     let mut g = gather(GatherRules::OpenVino, &[2, 5], &[3, 3], 1);
     g.batch_dims = Some(1);
-    assert_eq!(
-        g.plan().unwrap_err(),
-        RuleError::BatchDimMismatch {
-            dim: 0,
-            data: 2,
-            indices: 3
-        }
-    );
+    assert_eq!(g.plan().unwrap_err(), RuleError::BatchDimMismatch { dim: 0, data: 2, indices: 3 });
 }
 
 #[test]
@@ -284,13 +160,7 @@ fn directml_example_3_is_refused_as_written_with_a_fix() {
     // Not fixable by padding: the indices really have two dimensions.
     let mut g = gather(GatherRules::DirectMl, &[3, 2], &[2, 2], 1);
     g.index_dims = Some(2);
-    assert!(matches!(
-        g.plan(),
-        Err(RuleError::OutputDoesNotFit {
-            suggest_index_dims: None,
-            ..
-        })
-    ));
+    assert!(matches!(g.plan(), Err(RuleError::OutputDoesNotFit { suggest_index_dims: None, .. })));
 }
 
 #[test]
@@ -298,117 +168,47 @@ fn directml_dimension_counts_and_index_dims() {
     let g = gather(GatherRules::DirectMl, &[3, 2], &[4], 0);
     assert_eq!(
         g.plan().unwrap_err(),
-        RuleError::DimensionCount {
-            tensor: Operand::Indices,
-            count: 1,
-            expected: 2
-        }
+        RuleError::DimensionCount { tensor: Operand::Indices, count: 1, expected: 2 }
     );
     let mut g = gather(GatherRules::DirectMl, &[3, 2], &[1, 4], 0);
     g.index_dims = Some(3);
-    assert_eq!(
-        g.plan().unwrap_err(),
-        RuleError::IndexDimsOutOfRange {
-            index_dims: 3,
-            dimension_count: 2
-        }
-    );
+    assert_eq!(g.plan().unwrap_err(), RuleError::IndexDimsOutOfRange { index_dims: 3, dimension_count: 2 });
     let mut g = gather(GatherRules::DirectMl, &[3, 2], &[2, 4], 0);
     g.index_dims = Some(1);
-    assert_eq!(
-        g.plan().unwrap_err(),
-        RuleError::IndexPadding {
-            dim: 0,
-            size: 2,
-            index_dims: 1
-        }
-    );
+    assert_eq!(g.plan().unwrap_err(), RuleError::IndexPadding { dim: 0, size: 2, index_dims: 1 });
     let g = gather(GatherRules::DirectMl, &[3, 2], &[1, 4], -1);
-    assert!(matches!(
-        g.plan(),
-        Err(RuleError::AxisOutOfRange { axis: -1, .. })
-    ));
+    assert!(matches!(g.plan(), Err(RuleError::AxisOutOfRange { axis: -1, .. })));
     let mut g = gather(GatherRules::DirectMl, &[3, 2], &[1, 4], 0);
-    g.output = Some(OutputDecl {
-        dtype: None,
-        sizes: d(&[4, 2, 1]),
-        strides: None,
-    });
+    g.output = Some(OutputDecl { dtype: None, sizes: d(&[4, 2, 1]), strides: None });
     assert_eq!(
         g.plan().unwrap_err(),
-        RuleError::DimensionCount {
-            tensor: Operand::Output,
-            count: 3,
-            expected: 2
-        }
+        RuleError::DimensionCount { tensor: Operand::Output, count: 3, expected: 2 }
     );
 }
 
 #[test]
 fn declared_output_must_match() {
     let mut g = gather(GatherRules::Onnx, &[3, 2], &[2, 2], 0);
-    g.output = Some(OutputDecl {
-        dtype: None,
-        sizes: d(&[2, 2, 2]),
-        strides: None,
-    });
+    g.output = Some(OutputDecl { dtype: None, sizes: d(&[2, 2, 2]), strides: None });
     assert!(g.plan().is_ok());
-    g.output = Some(OutputDecl {
-        dtype: None,
-        sizes: d(&[2, 3, 2]),
-        strides: None,
-    });
+    g.output = Some(OutputDecl { dtype: None, sizes: d(&[2, 3, 2]), strides: None });
     let e = g.plan().unwrap_err();
     assert_eq!(e.location(), Location::Size(Operand::Output, 1));
-    g.output = Some(OutputDecl {
-        dtype: Some(DType::F16),
-        sizes: d(&[2, 2, 2]),
-        strides: None,
-    });
-    assert_eq!(
-        g.plan().unwrap_err(),
-        RuleError::OutputDType {
-            data: DType::F32,
-            output: DType::F16
-        }
-    );
+    g.output = Some(OutputDecl { dtype: Some(DType::F16), sizes: d(&[2, 2, 2]), strides: None });
+    assert_eq!(g.plan().unwrap_err(), RuleError::OutputDType { data: DType::F32, output: DType::F16 });
     // Padded and permuted outputs are fine; overlapping ones are not.
-    g.output = Some(OutputDecl {
-        dtype: None,
-        sizes: d(&[2, 2, 2]),
-        strides: Some(d(&[8, 3, 1])),
-    });
+    g.output = Some(OutputDecl { dtype: None, sizes: d(&[2, 2, 2]), strides: Some(d(&[8, 3, 1])) });
     assert!(g.plan().is_ok());
-    g.output = Some(OutputDecl {
-        dtype: None,
-        sizes: d(&[2, 2, 2]),
-        strides: Some(d(&[1, 2, 4])),
-    });
+    g.output = Some(OutputDecl { dtype: None, sizes: d(&[2, 2, 2]), strides: Some(d(&[1, 2, 4])) });
     assert!(g.plan().is_ok());
-    g.output = Some(OutputDecl {
-        dtype: None,
-        sizes: d(&[2, 2, 2]),
-        strides: Some(d(&[0, 2, 1])),
-    });
+    g.output = Some(OutputDecl { dtype: None, sizes: d(&[2, 2, 2]), strides: Some(d(&[0, 2, 1])) });
     assert!(matches!(g.plan(), Err(RuleError::OutputOverlap { .. })));
-    g.output = Some(OutputDecl {
-        dtype: None,
-        sizes: d(&[2, 2, 2]),
-        strides: Some(d(&[2, 2, 1])),
-    });
+    g.output = Some(OutputDecl { dtype: None, sizes: d(&[2, 2, 2]), strides: Some(d(&[2, 2, 1])) });
     assert!(matches!(g.plan(), Err(RuleError::OutputOverlap { .. })));
-    g.output = Some(OutputDecl {
-        dtype: None,
-        sizes: d(&[2, 2, 2]),
-        strides: Some(d(&[2, 1])),
-    });
+    g.output = Some(OutputDecl { dtype: None, sizes: d(&[2, 2, 2]), strides: Some(d(&[2, 1])) });
     assert_eq!(
         g.plan().unwrap_err(),
-        RuleError::StridesLen {
-            tensor: Operand::Output,
-            sizes: 3,
-            strides: 2
-        }
+        RuleError::StridesLen { tensor: Operand::Output, sizes: 3, strides: 2 }
     );
 }
 
@@ -422,25 +222,13 @@ fn strided_inputs_are_accepted() {
     g.data.strides = Some(d(&[1, 2])); // column-major
     assert!(g.plan().is_ok());
     g.data.strides = Some(d(&[1]));
-    assert_eq!(
-        g.plan().unwrap_err(),
-        RuleError::StridesLen {
-            tensor: Operand::Data,
-            sizes: 2,
-            strides: 1
-        }
-    );
+    assert_eq!(g.plan().unwrap_err(), RuleError::StridesLen { tensor: Operand::Data, sizes: 2, strides: 1 });
 }
 
 #[test]
 fn too_large_for_32_bit_offsets() {
     let g = gather(GatherRules::Onnx, &[1 << 20, 1 << 13], &[2], 0);
-    assert_eq!(
-        g.plan().unwrap_err(),
-        RuleError::TooLarge {
-            tensor: Operand::Data
-        }
-    );
+    assert_eq!(g.plan().unwrap_err(), RuleError::TooLarge { tensor: Operand::Data });
 }
 
 fn slice(input: &[usize], offsets: &[usize], sizes: &[usize], strides: &[i64]) -> SliceDesc {
@@ -457,23 +245,12 @@ fn slice(input: &[usize], offsets: &[usize], sizes: &[usize], strides: &[i64]) -
 
 #[test]
 fn slice1_examples_of_seed_001() {
-    let p = slice(&[1, 1, 4, 4], &[0, 0, 0, 1], &[1, 1, 4, 3], &[1, 1, 2, 2])
-        .plan()
-        .unwrap();
+    let p = slice(&[1, 1, 4, 4], &[0, 0, 0, 1], &[1, 1, 4, 3], &[1, 1, 2, 2]).plan().unwrap();
     assert_eq!(p.output.sizes.as_slice(), &[1, 1, 2, 2]);
     assert_eq!(p.base, 1);
-    let p = slice(&[1, 1, 4, 4], &[0, 0, 0, 1], &[1, 1, 4, 3], &[1, 1, -2, 2])
-        .plan()
-        .unwrap();
+    let p = slice(&[1, 1, 4, 4], &[0, 0, 0, 1], &[1, 1, 4, 3], &[1, 1, -2, 2]).plan().unwrap();
     assert_eq!(p.base, 13); // CopyStart {0,0,3,1}
-    assert_eq!(
-        p.dims[0],
-        SliceDim {
-            size: 2,
-            output_stride: 2,
-            input_stride: -8
-        }
-    );
+    assert_eq!(p.dims[0], SliceDim { size: 2, output_stride: 2, input_stride: -8 });
 }
 
 #[test]
@@ -481,72 +258,24 @@ fn slice1_rules() {
     let e = |s: SliceDesc| s.plan().unwrap_err();
     assert_eq!(
         e(slice(&[4, 4], &[0], &[4, 4], &[1, 1])),
-        RuleError::WindowLen {
-            window: Window::Offsets,
-            len: 1,
-            expected: 2,
-            against: "the input's rank"
-        }
+        RuleError::WindowLen { window: Window::Offsets, len: 1, expected: 2, against: "the input's rank" }
     );
-    assert_eq!(
-        e(slice(&[4, 4], &[0, 0], &[4, 4], &[1, 0])),
-        RuleError::WindowStrideZero { dim: 1 }
-    );
-    assert_eq!(
-        e(slice(&[4, 4], &[0, 0], &[0, 4], &[1, 1])),
-        RuleError::WindowEmpty { dim: 0 }
-    );
+    assert_eq!(e(slice(&[4, 4], &[0, 0], &[4, 4], &[1, 0])), RuleError::WindowStrideZero { dim: 1 });
+    assert_eq!(e(slice(&[4, 4], &[0, 0], &[0, 4], &[1, 1])), RuleError::WindowEmpty { dim: 0 });
     assert_eq!(
         e(slice(&[4, 4], &[0, 2], &[4, 3], &[1, 1])),
-        RuleError::WindowPastInput {
-            dim: 1,
-            offset: 2,
-            size: 3,
-            input: 4
-        }
+        RuleError::WindowPastInput { dim: 1, offset: 2, size: 3, input: 4 }
     );
     let mut s = slice(&[4, 4], &[0, 0], &[4, 3], &[1, 2]);
-    s.output = Some(OutputDecl {
-        dtype: None,
-        sizes: d(&[4, 3]),
-        strides: None,
-    });
-    assert_eq!(
-        e(s),
-        RuleError::SliceOutputSize {
-            dim: 1,
-            size: 3,
-            max: 2
-        }
-    );
-    s.output = Some(OutputDecl {
-        dtype: None,
-        sizes: d(&[0, 2]),
-        strides: None,
-    });
-    assert_eq!(
-        e(s),
-        RuleError::SliceOutputSize {
-            dim: 0,
-            size: 0,
-            max: 4
-        }
-    );
+    s.output = Some(OutputDecl { dtype: None, sizes: d(&[4, 3]), strides: None });
+    assert_eq!(e(s), RuleError::SliceOutputSize { dim: 1, size: 3, max: 2 });
+    s.output = Some(OutputDecl { dtype: None, sizes: d(&[0, 2]), strides: None });
+    assert_eq!(e(s), RuleError::SliceOutputSize { dim: 0, size: 0, max: 4 });
     // Fewer than MaxCopiedElements is allowed.
-    s.output = Some(OutputDecl {
-        dtype: None,
-        sizes: d(&[3, 1]),
-        strides: None,
-    });
+    s.output = Some(OutputDecl { dtype: None, sizes: d(&[3, 1]), strides: None });
     assert_eq!(s.plan().unwrap().output.sizes.as_slice(), &[3, 1]);
     s.input.dtype = DType::Bool;
-    assert!(matches!(
-        e(s),
-        RuleError::DataTypeNotAllowed {
-            dtype: DType::Bool,
-            ..
-        }
-    ));
+    assert!(matches!(e(s), RuleError::DataTypeNotAllowed { dtype: DType::Bool, .. }));
 }
 
 fn onnx_slice(
@@ -572,59 +301,17 @@ fn onnx_slice(
 fn onnx_slice_shapes() {
     let s = |x: SliceDesc| x.plan().unwrap().output.sizes.to_vec();
     assert_eq!(
-        s(onnx_slice(
-            &[20, 10, 5],
-            &[20, 10, 4],
-            &[0, 0, 1],
-            None,
-            Some(&[-1, -3, -2])
-        )),
+        s(onnx_slice(&[20, 10, 5], &[20, 10, 4], &[0, 0, 1], None, Some(&[-1, -3, -2]))),
         vec![19, 3, 2]
     );
-    assert_eq!(
-        s(onnx_slice(
-            &[20, 10, 5],
-            &[1000],
-            &[1000],
-            Some(&[1]),
-            Some(&[1])
-        )),
-        vec![20, 0, 5]
-    );
-    assert_eq!(
-        s(onnx_slice(&[20, 10, 5], &[0], &[-1], Some(&[1]), None)),
-        vec![20, 9, 5]
-    );
-    assert_eq!(
-        s(onnx_slice(
-            &[3, 2],
-            &[1, 0],
-            &[200, 22000],
-            Some(&[0, 1]),
-            None
-        )),
-        vec![2, 2]
-    );
-    assert_eq!(
-        s(onnx_slice(
-            &[3, 4],
-            &[1, 4],
-            &[200, 0],
-            Some(&[0, 1]),
-            Some(&[1, -1])
-        )),
-        vec![2, 3]
-    );
-    assert_eq!(
-        s(onnx_slice(&[0, 6], &[1], &[0], Some(&[0]), Some(&[-1]))),
-        vec![0, 6]
-    );
+    assert_eq!(s(onnx_slice(&[20, 10, 5], &[1000], &[1000], Some(&[1]), Some(&[1]))), vec![20, 0, 5]);
+    assert_eq!(s(onnx_slice(&[20, 10, 5], &[0], &[-1], Some(&[1]), None)), vec![20, 9, 5]);
+    assert_eq!(s(onnx_slice(&[3, 2], &[1, 0], &[200, 22000], Some(&[0, 1]), None)), vec![2, 2]);
+    assert_eq!(s(onnx_slice(&[3, 4], &[1, 4], &[200, 0], Some(&[0, 1]), Some(&[1, -1]))), vec![2, 3]);
+    assert_eq!(s(onnx_slice(&[0, 6], &[1], &[0], Some(&[0]), Some(&[-1]))), vec![0, 6]);
     assert!(matches!(
         onnx_slice(&[3, 4], &[0, 0], &[1, 1], Some(&[0, 0]), None).plan(),
-        Err(RuleError::SliceAxisRepeated {
-            position: 1,
-            axis: 0
-        })
+        Err(RuleError::SliceAxisRepeated { position: 1, axis: 0 })
     ));
     assert!(matches!(
         onnx_slice(&[3, 4], &[0], &[1], Some(&[2]), None).plan(),

@@ -5,8 +5,8 @@ use crate::parse::{GatherInput, ItemHead, SliceInput};
 use proc_macro2::TokenStream;
 use quote::quote;
 use stridex_core::{
-    DType, Dims, GatherDesc, GatherRules, OutOfRange, OutputDecl, SignedDims, SliceDesc,
-    SliceWindow, TensorDecl,
+    DType, Dims, GatherDesc, GatherRules, OutOfRange, OutputDecl, SignedDims, SliceDesc, SliceWindow,
+    TensorDecl,
 };
 
 pub fn gather(input: &GatherInput, desc: &GatherDesc) -> TokenStream {
@@ -43,20 +43,11 @@ pub fn slice(input: &SliceInput, desc: &SliceDesc) -> TokenStream {
     let t = rust_type(desc.input.dtype);
     let tensor = tensor_decl(&desc.input);
     let window = match desc.window {
-        SliceWindow::DirectMl {
-            offsets,
-            sizes,
-            strides,
-        } => {
+        SliceWindow::DirectMl { offsets, sizes, strides } => {
             let (o, s, st) = (dims(&offsets), dims(&sizes), signed(&strides));
             quote!(::stridex::__private::SliceWindow::DirectMl { offsets: #o, sizes: #s, strides: #st })
         }
-        SliceWindow::Onnx {
-            starts,
-            ends,
-            axes,
-            steps,
-        } => {
+        SliceWindow::Onnx { starts, ends, axes, steps } => {
             let (s, e) = (signed(&starts), signed(&ends));
             let a = option(axes.as_ref().map(signed));
             let st = option(steps.as_ref().map(signed));
@@ -77,11 +68,7 @@ pub fn slice(input: &SliceInput, desc: &SliceDesc) -> TokenStream {
 /// `static NAME: Type = value;` for the item form, else the value as an expression.
 fn item_or_expr(item: &Option<ItemHead>, ty: TokenStream, value: TokenStream) -> TokenStream {
     match item {
-        Some(ItemHead {
-            vis,
-            static_token,
-            name,
-        }) => quote!(#vis #static_token #name: #ty = #value;),
+        Some(ItemHead { vis, static_token, name }) => quote!(#vis #static_token #name: #ty = #value;),
         None => value,
     }
 }
@@ -135,19 +122,11 @@ fn policy(p: OutOfRange) -> TokenStream {
 }
 
 fn tensor_decl(t: &TensorDecl) -> TokenStream {
-    let (d, s, st) = (
-        dtype(t.dtype),
-        dims(&t.sizes),
-        option(t.strides.as_ref().map(dims)),
-    );
+    let (d, s, st) = (dtype(t.dtype), dims(&t.sizes), option(t.strides.as_ref().map(dims)));
     quote!(::stridex::__private::TensorDecl { dtype: #d, sizes: #s, strides: #st })
 }
 
 fn output_decl(o: &OutputDecl) -> TokenStream {
-    let (d, s, st) = (
-        option(o.dtype.map(dtype)),
-        dims(&o.sizes),
-        option(o.strides.as_ref().map(dims)),
-    );
+    let (d, s, st) = (option(o.dtype.map(dtype)), dims(&o.sizes), option(o.strides.as_ref().map(dims)));
     quote!(::stridex::__private::OutputDecl { dtype: #d, sizes: #s, strides: #st })
 }

@@ -75,27 +75,17 @@ pub struct SliceInput {
     pub output: Option<TensorArg>,
 }
 
-const GATHER_KEYS: &[&str] = &[
-    "rules",
-    "data",
-    "indices",
-    "axis",
-    "batch_dims",
-    "index_dims",
-    "out_of_range",
-    "output",
-];
-const SLICE_KEYS: &[&str] = &[
-    "rules", "input", "offsets", "sizes", "strides", "starts", "ends", "axes", "steps", "output",
-];
+const GATHER_KEYS: &[&str] =
+    &["rules", "data", "indices", "axis", "batch_dims", "index_dims", "out_of_range", "output"];
+const SLICE_KEYS: &[&str] =
+    &["rules", "input", "offsets", "sizes", "strides", "starts", "ends", "axes", "steps", "output"];
 
 impl Parse for GatherInput {
     fn parse(input: ParseStream) -> syn::Result<Self> {
         let item = parse_item_head(input)?;
         let mut keys = Keys::new("gather!", GATHER_KEYS);
         let (mut rules, mut data, mut indices, mut axis) = (None, None, None, None);
-        let (mut batch_dims, mut index_dims, mut out_of_range, mut output) =
-            (None, None, None, None);
+        let (mut batch_dims, mut index_dims, mut out_of_range, mut output) = (None, None, None, None);
         while !input.is_empty() {
             let key = keys.next(input)?;
             match key.to_string().as_str() {
@@ -149,10 +139,7 @@ impl Parse for SliceInput {
             input: TensorArg {
                 key: Ident::new("input", Span::call_site()),
                 dtype: None,
-                sizes: List {
-                    items: vec![],
-                    span: Span::call_site(),
-                },
+                sizes: List { items: vec![], span: Span::call_site() },
                 strides: None,
             },
             offsets: None,
@@ -174,12 +161,8 @@ impl Parse for SliceInput {
                         "onnx" => Some(SliceRules::Onnx),
                         _ => None,
                     };
-                    s.rules = Some(parse_keyword(
-                        input,
-                        "slice rule set",
-                        parse_rules,
-                        &["directml", "onnx"],
-                    )?);
+                    s.rules =
+                        Some(parse_keyword(input, "slice rule set", parse_rules, &["directml", "onnx"])?);
                 }
                 "input" => tensor = Some(parse_tensor(input, key, true)?),
                 "offsets" => s.offsets = Some(parse_list(input, parse_uint)?),
@@ -199,10 +182,7 @@ impl Parse for SliceInput {
         let (needed, not_here): (&[&str], &[&str]) = if onnx {
             (&["starts", "ends"], &["offsets", "sizes", "strides"])
         } else {
-            (
-                &["offsets", "sizes", "strides"],
-                &["starts", "ends", "axes", "steps"],
-            )
+            (&["offsets", "sizes", "strides"], &["starts", "ends", "axes", "steps"])
         };
         for k in not_here {
             if let Some(ident) = keys.seen.iter().find(|i| i == k) {
@@ -210,11 +190,7 @@ impl Parse for SliceInput {
                     ident.span(),
                     format!(
                         "`{k}` belongs to {}: {}",
-                        if onnx {
-                            "DirectML SLICE1 windows"
-                        } else {
-                            "ONNX Slice"
-                        },
+                        if onnx { "DirectML SLICE1 windows" } else { "ONNX Slice" },
                         if onnx {
                             "with `rules: onnx` write starts/ends/axes/steps"
                         } else {
@@ -249,11 +225,7 @@ struct Keys {
 
 impl Keys {
     fn new(macro_name: &'static str, known: &'static [&'static str]) -> Keys {
-        Keys {
-            macro_name,
-            known,
-            seen: Vec::new(),
-        }
+        Keys { macro_name, known, seen: Vec::new() }
     }
 
     /// Reads `key:`.
@@ -261,9 +233,8 @@ impl Keys {
         let key: Ident = input.parse()?;
         let name = key.to_string();
         if !self.known.contains(&name.as_str()) {
-            let hint = closest(&name, self.known)
-                .map(|k| format!("did you mean `{k}`? "))
-                .unwrap_or_default();
+            let hint =
+                closest(&name, self.known).map(|k| format!("did you mean `{k}`? ")).unwrap_or_default();
             return Err(syn::Error::new(
                 key.span(),
                 format!(
@@ -274,10 +245,7 @@ impl Keys {
             ));
         }
         if self.seen.iter().any(|k| *k == name) {
-            return Err(syn::Error::new(
-                key.span(),
-                format!("key `{name}` is given twice; keep one"),
-            ));
+            return Err(syn::Error::new(key.span(), format!("key `{name}` is given twice; keep one")));
         }
         input.parse::<Token![:]>()?;
         self.seen.push(key.clone());
@@ -291,10 +259,7 @@ impl Keys {
     fn missing(&self, key: &str, example: &str) -> syn::Error {
         syn::Error::new(
             Span::call_site(),
-            format!(
-                "{} is missing the key `{key}`; add it, e.g. `{example}`",
-                self.macro_name
-            ),
+            format!("{} is missing the key `{key}`; add it, e.g. `{example}`", self.macro_name),
         )
     }
 }
@@ -315,11 +280,7 @@ fn closest<'a>(name: &str, known: &[&'a str]) -> Option<&'a str> {
         }
         row[b.len()]
     }
-    known
-        .iter()
-        .copied()
-        .filter(|k| distance(name, k) <= 2)
-        .min_by_key(|k| distance(name, k))
+    known.iter().copied().filter(|k| distance(name, k) <= 2).min_by_key(|k| distance(name, k))
 }
 
 fn parse_item_head(input: ParseStream) -> syn::Result<Option<ItemHead>> {
@@ -332,11 +293,7 @@ fn parse_item_head(input: ParseStream) -> syn::Result<Option<ItemHead>> {
     let static_token = input.parse()?;
     let name = input.parse()?;
     input.parse::<Token![;]>()?;
-    Ok(Some(ItemHead {
-        vis,
-        static_token,
-        name,
-    }))
+    Ok(Some(ItemHead { vis, static_token, name }))
 }
 
 fn end_of_entry(input: ParseStream) -> syn::Result<()> {
@@ -357,10 +314,7 @@ fn parse_keyword<T>(
         Some(v) => Ok((ident, v)),
         None => Err(syn::Error::new(
             ident.span(),
-            format!(
-                "unknown {what} `{ident}`; expected one of: {}",
-                names.join(", ")
-            ),
+            format!("unknown {what} `{ident}`; expected one of: {}", names.join(", ")),
         )),
     }
 }
@@ -374,17 +328,14 @@ fn parse_tensor(input: ParseStream, key: Ident, dtype_required: bool) -> syn::Re
                 let names: Vec<&str> = DType::ALL.iter().map(|t| t.name()).collect();
                 return Err(syn::Error::new(
                     ident.span(),
-                    format!(
-                        "unknown element type `{ident}`; stridex knows {}",
-                        names.join(", ")
-                    ),
+                    format!("unknown element type `{ident}`; stridex knows {}", names.join(", ")),
                 ));
             }
         }
     } else if dtype_required {
-        return Err(input.error(format!(
-            "`{key}` needs an element type before its sizes, e.g. `{key}: f32[3, 2]`"
-        )));
+        return Err(
+            input.error(format!("`{key}` needs an element type before its sizes, e.g. `{key}: f32[3, 2]`"))
+        );
     } else {
         None
     };
@@ -398,18 +349,10 @@ fn parse_tensor(input: ParseStream, key: Ident, dtype_required: bool) -> syn::Re
     } else {
         None
     };
-    Ok(TensorArg {
-        key,
-        dtype,
-        sizes,
-        strides,
-    })
+    Ok(TensorArg { key, dtype, sizes, strides })
 }
 
-fn parse_list<T>(
-    input: ParseStream,
-    item: fn(ParseStream) -> syn::Result<Lit<T>>,
-) -> syn::Result<List<T>> {
+fn parse_list<T>(input: ParseStream, item: fn(ParseStream) -> syn::Result<Lit<T>>) -> syn::Result<List<T>> {
     let content;
     let bracket = bracketed!(content in input);
     let mut items = Vec::new();
@@ -419,10 +362,7 @@ fn parse_list<T>(
             content.parse::<Token![,]>()?;
         }
     }
-    Ok(List {
-        items,
-        span: bracket.span.join(),
-    })
+    Ok(List { items, span: bracket.span.join() })
 }
 
 fn parse_int(input: ParseStream) -> syn::Result<Lit<i64>> {
@@ -436,19 +376,15 @@ fn parse_int(input: ParseStream) -> syn::Result<Lit<i64>> {
     let lit: LitInt = input.parse()?;
     lit.to_tokens(&mut tokens);
     let magnitude: i64 = lit.base10_parse()?;
-    Ok(Lit {
-        value: if negative { -magnitude } else { magnitude },
-        tokens,
-    })
+    Ok(Lit { value: if negative { -magnitude } else { magnitude }, tokens })
 }
 
 fn parse_uint(input: ParseStream) -> syn::Result<Lit<usize>> {
     if input.peek(Token![-]) {
-        return Err(input.error("expected a non-negative integer here (sizes, strides, offsets and index_dims are unsigned)"));
+        return Err(input.error(
+            "expected a non-negative integer here (sizes, strides, offsets and index_dims are unsigned)",
+        ));
     }
     let lit: LitInt = input.parse()?;
-    Ok(Lit {
-        value: lit.base10_parse()?,
-        tokens: lit.to_token_stream(),
-    })
+    Ok(Lit { value: lit.base10_parse()?, tokens: lit.to_token_stream() })
 }

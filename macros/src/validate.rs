@@ -4,8 +4,8 @@
 use crate::parse::{GatherInput, List, SliceInput, SliceRules, TensorArg};
 use proc_macro2::Span;
 use stridex_core::{
-    tensor, Dims, GatherDesc, GatherRules, Location, Operand, OutputDecl, RuleError, SignedDims,
-    SliceDesc, SliceWindow, TensorDecl, Window,
+    tensor, Dims, GatherDesc, GatherRules, Location, Operand, OutputDecl, RuleError, SignedDims, SliceDesc,
+    SliceWindow, TensorDecl, Window,
 };
 
 pub fn gather(input: &GatherInput) -> syn::Result<GatherDesc> {
@@ -19,12 +19,7 @@ pub fn gather(input: &GatherInput) -> syn::Result<GatherDesc> {
         batch_dims: input.batch_dims.as_ref().map(|b| b.value),
         index_dims: input.index_dims.as_ref().map(|k| k.value),
         out_of_range: input.out_of_range.as_ref().map(|p| p.1),
-        output: input
-            .output
-            .as_ref()
-            .map(|o| output_decl(o))
-            .transpose()
-            .map_err(err)?,
+        output: input.output.as_ref().map(output_decl).transpose().map_err(err)?,
     };
     desc.plan().map_err(err)?;
     Ok(desc)
@@ -33,22 +28,17 @@ pub fn gather(input: &GatherInput) -> syn::Result<GatherDesc> {
 pub fn slice(input: &SliceInput) -> syn::Result<SliceDesc> {
     let spans = Spans::Slice(input);
     let err = |e: RuleError| spans.error(e);
+    // The input first: a rank over 8 is reported as such, not as a window too long.
+    let tensor = decl(&input.input, Operand::Input).map_err(err)?;
+    let rank = input.input.sizes.items.len();
     let window = match input.rules.as_ref().map_or(SliceRules::DirectMl, |r| r.1) {
-        SliceRules::DirectMl => {
-            let (offsets, sizes, strides) =
-                (req(&input.offsets), req(&input.sizes), req(&input.strides));
-            let rank = input.input.sizes.items.len();
-            SliceWindow::DirectMl {
-                offsets: window_dims(offsets, Window::Offsets, rank).map_err(err)?,
-                sizes: window_dims(sizes, Window::Sizes, rank).map_err(err)?,
-                strides: window_signed(strides, Window::Strides, rank).map_err(err)?,
-            }
-        }
+        SliceRules::DirectMl => SliceWindow::DirectMl {
+            offsets: window_dims(req(&input.offsets), Window::Offsets, rank).map_err(err)?,
+            sizes: window_dims(req(&input.sizes), Window::Sizes, rank).map_err(err)?,
+            strides: window_signed(req(&input.strides), Window::Strides, rank).map_err(err)?,
+        },
         SliceRules::Onnx => {
-            let rank = input.input.sizes.items.len();
-            let opt = |l: &Option<List<i64>>, w| {
-                l.as_ref().map(|l| window_signed(l, w, rank)).transpose()
-            };
+            let opt = |l: &Option<List<i64>>, w| l.as_ref().map(|l| window_signed(l, w, rank)).transpose();
             SliceWindow::Onnx {
                 starts: window_signed(req(&input.starts), Window::Starts, rank).map_err(err)?,
                 ends: window_signed(req(&input.ends), Window::Ends, rank).map_err(err)?,
@@ -57,38 +47,21 @@ pub fn slice(input: &SliceInput) -> syn::Result<SliceDesc> {
             }
         }
     };
-    let desc = SliceDesc {
-        input: decl(&input.input, Operand::Input).map_err(err)?,
-        window,
-        output: input
-            .output
-            .as_ref()
-            .map(|o| output_decl(o))
-            .transpose()
-            .map_err(err)?,
-    };
+    let output = input.output.as_ref().map(output_decl).transpose().map_err(err)?;
+    let desc = SliceDesc { input: tensor, window, output };
     desc.plan().map_err(err)?;
     Ok(desc)
 }
 
 fn req<T>(l: &Option<T>) -> &T {
-    l.as_ref()
-        .expect("parse checked that the window keys are present")
+    l.as_ref().expect("parse checked that the window keys are present")
 }
 
 fn decl(t: &TensorArg, which: Operand) -> Result<TensorDecl, RuleError> {
     Ok(TensorDecl {
-        dtype: t
-            .dtype
-            .as_ref()
-            .expect("parse requires an element type on inputs")
-            .1,
+        dtype: t.dtype.as_ref().expect("parse requires an element type on inputs").1,
         sizes: tensor::dims(which, &t.sizes.values())?,
-        strides: t
-            .strides
-            .as_ref()
-            .map(|s| tensor::dims(which, &s.values()))
-            .transpose()?,
+        strides: t.strides.as_ref().map(|s| tensor::dims(which, &s.values())).transpose()?,
     })
 }
 
@@ -96,21 +69,12 @@ fn output_decl(t: &TensorArg) -> Result<OutputDecl, RuleError> {
     Ok(OutputDecl {
         dtype: t.dtype.as_ref().map(|d| d.1),
         sizes: tensor::dims(Operand::Output, &t.sizes.values())?,
-        strides: t
-            .strides
-            .as_ref()
-            .map(|s| tensor::dims(Operand::Output, &s.values()))
-            .transpose()?,
+        strides: t.strides.as_ref().map(|s| tensor::dims(Operand::Output, &s.values())).transpose()?,
     })
 }
 
 fn too_long(window: Window, len: usize, rank: usize) -> RuleError {
-    RuleError::WindowLen {
-        window,
-        len,
-        expected: rank,
-        against: "the input's rank",
-    }
+    RuleError::WindowLen { window, len, expected: rank, against: "the input's rank" }
 }
 
 fn window_dims(l: &List<usize>, w: Window, rank: usize) -> Result<Dims, RuleError> {
@@ -141,7 +105,8 @@ impl Spans<'_> {
             (Spans::Gather(g), Operand::Data) => Some(&g.data),
             (Spans::Gather(g), Operand::Indices) => Some(&g.indices),
             (Spans::Gather(g), Operand::Output) => g.output.as_ref(),
-            (Spans::Slice(s), Operand::Input) => Some(&s.input),
+            // A slice's input plays the data's part in the shared rules.
+            (Spans::Slice(s), Operand::Input | Operand::Data) => Some(&s.input),
             (Spans::Slice(s), Operand::Output) => s.output.as_ref(),
             _ => None,
         }
@@ -151,9 +116,7 @@ impl Spans<'_> {
         use quote::ToTokens;
         let span_of = |s: Span| {
             let mut ts = proc_macro2::TokenStream::new();
-            ts.extend([proc_macro2::TokenTree::Ident(proc_macro2::Ident::new(
-                "x", s,
-            ))]);
+            ts.extend([proc_macro2::TokenTree::Ident(proc_macro2::Ident::new("x", s))]);
             ts
         };
         let shape = |t: Operand| self.tensor(t).map(|a| span_of(a.sizes.span));
@@ -164,33 +127,20 @@ impl Spans<'_> {
             },
             Location::DType(t) => {
                 let arg = self.tensor(t)?;
-                arg.dtype
-                    .as_ref()
-                    .map(|d| d.0.to_token_stream())
-                    .or_else(|| Some(arg.key.to_token_stream()))
+                arg.dtype.as_ref().map(|d| d.0.to_token_stream()).or_else(|| Some(arg.key.to_token_stream()))
             }
             Location::Shape(t) => shape(t),
             Location::Size(t, i) => {
                 let arg = self.tensor(t)?;
-                arg.sizes
-                    .items
-                    .get(i)
-                    .map(|l| l.tokens.clone())
-                    .or_else(|| shape(t))
+                arg.sizes.items.get(i).map(|l| l.tokens.clone()).or_else(|| shape(t))
             }
             Location::Strides(t) => {
                 let arg = self.tensor(t)?;
-                arg.strides
-                    .as_ref()
-                    .map(|s| span_of(s.span))
-                    .or_else(|| shape(t))
+                arg.strides.as_ref().map(|s| span_of(s.span)).or_else(|| shape(t))
             }
             Location::Stride(t, i) => {
                 let arg = self.tensor(t)?;
-                arg.strides
-                    .as_ref()
-                    .and_then(|s| s.items.get(i))
-                    .map(|l| l.tokens.clone())
+                arg.strides.as_ref().and_then(|s| s.items.get(i)).map(|l| l.tokens.clone())
             }
             Location::Axis => match self {
                 Spans::Gather(g) => g.axis.as_ref().map(|a| a.tokens.clone()),
@@ -201,21 +151,17 @@ impl Spans<'_> {
                 Spans::Slice(_) => None,
             },
             Location::IndexDims => match self {
-                Spans::Gather(g) => g
-                    .index_dims
-                    .as_ref()
-                    .map(|a| a.tokens.clone())
-                    .or_else(|| shape(Operand::Indices)),
+                Spans::Gather(g) => {
+                    g.index_dims.as_ref().map(|a| a.tokens.clone()).or_else(|| shape(Operand::Indices))
+                }
                 Spans::Slice(_) => None,
             },
             Location::OutOfRange => match self {
                 Spans::Gather(g) => g.out_of_range.as_ref().map(|p| p.0.to_token_stream()),
                 Spans::Slice(_) => None,
             },
-            Location::Window(w) => self.window(w).map(|l| span_of(l)),
-            Location::WindowAt(w, i) => self
-                .window_item(w, i)
-                .or_else(|| self.window(w).map(span_of)),
+            Location::Window(w) => self.window(w).map(span_of),
+            Location::WindowAt(w, i) => self.window_item(w, i).or_else(|| self.window(w).map(span_of)),
         }
     }
 
@@ -235,41 +181,13 @@ impl Spans<'_> {
     fn window_item(&self, w: Window, i: usize) -> Option<proc_macro2::TokenStream> {
         let Spans::Slice(s) = self else { return None };
         match w {
-            Window::Offsets => s
-                .offsets
-                .as_ref()
-                .and_then(|l| l.items.get(i))
-                .map(|l| l.tokens.clone()),
-            Window::Sizes => s
-                .sizes
-                .as_ref()
-                .and_then(|l| l.items.get(i))
-                .map(|l| l.tokens.clone()),
-            Window::Strides => s
-                .strides
-                .as_ref()
-                .and_then(|l| l.items.get(i))
-                .map(|l| l.tokens.clone()),
-            Window::Starts => s
-                .starts
-                .as_ref()
-                .and_then(|l| l.items.get(i))
-                .map(|l| l.tokens.clone()),
-            Window::Ends => s
-                .ends
-                .as_ref()
-                .and_then(|l| l.items.get(i))
-                .map(|l| l.tokens.clone()),
-            Window::Axes => s
-                .axes
-                .as_ref()
-                .and_then(|l| l.items.get(i))
-                .map(|l| l.tokens.clone()),
-            Window::Steps => s
-                .steps
-                .as_ref()
-                .and_then(|l| l.items.get(i))
-                .map(|l| l.tokens.clone()),
+            Window::Offsets => s.offsets.as_ref().and_then(|l| l.items.get(i)).map(|l| l.tokens.clone()),
+            Window::Sizes => s.sizes.as_ref().and_then(|l| l.items.get(i)).map(|l| l.tokens.clone()),
+            Window::Strides => s.strides.as_ref().and_then(|l| l.items.get(i)).map(|l| l.tokens.clone()),
+            Window::Starts => s.starts.as_ref().and_then(|l| l.items.get(i)).map(|l| l.tokens.clone()),
+            Window::Ends => s.ends.as_ref().and_then(|l| l.items.get(i)).map(|l| l.tokens.clone()),
+            Window::Axes => s.axes.as_ref().and_then(|l| l.items.get(i)).map(|l| l.tokens.clone()),
+            Window::Steps => s.steps.as_ref().and_then(|l| l.items.get(i)).map(|l| l.tokens.clone()),
         }
     }
 }

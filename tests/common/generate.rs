@@ -287,7 +287,8 @@ pub fn slice_case(rng: &mut Rng, data_types: &[DType]) -> SliceCase {
     let declare = rng.chance(50);
     if declare {
         let max = reference.output_shape();
-        let out: Vec<usize> = max.iter().map(|&m| if rng.chance(30) { rng.range(1, m as i64) as usize } else { m }).collect();
+        let out: Vec<usize> =
+            max.iter().map(|&m| if rng.chance(30) { rng.range(1, m as i64) as usize } else { m }).collect();
         reference.out_strides = output_strides(rng, &out);
         reference.out_sizes = Some(out);
     }

@@ -104,7 +104,10 @@ impl Gather {
         match self.rules {
             Rules::DirectMl => {
                 let d = self.index_sizes.len();
-                (self.index_sizes[d - self.index_dims..].to_vec(), self.index_strides[d - self.index_dims..].to_vec())
+                (
+                    self.index_sizes[d - self.index_dims..].to_vec(),
+                    self.index_strides[d - self.index_dims..].to_vec(),
+                )
             }
             _ => (self.index_sizes.clone(), self.index_strides.clone()),
         }
@@ -220,7 +223,11 @@ impl Slice1 {
     /// `MaxCopiedElements[i] = 1 + (size[i] - 1) / |stride[i]|` unless declared.
     pub fn output_shape(&self) -> Vec<usize> {
         self.out_sizes.clone().unwrap_or_else(|| {
-            self.window.iter().zip(&self.steps).map(|(&n, &s)| 1 + (n - 1) / s.unsigned_abs() as usize).collect()
+            self.window
+                .iter()
+                .zip(&self.steps)
+                .map(|(&n, &s)| 1 + (n - 1) / s.unsigned_abs() as usize)
+                .collect()
         })
     }
 
@@ -232,7 +239,8 @@ impl Slice1 {
             // CopyStart[i] = offset[i] + (stride[i] < 0 ? size[i] - 1 : 0)
             let ic: Vec<usize> = (0..c.len())
                 .map(|i| {
-                    let start = self.offsets[i] as i64 + if self.steps[i] < 0 { self.window[i] as i64 - 1 } else { 0 };
+                    let start = self.offsets[i] as i64
+                        + if self.steps[i] < 0 { self.window[i] as i64 - 1 } else { 0 };
                     (start + self.steps[i] * c[i] as i64) as usize
                 })
                 .collect();

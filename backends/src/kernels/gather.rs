@@ -59,6 +59,9 @@ fn gather_lanes<N: Size>(
 
 /// Reads the index at word offset `at`, applies the out-of-range policy, and returns whether
 /// to read the source, and the source offset of the gathered element along the axis.
+// The comptime `if`s stay apart from runtime ones: collapsed, the check would be generated for
+// every policy.
+#[allow(clippy::collapsible_if)]
 #[cube]
 fn read_index(
     indices: &Array<u32>,
@@ -81,11 +84,7 @@ fn read_index(
             IndexType::I64 => hi >= 0x8000_0000u32,
             _ => false,
         };
-        let low_ok = if negative {
-            lo >= comptime!(0u32.wrapping_sub(s))
-        } else {
-            lo < s
-        };
+        let low_ok = if negative { lo >= comptime!(0u32.wrapping_sub(s)) } else { lo < s };
         ok = match comptime!(r.index_type) {
             IndexType::I64 => low_ok && (hi == 0u32 || hi == 0xFFFF_FFFFu32),
             IndexType::U64 => low_ok && hi == 0u32,
@@ -111,8 +110,5 @@ fn read_index(
             status[0] = 1u32;
         }
     }
-    (
-        ok,
-        usize::cast_from(index) * comptime!(r.axis_stride as usize),
-    )
+    (ok, usize::cast_from(index) * comptime!(r.axis_stride as usize))
 }

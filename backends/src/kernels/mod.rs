@@ -46,11 +46,7 @@ pub(crate) fn locate(slot: usize, #[comptime] m: MoveDesc) -> (bool, usize, usiz
         let d = comptime!(m.dims[i]);
         // A unit stride is the innermost dim: the remainder is the coordinate. (`rem` is not
         // reset there: `let c = rem` binds the same variable in CubeCL.)
-        let c = if comptime!(d.out_stride == 1) {
-            rem
-        } else {
-            rem / comptime!(d.out_stride as usize)
-        };
+        let c = if comptime!(d.out_stride == 1) { rem } else { rem / comptime!(d.out_stride as usize) };
         if comptime!(d.out_stride != 1) {
             rem %= comptime!(d.out_stride as usize);
         }
@@ -78,11 +74,7 @@ pub(crate) fn locate(slot: usize, #[comptime] m: MoveDesc) -> (bool, usize, usiz
 
 /// Reads one `32 / lanes`-bit element at element offset `elem` of a word array (vectors of one).
 #[cube]
-pub(crate) fn read_lane<N: Size>(
-    words: &Array<Vector<u32, N>>,
-    elem: usize,
-    #[comptime] lanes: u32,
-) -> u32 {
+pub(crate) fn read_lane<N: Size>(words: &Array<Vector<u32, N>>, elem: usize, #[comptime] lanes: u32) -> u32 {
     let per_word = comptime!(lanes as usize);
     let bits = comptime!(32 / lanes);
     let word = words[elem / per_word][0];

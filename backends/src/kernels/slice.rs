@@ -24,8 +24,7 @@ pub fn slice_kernel<N: Size>(
             let mut out = 0u32;
             #[unroll]
             for lane in 0..comptime!(lanes as usize) {
-                let (valid, src, _index) =
-                    locate(pos * comptime!(lanes as usize) + lane, k.moves.clone());
+                let (valid, src, _index) = locate(pos * comptime!(lanes as usize) + lane, k.moves.clone());
                 if valid {
                     out |= read_lane(input, src, lanes) << comptime!(lane as u32 * bits);
                 }

@@ -1,0 +1,10 @@
+//! Compile-fail cases, one per rule of SPEC.md, with their expected compiler output
+//! (`ui-tests/**/*.stderr`, written against Rust 1.95.0). `TRYBUILD=overwrite` regenerates them.
+
+#[test]
+fn ui() {
+    let t = trybuild::TestCases::new();
+    t.compile_fail("ui-tests/gather/*.rs");
+    t.compile_fail("ui-tests/slice/*.rs");
+    t.pass("ui-tests/pass/*.rs");
+}

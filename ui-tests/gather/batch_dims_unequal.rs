@@ -1,0 +1,4 @@
+fn main() {
+    let op = stridex::gather! { rules: openvino, data: f32[2, 5], indices: i64[3, 3], axis: 1, batch_dims: 1 };
+    let _ = op.run(&[0.0; 6], &[0; 4]);
+}

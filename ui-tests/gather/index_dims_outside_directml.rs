@@ -1,0 +1,4 @@
+fn main() {
+    let op = stridex::gather! { rules: onnx, data: f32[3, 2], indices: i64[1, 4], index_dims: 1 };
+    let _ = op.run(&[0.0; 6], &[0; 4]);
+}

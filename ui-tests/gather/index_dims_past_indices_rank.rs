@@ -1,0 +1,4 @@
+fn main() {
+    let op = stridex::gather! { rules: directml, data: f32[3, 2], indices: u32[1, 4], index_dims: 3 };
+    let _ = op.run(&[0.0; 6], &[0; 4]);
+}

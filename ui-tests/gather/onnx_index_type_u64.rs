@@ -1,0 +1,4 @@
+fn main() {
+    let op = stridex::gather! { rules: onnx, data: f32[3, 2], indices: u64[2] };
+    let _ = op.run(&[0.0; 6], &[0; 4]);
+}

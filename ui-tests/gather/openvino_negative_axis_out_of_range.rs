@@ -1,0 +1,4 @@
+fn main() {
+    let op = stridex::gather! { rules: openvino, data: f32[3, 2], indices: i64[2], axis: -3 };
+    let _ = op.run(&[0.0; 6], &[0; 4]);
+}

@@ -1,0 +1,4 @@
+fn main() {
+    let op = stridex::gather! { data: f32[3, 2], indices: i64[2], out_of_range: wrap };
+    let _ = op.run(&[0.0; 6], &[0; 4]);
+}

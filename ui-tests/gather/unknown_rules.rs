@@ -1,0 +1,4 @@
+fn main() {
+    let op = stridex::gather! { rules: tensorflow, data: f32[3, 2], indices: i64[2] };
+    let _ = op.run(&[0.0; 6], &[0; 4]);
+}
