@@ -19,7 +19,7 @@ pub enum Backend {
 impl Backend {
     pub fn from_name(s: &str) -> Option<Backend> {
         match s.to_ascii_lowercase().as_str() {
-            "wgpu" | "vulkan" | "spirv" | "wgsl" => Some(Backend::Wgpu),
+            "wgpu" | "vulkan" | "spirv" | "wgsl" | "gl" | "opengl" => Some(Backend::Wgpu),
             "cuda" => Some(Backend::Cuda),
             "cpu" => Some(Backend::Cpu),
             _ => None,
@@ -98,7 +98,7 @@ impl Device {
 fn choose_default() -> Result<Backend, Error> {
     if let Ok(name) = std::env::var("STRIDEX_BACKEND") {
         let backend = Backend::from_name(&name).ok_or_else(|| {
-            Error::NoDevice(format!("STRIDEX_BACKEND={name} is not one of wgpu, vulkan, cuda, cpu"))
+            Error::NoDevice(format!("STRIDEX_BACKEND={name} is not one of wgpu, vulkan, gl, cuda, cpu"))
         })?;
         if name.eq_ignore_ascii_case("vulkan") && !cfg!(feature = "vulkan") {
             return Err(Error::NoDevice(
@@ -134,7 +134,10 @@ fn open_wgpu() -> Result<Device, Error> {
     };
     // Set up once per process (`Device::open` caches it): CubeCL panics on a second setup.
     let device = WgpuDevice::DefaultDevice;
-    let setup = if probe(wgpu::Backends::VULKAN) {
+    // wgpu's GL backend is what runs where no Vulkan driver exists; STRIDEX_BACKEND=gl forces it.
+    let force_gl = std::env::var("STRIDEX_BACKEND")
+        .is_ok_and(|b| matches!(b.to_ascii_lowercase().as_str(), "gl" | "opengl"));
+    let setup = if !force_gl && probe(wgpu::Backends::VULKAN) {
         std::panic::catch_unwind(|| init_setup::<Vulkan>(&device, RuntimeOptions::default()))
     } else if probe(wgpu::Backends::GL) {
         std::panic::catch_unwind(|| init_setup::<OpenGl>(&device, RuntimeOptions::default()))

@@ -10,6 +10,9 @@ pub enum Error {
     Rule(RuleError),
     /// A buffer holds fewer elements than its layout needs (`1 + sum((size - 1) * stride)`).
     BufferTooShort { tensor: Operand, needed: usize, given: usize },
+    /// A device buffer given to `launch` has fewer bytes than the kernel touches
+    /// (`op.buffer_bytes(tensor)`).
+    HandleTooSmall { tensor: Operand, needed: usize, given: usize },
     /// Under the `error` policy: the first index (row-major over the indices tensor) outside
     /// `[-s, s-1]`.
     IndexOutOfRange { position: Vec<usize>, value: i128, axis_size: usize },
@@ -28,6 +31,10 @@ impl fmt::Display for Error {
             Error::BufferTooShort { tensor, needed, given } => write!(
                 f,
                 "buffer too short: `{tensor}` needs at least {needed} elements for its layout, but {given} were given"
+            ),
+            Error::HandleTooSmall { tensor, needed, given } => write!(
+                f,
+                "device buffer too small: `{tensor}` needs {needed} bytes (whole 32-bit words, see `buffer_bytes`), but its handle has {given}"
             ),
             Error::IndexOutOfRange { position, value, axis_size } => write!(
                 f,

@@ -1,6 +1,7 @@
 //! The runtime side of stridex: CubeCL kernels (one gather, one slice), devices, launch and
 //! read-back. Features: `wgpu` (default), `vulkan` (wgpu through SPIR-V), `cuda`, `cpu`.
 
+mod builder;
 mod device;
 mod element;
 mod error;
@@ -8,6 +9,9 @@ pub mod kernels;
 mod launch;
 mod ops;
 
+pub use builder::{Gather, Slice};
+/// The CubeCL this crate launches with, for [`GatherOp::launch`] on your own client and buffers.
+pub use cubecl;
 pub use device::{Backend, Device};
 pub use element::{Element, IndexElement};
 pub use error::Error;

@@ -155,17 +155,86 @@ impl<T: Element, I: IndexElement> GatherOp<T, I> {
             // Empty output: nothing to gather, no launch.
             return Ok(tensor_from_bytes(&p.plan.output, &[]));
         };
-        let (bytes, flagged) = with_client!(device, c => launch::gather(
-            c,
-            kernel,
-            &T::bytes(data),
-            &I::bytes(indices),
-            has_gaps(&p.plan.output),
-        ))?;
-        if flagged {
-            return Err(first_bad_index(&p.plan, indices));
-        }
+        let bytes = with_client!(device, c => {
+            let data_h = launch::upload(c, &T::bytes(data), kernel.moves.src_words as usize);
+            let index_h = launch::upload(c, &I::bytes(indices), 0);
+            let out_h = launch::output(c, &kernel.moves, has_gaps(&p.plan.output));
+            if launch::gather(c, kernel, &data_h, &index_h, &out_h)? {
+                return Err(first_bad_index(&p.plan, indices));
+            }
+            launch::read(c, out_h)?
+        });
         Ok(tensor_from_bytes(&p.plan.output, &bytes))
+    }
+
+    /// Bytes a device buffer needs for [`GatherOp::launch`] (`Operand::Data`, `Indices` or
+    /// `Output`): the tensor's elements, rounded up to whole 32-bit words (and, for data and
+    /// output, to the kernel's vector width).
+    pub fn buffer_bytes(&self, tensor: Operand) -> Result<usize, Error> {
+        let p = self.prepared()?;
+        let words = |layout: &TensorLayout, bytes: usize| layout.min_buffer_len().unwrap_or(0) * bytes;
+        Ok(match (tensor, &p.kernel) {
+            (Operand::Indices, _) => words(&p.plan.indices, I::INDEX.words() * 4).div_ceil(4) * 4,
+            (Operand::Output, Some(k)) => k.moves.out_words as usize * 4,
+            (Operand::Output, None) => words(&p.plan.output, T::DTYPE.size()).div_ceil(4) * 4,
+            (_, Some(k)) => k.moves.src_words as usize * 4,
+            (_, None) => words(&p.plan.data, T::DTYPE.size()).div_ceil(4) * 4,
+        })
+    }
+
+    /// Test support: [`GatherOp::run_on`] with every buffer between guard regions, which must
+    /// come back untouched (and inputs unchanged). Not a stable API.
+    #[doc(hidden)]
+    pub fn __run_guarded(&self, device: &Device, data: &[T], indices: &[I]) -> Result<Tensor<T>, Error> {
+        let p = self.prepared()?;
+        check_len(Operand::Data, &p.plan.data, data.len())?;
+        check_len(Operand::Indices, &p.plan.indices, indices.len())?;
+        let Some(kernel) = &p.kernel else { return Ok(tensor_from_bytes(&p.plan.output, &[])) };
+        let mut data_bytes = T::bytes(data).into_owned();
+        data_bytes.resize(self.buffer_bytes(Operand::Data)?, 0);
+        let mut index_bytes = I::bytes(indices).into_owned();
+        index_bytes.resize(self.buffer_bytes(Operand::Indices)?.max(4), 0);
+        let bytes = with_client!(device, c => {
+            let d = launch::guarded(c, &data_bytes);
+            let i = launch::guarded(c, &index_bytes);
+            let o = launch::guarded(c, &vec![0; self.buffer_bytes(Operand::Output)?]);
+            let flagged = launch::gather(c, kernel, &d.view, &i.view, &o.view)?;
+            let unchanged = launch::unguard(c, d, Operand::Data)? == data_bytes
+                && launch::unguard(c, i, Operand::Indices)? == index_bytes;
+            let out = launch::unguard(c, o, Operand::Output)?;
+            if !unchanged {
+                return Err(Error::Device("an input buffer was written".into()));
+            }
+            if flagged {
+                return Err(first_bad_index(&p.plan, indices));
+            }
+            out
+        });
+        Ok(tensor_from_bytes(&p.plan.output, &bytes))
+    }
+
+    /// Launches on buffers already on the device (`client` must be the one that made them):
+    /// `data` and `indices` laid out as the descriptor says, `output` at least
+    /// [`GatherOp::buffer_bytes`] long. Waits for the kernel, so that an index out of range
+    /// under the `error` policy comes back as `Err` (the indices are then read back to name it).
+    pub fn launch<R: cubecl::Runtime>(
+        &self,
+        client: &cubecl::client::ComputeClient<R>,
+        data: &cubecl::server::Handle,
+        indices: &cubecl::server::Handle,
+        output: &cubecl::server::Handle,
+    ) -> Result<(), Error> {
+        let p = self.prepared()?;
+        let Some(kernel) = &p.kernel else { return Ok(()) };
+        launch::check_handle(Operand::Data, data, self.buffer_bytes(Operand::Data)?)?;
+        launch::check_handle(Operand::Indices, indices, self.buffer_bytes(Operand::Indices)?)?;
+        launch::check_handle(Operand::Output, output, self.buffer_bytes(Operand::Output)?)?;
+        if launch::gather(client, kernel, data, indices, output)? {
+            let bytes = launch::read(client, indices.clone())?;
+            let n = p.plan.indices.min_buffer_len().unwrap_or(0) * I::INDEX.words() * 4;
+            return Err(first_bad_index(&p.plan, &I::from_bytes(&bytes[..n])));
+        }
+        Ok(())
     }
 }
 
@@ -244,8 +313,59 @@ impl<T: Element> SliceOp<T> {
         let Some(kernel) = &p.kernel else {
             return Ok(tensor_from_bytes(&p.plan.output, &[]));
         };
-        let bytes =
-            with_client!(device, c => launch::slice(c, kernel, &T::bytes(input), has_gaps(&p.plan.output)))?;
+        let bytes = with_client!(device, c => {
+            let in_h = launch::upload(c, &T::bytes(input), kernel.moves.src_words as usize);
+            let out_h = launch::output(c, &kernel.moves, has_gaps(&p.plan.output));
+            launch::slice(c, kernel, &in_h, &out_h)?;
+            launch::read(c, out_h)?
+        });
         Ok(tensor_from_bytes(&p.plan.output, &bytes))
+    }
+
+    /// Bytes a device buffer needs for [`SliceOp::launch`] (`Operand::Input` or `Output`).
+    pub fn buffer_bytes(&self, tensor: Operand) -> Result<usize, Error> {
+        let p = self.prepared()?;
+        let bytes =
+            |layout: &TensorLayout| (layout.min_buffer_len().unwrap_or(0) * T::DTYPE.size()).div_ceil(4) * 4;
+        Ok(match (tensor, &p.kernel) {
+            (Operand::Output, Some(k)) => k.moves.out_words as usize * 4,
+            (Operand::Output, None) => bytes(&p.plan.output),
+            (_, Some(k)) => k.moves.src_words as usize * 4,
+            (_, None) => bytes(&p.plan.input),
+        })
+    }
+
+    /// Test support: [`SliceOp::run_on`] with guard regions; see `GatherOp::__run_guarded`.
+    #[doc(hidden)]
+    pub fn __run_guarded(&self, device: &Device, input: &[T]) -> Result<Tensor<T>, Error> {
+        let p = self.prepared()?;
+        check_len(Operand::Input, &p.plan.input, input.len())?;
+        let Some(kernel) = &p.kernel else { return Ok(tensor_from_bytes(&p.plan.output, &[])) };
+        let mut in_bytes = T::bytes(input).into_owned();
+        in_bytes.resize(self.buffer_bytes(Operand::Input)?, 0);
+        let bytes = with_client!(device, c => {
+            let i = launch::guarded(c, &in_bytes);
+            let o = launch::guarded(c, &vec![0; self.buffer_bytes(Operand::Output)?]);
+            launch::slice(c, kernel, &i.view, &o.view)?;
+            if launch::unguard(c, i, Operand::Input)? != in_bytes {
+                return Err(Error::Device("the input buffer was written".into()));
+            }
+            launch::unguard(c, o, Operand::Output)?
+        });
+        Ok(tensor_from_bytes(&p.plan.output, &bytes))
+    }
+
+    /// Launches on buffers already on the device; see [`GatherOp::launch`].
+    pub fn launch<R: cubecl::Runtime>(
+        &self,
+        client: &cubecl::client::ComputeClient<R>,
+        input: &cubecl::server::Handle,
+        output: &cubecl::server::Handle,
+    ) -> Result<(), Error> {
+        let p = self.prepared()?;
+        let Some(kernel) = &p.kernel else { return Ok(()) };
+        launch::check_handle(Operand::Input, input, self.buffer_bytes(Operand::Input)?)?;
+        launch::check_handle(Operand::Output, output, self.buffer_bytes(Operand::Output)?)?;
+        launch::slice(client, kernel, input, output)
     }
 }

@@ -51,8 +51,9 @@ impl Dims {
         Ok(())
     }
 
+    /// The product, saturating at `usize::MAX` (sizes come from users).
     pub fn product(&self) -> usize {
-        self.as_slice().iter().product()
+        self.as_slice().iter().fold(1usize, |a, &n| a.saturating_mul(n))
     }
 }
 

@@ -288,7 +288,7 @@ impl fmt::Display for RuleError {
             ),
             TooLarge { tensor } => write!(
                 f,
-                "size limit: `{tensor}` spans more than 2^32 - 1 32-bit words, past the 32-bit offsets stridex kernels use; split the tensor"
+                "size limit: `{tensor}` spans more than 2^32 - 1 elements or 32-bit words, past the 32-bit offsets stridex kernels use; split the tensor"
             ),
             IndexNotInteger { dtype } => write!(
                 f,
@@ -402,7 +402,7 @@ impl fmt::Display for RuleError {
             WindowPastInput { dim, offset, size, input } => write!(
                 f,
                 "DirectML SLICE1: window of dimension {dim} ends past the input: offset {offset} + size {size} = {} > input size {input}; use size <= {}",
-                offset + size,
+                offset.saturating_add(*size),
                 input.saturating_sub(*offset)
             ),
             SliceOutputSize { dim, size, max } => write!(

@@ -89,18 +89,22 @@ impl GatherKernelDesc {
         if plan.output.is_empty() {
             return None;
         }
+        // An empty axis leaves the data empty: nothing is ever read, and its strides (which the
+        // size rules do not bound for an empty tensor) play no part.
+        let reads = plan.axis_size > 0;
         let dims = plan
             .dims
             .iter()
             .map(|d| Dim {
                 size: d.size,
                 out: d.output_stride,
-                src: d.data_stride as i64,
+                src: if reads { d.data_stride as i64 } else { 0 },
                 index: d.index_stride,
             })
             .collect();
+        let axis_stride = if reads { plan.axis_stride } else { 0 };
         let (moves, scale) =
-            MoveDesc::build(dims, 0, plan.axis_stride, plan.data_type.size(), &plan.data, &plan.output);
+            MoveDesc::build(dims, 0, axis_stride, plan.data_type.size(), &plan.data, &plan.output);
         let index_words = plan.index_type.words() as u32;
         let mut moves = moves;
         for d in &mut moves.dims {
@@ -112,7 +116,7 @@ impl GatherKernelDesc {
                 index_type: plan.index_type,
                 policy: plan.out_of_range,
                 axis_size: plan.axis_size as u32,
-                axis_stride: scale.apply(plan.axis_stride) as u32,
+                axis_stride: scale.apply(axis_stride) as u32,
                 index_words,
             },
         })

@@ -62,6 +62,8 @@ impl SliceDesc {
         }
         let rules = if directml { "DirectML SLICE1" } else { "ONNX Slice" };
         check_rank(Operand::Input, input.rank(), 1, rules)?;
+        // Before any window arithmetic: sizes then fit the 32-bit offsets (and i64).
+        check_addressable(Operand::Input, &input, dtype.size())?;
         let window = match self.window {
             SliceWindow::DirectMl { offsets, sizes, strides } => {
                 check_directml_window(&input, offsets, sizes, strides)?;
@@ -106,9 +108,9 @@ impl SliceDesc {
                 }
             }
         };
-        check_output_layout(&output)?;
-        check_addressable(Operand::Input, &input, dtype.size())?;
         check_addressable(Operand::Output, &output, dtype.size())?;
+        // After the size check, so the overlap search works on bounded numbers.
+        check_output_layout(&output)?;
 
         let mut dims = Vec::new();
         let mut base = 0usize;
@@ -156,7 +158,7 @@ fn check_directml_window(
         if sizes[dim] == 0 {
             return Err(RuleError::WindowEmpty { dim });
         }
-        if offsets[dim] + sizes[dim] > input.sizes[dim] {
+        if offsets[dim].checked_add(sizes[dim]).is_none_or(|end| end > input.sizes[dim]) {
             return Err(RuleError::WindowPastInput {
                 dim,
                 offset: offsets[dim],
@@ -216,7 +218,8 @@ fn onnx_ranges(
         if step == 0 {
             return Err(RuleError::SliceStepZero { position: k });
         }
-        let dim = input.sizes[axis] as i64;
+        // An empty input may still have a huge dimension.
+        let dim = i64::try_from(input.sizes[axis]).unwrap_or(i64::MAX);
         let norm = |v: i64| if v < 0 { v.saturating_add(dim) } else { v };
         let (start, end) = if step > 0 {
             (norm(starts[k]).clamp(0, dim), norm(ends[k]).clamp(0, dim))
@@ -251,7 +254,8 @@ fn onnx_window(
     let mut strides = Vec::new();
     for (start, step, count) in ranges {
         // Window [lo, lo + size) read from its start (step > 0) or its end (step < 0).
-        let span = (count as i64 - 1) * step.abs();
+        // The picked elements lie inside the dimension, so the span is below its size.
+        let span = ((count as u64 - 1) * step.unsigned_abs()) as i64;
         let lo = if step > 0 { start } else { start - span };
         offsets.push(lo as usize);
         sizes.push(span as usize + 1);

@@ -48,12 +48,16 @@ pub fn layout(tensor: Operand, sizes: Dims, strides: Option<Dims>) -> Result<Ten
     }
 }
 
-/// Buffers are addressed with 32-bit word offsets in the kernels.
+/// Kernels address buffers with 32-bit offsets, in elements (8- and 16-bit lanes) or in words.
 pub fn check_addressable(tensor: Operand, layout: &TensorLayout, elem_bytes: usize) -> Result<(), RuleError> {
-    let words = layout.min_buffer_len().and_then(|n| n.checked_mul(elem_bytes)).map(|b| b.div_ceil(4));
-    match words {
-        Some(w) if w <= u32::MAX as usize => Ok(()),
-        _ => Err(RuleError::TooLarge { tensor }),
+    let fits = layout.min_buffer_len().is_some_and(|n| {
+        n <= u32::MAX as usize
+            && n.checked_mul(elem_bytes).is_some_and(|b| b.div_ceil(4) <= u32::MAX as usize)
+    });
+    if fits {
+        Ok(())
+    } else {
+        Err(RuleError::TooLarge { tensor })
     }
 }
 

@@ -1,0 +1,304 @@
+//! The runtime front door: descriptors whose shapes are known only at run time. The same rule
+//! functions as the macros check them, and they launch the same kernels; every mistake is an
+//! `Err`, never a panic.
+//!
+//! ```no_run
+//! # fn main() -> Result<(), stridex_backends::Error> {
+//! use stridex_backends::Gather;
+//! let op = Gather::onnx().data::<f32>(&[3, 2]).indices::<i64>(&[2, 2]).axis(0).build()?;
+//! let y = op.run(&[1.0, 1.2, 2.3, 3.4, 4.5, 5.7], &[0, 1, 1, 2])?;
+//! # Ok(()) }
+//! ```
+
+use crate::element::{Element, IndexElement};
+use crate::error::Error;
+use crate::ops::{GatherOp, SliceOp};
+use std::marker::PhantomData;
+use stridex_core::{
+    tensor, Dims, GatherDesc, GatherRules, Operand, OutOfRange, OutputDecl, RuleError, SignedDims, SliceDesc,
+    SliceWindow, TensorDecl, Window,
+};
+
+/// Sizes and optional strides, as given.
+#[derive(Clone, Debug, Default)]
+struct Shape {
+    sizes: Vec<usize>,
+    strides: Option<Vec<usize>>,
+}
+
+impl Shape {
+    fn new(sizes: &[usize], strides: Option<&[usize]>) -> Shape {
+        Shape { sizes: sizes.to_vec(), strides: strides.map(<[usize]>::to_vec) }
+    }
+
+    fn dims(&self, which: Operand) -> Result<(Dims, Option<Dims>), RuleError> {
+        Ok((
+            tensor::dims(which, &self.sizes)?,
+            self.strides.as_deref().map(|s| tensor::dims(which, s)).transpose()?,
+        ))
+    }
+
+    fn decl(&self, which: Operand, dtype: stridex_core::DType) -> Result<TensorDecl, RuleError> {
+        let (sizes, strides) = self.dims(which)?;
+        Ok(TensorDecl { dtype, sizes, strides })
+    }
+}
+
+/// A gather described at run time: `Gather::onnx().data::<f32>(&[3, 2]).indices::<i64>(&[2, 2])`.
+#[derive(Clone, Debug)]
+pub struct Gather<T = (), I = ()> {
+    rules: GatherRules,
+    data: Shape,
+    indices: Shape,
+    axis: i64,
+    batch_dims: Option<i64>,
+    index_dims: Option<usize>,
+    out_of_range: Option<OutOfRange>,
+    output: Option<Shape>,
+    types: PhantomData<fn() -> (T, I)>,
+}
+
+impl Gather {
+    pub fn new(rules: GatherRules) -> Gather {
+        Gather {
+            rules,
+            data: Shape::default(),
+            indices: Shape::default(),
+            axis: 0,
+            batch_dims: None,
+            index_dims: None,
+            out_of_range: None,
+            output: None,
+            types: PhantomData,
+        }
+    }
+
+    pub fn onnx() -> Gather {
+        Gather::new(GatherRules::Onnx)
+    }
+
+    pub fn openvino() -> Gather {
+        Gather::new(GatherRules::OpenVino)
+    }
+
+    pub fn directml() -> Gather {
+        Gather::new(GatherRules::DirectMl)
+    }
+}
+
+impl<T, I> Gather<T, I> {
+    fn retype<U, J>(self) -> Gather<U, J> {
+        Gather {
+            rules: self.rules,
+            data: self.data,
+            indices: self.indices,
+            axis: self.axis,
+            batch_dims: self.batch_dims,
+            index_dims: self.index_dims,
+            out_of_range: self.out_of_range,
+            output: self.output,
+            types: PhantomData,
+        }
+    }
+
+    /// Packed row-major data of element type `U`.
+    pub fn data<U: Element>(self, sizes: &[usize]) -> Gather<U, I> {
+        self.data_strided(sizes, None)
+    }
+
+    /// Data with explicit element strides (`None`: packed).
+    pub fn data_strided<U: Element>(mut self, sizes: &[usize], strides: Option<&[usize]>) -> Gather<U, I> {
+        self.data = Shape::new(sizes, strides);
+        self.retype()
+    }
+
+    pub fn indices<J: IndexElement>(self, sizes: &[usize]) -> Gather<T, J> {
+        self.indices_strided(sizes, None)
+    }
+
+    pub fn indices_strided<J: IndexElement>(
+        mut self,
+        sizes: &[usize],
+        strides: Option<&[usize]>,
+    ) -> Gather<T, J> {
+        self.indices = Shape::new(sizes, strides);
+        self.retype()
+    }
+
+    pub fn axis(mut self, axis: i64) -> Self {
+        self.axis = axis;
+        self
+    }
+
+    pub fn batch_dims(mut self, batch_dims: i64) -> Self {
+        self.batch_dims = Some(batch_dims);
+        self
+    }
+
+    pub fn index_dims(mut self, index_dims: usize) -> Self {
+        self.index_dims = Some(index_dims);
+        self
+    }
+
+    pub fn out_of_range(mut self, policy: OutOfRange) -> Self {
+        self.out_of_range = Some(policy);
+        self
+    }
+
+    /// Declares the output shape (it must equal the inferred one) and optional strides.
+    pub fn output(mut self, sizes: &[usize], strides: Option<&[usize]>) -> Self {
+        self.output = Some(Shape::new(sizes, strides));
+        self
+    }
+}
+
+impl<T: Element, I: IndexElement> Gather<T, I> {
+    /// The plain descriptor, as the macro would write it (no rule checked yet).
+    pub fn desc(&self) -> Result<GatherDesc, Error> {
+        let output = match &self.output {
+            Some(o) => {
+                let (sizes, strides) = o.dims(Operand::Output)?;
+                Some(OutputDecl { dtype: None, sizes, strides })
+            }
+            None => None,
+        };
+        Ok(GatherDesc {
+            rules: self.rules,
+            data: self.data.decl(Operand::Data, T::DTYPE)?,
+            indices: self.indices.decl(Operand::Indices, I::INDEX.dtype())?,
+            axis: self.axis,
+            batch_dims: self.batch_dims,
+            index_dims: self.index_dims,
+            out_of_range: self.out_of_range,
+            output,
+        })
+    }
+
+    /// Checks every rule and prepares the kernel.
+    pub fn build(&self) -> Result<GatherOp<T, I>, Error> {
+        GatherOp::new(self.desc()?)
+    }
+}
+
+/// A slice described at run time: a DirectML SLICE1 window or ONNX Slice-13 starts/ends.
+#[derive(Clone, Debug)]
+pub struct Slice<T = ()> {
+    onnx: bool,
+    input: Shape,
+    window: [Vec<i64>; 3],
+    axes: Option<Vec<i64>>,
+    steps: Option<Vec<i64>>,
+    output: Option<Shape>,
+    types: PhantomData<fn() -> T>,
+}
+
+impl Slice {
+    fn new(onnx: bool) -> Slice {
+        Slice {
+            onnx,
+            input: Shape::default(),
+            window: Default::default(),
+            axes: None,
+            steps: None,
+            output: None,
+            types: PhantomData,
+        }
+    }
+
+    /// DirectML SLICE1: [`Slice::window`] gives offsets, sizes and signed strides.
+    pub fn directml() -> Slice {
+        Slice::new(false)
+    }
+
+    /// ONNX Slice-13: [`Slice::starts_ends`], then optional [`Slice::axes`] and [`Slice::steps`].
+    pub fn onnx() -> Slice {
+        Slice::new(true)
+    }
+}
+
+impl<T> Slice<T> {
+    pub fn input<U: Element>(self, sizes: &[usize]) -> Slice<U> {
+        self.input_strided(sizes, None)
+    }
+
+    pub fn input_strided<U: Element>(self, sizes: &[usize], strides: Option<&[usize]>) -> Slice<U> {
+        Slice {
+            onnx: self.onnx,
+            input: Shape::new(sizes, strides),
+            window: self.window,
+            axes: self.axes,
+            steps: self.steps,
+            output: self.output,
+            types: PhantomData,
+        }
+    }
+
+    /// SLICE1's window: per dimension an offset, a size and a signed, non-zero stride.
+    pub fn window(mut self, offsets: &[usize], sizes: &[usize], strides: &[i64]) -> Self {
+        let wide = |v: &[usize]| v.iter().map(|&x| i64::try_from(x).unwrap_or(i64::MAX)).collect();
+        self.window = [wide(offsets), wide(sizes), strides.to_vec()];
+        self
+    }
+
+    /// ONNX's `starts` and `ends`.
+    pub fn starts_ends(mut self, starts: &[i64], ends: &[i64]) -> Self {
+        self.window[0] = starts.to_vec();
+        self.window[1] = ends.to_vec();
+        self
+    }
+
+    pub fn axes(mut self, axes: &[i64]) -> Self {
+        self.axes = Some(axes.to_vec());
+        self
+    }
+
+    pub fn steps(mut self, steps: &[i64]) -> Self {
+        self.steps = Some(steps.to_vec());
+        self
+    }
+
+    pub fn output(mut self, sizes: &[usize], strides: Option<&[usize]>) -> Self {
+        self.output = Some(Shape::new(sizes, strides));
+        self
+    }
+}
+
+impl<T: Element> Slice<T> {
+    pub fn desc(&self) -> Result<SliceDesc, Error> {
+        let input = self.input.decl(Operand::Input, T::DTYPE)?;
+        let rank = self.input.sizes.len();
+        let too_long =
+            |window, len| RuleError::WindowLen { window, len, expected: rank, against: "the input's rank" };
+        let signed = |v: &[i64], w| SignedDims::new(v).ok_or(too_long(w, v.len()));
+        let unsigned = |v: &[i64], w| -> Result<Dims, RuleError> {
+            let u: Vec<usize> = v.iter().map(|&x| usize::try_from(x).unwrap_or(usize::MAX)).collect();
+            Dims::new(&u).ok_or(too_long(w, v.len()))
+        };
+        let window = if self.onnx {
+            SliceWindow::Onnx {
+                starts: signed(&self.window[0], Window::Starts)?,
+                ends: signed(&self.window[1], Window::Ends)?,
+                axes: self.axes.as_deref().map(|a| signed(a, Window::Axes)).transpose()?,
+                steps: self.steps.as_deref().map(|s| signed(s, Window::Steps)).transpose()?,
+            }
+        } else {
+            SliceWindow::DirectMl {
+                offsets: unsigned(&self.window[0], Window::Offsets)?,
+                sizes: unsigned(&self.window[1], Window::Sizes)?,
+                strides: signed(&self.window[2], Window::Strides)?,
+            }
+        };
+        let output = match &self.output {
+            Some(o) => {
+                let (sizes, strides) = o.dims(Operand::Output)?;
+                Some(OutputDecl { dtype: None, sizes, strides })
+            }
+            None => None,
+        };
+        Ok(SliceDesc { input, window, output })
+    }
+
+    pub fn build(&self) -> Result<SliceOp<T>, Error> {
+        SliceOp::new(self.desc()?)
+    }
+}

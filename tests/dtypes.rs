@@ -1,0 +1,249 @@
+//! The seed examples of SPEC.md section 5 re-run for every data type and index type they can
+//! be expressed in, through the runtime builder (the same rules and kernels as the macros).
+
+use stridex::half::{bf16, f16};
+use stridex::{Element, Gather, IndexElement, Slice};
+
+/// A data type the seeds' values convert into exactly (small integers; floats for ONNX's).
+trait SeedValue: Element {
+    fn of(v: f64) -> Self;
+    const FLOAT: bool;
+}
+
+macro_rules! seed_int {
+    ($($t:ty),*) => {$(impl SeedValue for $t {
+        fn of(v: f64) -> Self { v as $t }
+        const FLOAT: bool = false;
+    })*};
+}
+seed_int!(i64, i32, i16, i8, u64, u32, u16, u8);
+
+impl SeedValue for f64 {
+    fn of(v: f64) -> Self {
+        v
+    }
+    const FLOAT: bool = true;
+}
+impl SeedValue for f32 {
+    fn of(v: f64) -> Self {
+        v as f32
+    }
+    const FLOAT: bool = true;
+}
+impl SeedValue for f16 {
+    fn of(v: f64) -> Self {
+        f16::from_f64(v)
+    }
+    const FLOAT: bool = true;
+}
+impl SeedValue for bf16 {
+    fn of(v: f64) -> Self {
+        bf16::from_f64(v)
+    }
+    const FLOAT: bool = true;
+}
+
+trait SeedIndex: IndexElement {
+    fn of(v: i64) -> Option<Self>;
+}
+macro_rules! seed_index {
+    ($($t:ty),*) => {$(impl SeedIndex for $t {
+        fn of(v: i64) -> Option<Self> { <$t>::try_from(v).ok() }
+    })*};
+}
+seed_index!(i32, i64, u32, u64);
+
+fn vals<T: SeedValue>(v: &[f64]) -> Vec<T> {
+    v.iter().map(|&x| T::of(x)).collect()
+}
+
+fn iota(n: usize) -> Vec<f64> {
+    (1..=n).map(|v| v as f64).collect()
+}
+
+/// Every gather seed for data type `T` and index type `I`; examples whose indices do not fit
+/// `I` (negative ones in an unsigned type) are skipped.
+fn gather_seeds<T: SeedValue, I: SeedIndex>() -> usize {
+    let mut ran = 0;
+    let mut check = |g: stridex::Gather<T, I>, data: &[f64], idx: &[i64], shape: &[usize], out: &[f64]| {
+        let Some(idx) = idx.iter().map(|&v| I::of(v)).collect::<Option<Vec<I>>>() else { return };
+        let op = g.build().unwrap_or_else(|e| panic!("{}/{}: {e}", T::DTYPE, I::INDEX));
+        let y = op.run(&vals::<T>(data), &idx).unwrap();
+        assert_eq!(y.shape(), shape, "{}/{}", T::DTYPE, I::INDEX);
+        assert_eq!(y.data(), vals::<T>(out).as_slice(), "{}/{}", T::DTYPE, I::INDEX);
+        ran += 1;
+    };
+    let dml = || Gather::directml().data::<T>(&[1]).indices::<I>(&[1]);
+    let ov = || Gather::openvino().data::<T>(&[1]).indices::<I>(&[1]);
+    // DirectML seed 000 (DirectML's type list has no bf16).
+    let directml = stridex::core::rules::directml_allows(T::DTYPE);
+    if directml {
+        check(
+            dml().data::<T>(&[4]).indices::<I>(&[5]).index_dims(1),
+            &[11., 12., 13., 14.],
+            &[3, 1, 3, 0, 2],
+            &[5],
+            &[14., 12., 14., 11., 13.],
+        );
+        check(
+            dml().data::<T>(&[3, 2]).indices::<I>(&[1, 4]).index_dims(1),
+            &iota(6),
+            &[0, 1, 1, 2],
+            &[4, 2],
+            &[1., 2., 3., 4., 3., 4., 5., 6.],
+        );
+        check(
+            dml().data::<T>(&[3, 2]).indices::<I>(&[1, 2]).axis(1).index_dims(1),
+            &iota(6),
+            &[1, 0],
+            &[3, 2],
+            &[2., 1., 4., 3., 6., 5.],
+        );
+        check(
+            dml().data::<T>(&[1, 3, 3]).indices::<I>(&[1, 1, 2]).axis(2).index_dims(2),
+            &iota(9),
+            &[0, 2],
+            &[3, 1, 2],
+            &[1., 3., 4., 6., 7., 9.],
+        );
+        check(
+            dml().data::<T>(&[1, 3, 2]).indices::<I>(&[1, 2, 2]).axis(1).index_dims(2),
+            &iota(6),
+            &[0, 1, 1, 2],
+            &[2, 2, 2],
+            &[1., 2., 3., 4., 3., 4., 5., 6.],
+        );
+    }
+    // OpenVINO seed 002.
+    check(ov().data::<T>(&[5]).indices::<I>(&[3]), &iota(5), &[0, 0, 4], &[3], &[1., 1., 5.]);
+    check(
+        ov().data::<T>(&[2, 5]).indices::<I>(&[2, 3]).axis(1).batch_dims(1),
+        &iota(10),
+        &[0, 0, 4, 4, 0, 0],
+        &[2, 3],
+        &[1., 1., 5., 10., 6., 6.],
+    );
+    check(
+        ov().data::<T>(&[2, 2, 5]).indices::<I>(&[2, 2, 3]).axis(2).batch_dims(2),
+        &iota(20),
+        &[0, 0, 4, 4, 0, 0, 1, 2, 4, 4, 3, 2],
+        &[2, 2, 3],
+        &[1., 1., 5., 10., 6., 6., 12., 13., 15., 20., 19., 18.],
+    );
+    let ex4: Vec<f64> =
+        [5..=8, 9..=12, 17..=20, 37..=40, 33..=36, 29..=32].into_iter().flatten().map(f64::from).collect();
+    check(
+        ov().data::<T>(&[2, 1, 5, 4]).indices::<I>(&[2, 3]).axis(2).batch_dims(1),
+        &iota(40),
+        &[1, 2, 4, 4, 3, 2],
+        &[2, 1, 3, 4],
+        &ex4,
+    );
+    check(
+        ov().data::<T>(&[2, 5]).indices::<I>(&[2, 3]).axis(1).batch_dims(-1),
+        &iota(10),
+        &[0, 0, 4, 4, 0, 0],
+        &[2, 3],
+        &[1., 1., 5., 10., 6., 6.],
+    );
+    check(ov().data::<T>(&[5]).indices::<I>(&[3]), &iota(5), &[0, -2, -1], &[3], &[1., 4., 5.]);
+    check(ov().data::<T>(&[5]).indices::<I>(&[3]), &iota(5), &[3, 10, -20], &[3], &[4., 0., 0.]);
+    // ONNX seed 003: its values are fractions, so floats only.
+    if T::FLOAT && I::INDEX.is_signed() {
+        let onnx = || Gather::onnx().data::<T>(&[1]).indices::<I>(&[1]);
+        check(
+            onnx().data::<T>(&[3, 2]).indices::<I>(&[2, 2]),
+            &[1.0, 1.2, 2.3, 3.4, 4.5, 5.7],
+            &[0, 1, 1, 2],
+            &[2, 2, 2],
+            &[1.0, 1.2, 2.3, 3.4, 2.3, 3.4, 4.5, 5.7],
+        );
+        check(
+            onnx().data::<T>(&[3, 3]).indices::<I>(&[1, 2]).axis(1),
+            &[1.0, 1.2, 1.9, 2.3, 3.4, 3.9, 4.5, 5.7, 5.9],
+            &[0, 2],
+            &[3, 1, 2],
+            &[1.0, 1.9, 2.3, 3.9, 4.5, 5.9],
+        );
+    }
+    ran
+}
+
+/// SLICE1's examples; for types outside DirectML's list, as the equivalent ONNX Slice.
+fn slice_seeds<T: SeedValue>() {
+    let input = vals::<T>(&iota(16));
+    let directml = stridex::core::rules::directml_allows(T::DTYPE);
+    for (strides, out, starts, ends) in [
+        ([1, 1, 2, 2], [2., 4., 10., 12.], [0, 1], [4, 4]),
+        ([1, 1, -2, 2], [14., 16., 6., 8.], [3, 1], [-5, 4]),
+    ] {
+        let op = if directml {
+            Slice::directml()
+                .input::<T>(&[1, 1, 4, 4])
+                .window(&[0, 0, 0, 1], &[1, 1, 4, 3], &strides)
+                .build()
+                .unwrap()
+        } else {
+            let steps = [strides[2], strides[3]];
+            Slice::onnx()
+                .input::<T>(&[1, 1, 4, 4])
+                .starts_ends(&starts, &ends)
+                .axes(&[2, 3])
+                .steps(&steps)
+                .build()
+                .unwrap()
+        };
+        let y = op.run(&input).unwrap();
+        assert_eq!(y.shape(), &[1, 1, 2, 2]);
+        assert_eq!(y.data(), vals::<T>(&out).as_slice(), "{}", T::DTYPE);
+    }
+}
+
+macro_rules! every_type {
+    ($($name:ident: $t:ty),* $(,)?) => {$(
+        #[test]
+        fn $name() {
+            let ran = gather_seeds::<$t, i32>() + gather_seeds::<$t, i64>() + gather_seeds::<$t, u32>() + gather_seeds::<$t, u64>();
+            // 12 DirectML and OpenVINO examples per index type (7 for bf16, which DirectML lacks),
+            // fewer where negative indices do not fit an unsigned type.
+            assert!(ran >= 28, "{ran}");
+            slice_seeds::<$t>();
+        }
+    )*};
+}
+
+every_type!(
+    seeds_f64: f64, seeds_f32: f32, seeds_f16: f16, seeds_bf16: bf16,
+    seeds_i64: i64, seeds_i32: i32, seeds_i16: i16, seeds_i8: i8,
+    seeds_u64: u64, seeds_u32: u32, seeds_u16: u16, seeds_u8: u8,
+);
+
+/// bool holds 0 and 1 only: the seeds' index patterns over a 0/1 table.
+#[test]
+fn seeds_bool() {
+    let op = Gather::openvino()
+        .data::<bool>(&[2, 5])
+        .indices::<i64>(&[2, 3])
+        .axis(1)
+        .batch_dims(1)
+        .build()
+        .unwrap();
+    let data = [true, false, true, false, true, false, true, false, true, false];
+    let y = op.run(&data, &[0, 0, 4, 4, 0, 0]).unwrap();
+    assert_eq!(y.data(), &[true, true, true, false, false, false]);
+    let op = Gather::openvino().data::<bool>(&[5]).indices::<i32>(&[3]).build().unwrap();
+    assert_eq!(
+        op.run(&[false, false, false, true, true], &[3, 10, -20]).unwrap().data(),
+        &[true, false, false]
+    );
+    let s = Slice::onnx()
+        .input::<bool>(&[1, 1, 4, 4])
+        .starts_ends(&[3, 1], &[-5, 4])
+        .axes(&[2, 3])
+        .steps(&[-2, 2])
+        .build()
+        .unwrap();
+    let input: Vec<bool> = (1..=16).map(|v| v % 3 == 0).collect();
+    // rows 3 and 1, columns 1 and 3: 14, 16, 6, 8.
+    assert_eq!(s.run(&input).unwrap().data(), &[false, false, true, false]);
+}

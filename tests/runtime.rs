@@ -1,0 +1,205 @@
+//! The runtime front door and bad runtime input: every mistake is an `Err` that names what is
+//! wrong, never a panic, a hang or an access outside a buffer.
+
+use stridex::{Device, Error, Gather, GatherRules, Operand, OutOfRange, RuleError, Slice};
+
+#[test]
+fn builder_matches_the_macro() {
+    let built = Gather::onnx().data::<f32>(&[3, 2]).indices::<i64>(&[2, 2]).axis(0).build().unwrap();
+    let macro_op = stridex::gather! { rules: onnx, data: f32[3, 2], indices: i64[2, 2], axis: 0 };
+    assert_eq!(built.desc(), macro_op.desc());
+    let data = [1.0, 1.2, 2.3, 3.4, 4.5, 5.7];
+    assert_eq!(built.run(&data, &[0, 1, 1, 2]).unwrap(), macro_op.run(&data, &[0, 1, 1, 2]).unwrap());
+}
+
+#[test]
+fn builder_rule_errors_are_values() {
+    let e = Gather::onnx().data::<f32>(&[3, 2]).indices::<i64>(&[2]).axis(2).build().err().unwrap();
+    assert_eq!(e, Error::Rule(RuleError::AxisOutOfRange { rules: GatherRules::Onnx, axis: 2, rank: 2 }));
+    let e = Gather::onnx().data::<f32>(&[1; 9]).indices::<i64>(&[2]).build().err().unwrap();
+    assert!(matches!(e, Error::Rule(RuleError::Rank { rank: 9, .. })), "{e}");
+    let e = Gather::onnx().data::<f32>(&[3, 2]).indices::<u32>(&[2]).build().err().unwrap();
+    assert!(matches!(e, Error::Rule(RuleError::IndexTypeNotAllowed { .. })), "{e}");
+    let e = Slice::directml().input::<f32>(&[4, 4]).window(&[0, 2], &[4, 3], &[1, 1]).build().err().unwrap();
+    assert!(e.to_string().contains("offset 2 + size 3 = 5 > input size 4"), "{e}");
+    let e = Slice::directml()
+        .input::<f32>(&[4])
+        .window(&[usize::MAX], &[usize::MAX], &[i64::MIN])
+        .build()
+        .err()
+        .unwrap();
+    assert!(matches!(e, Error::Rule(RuleError::WindowPastInput { .. })), "{e}");
+}
+
+#[test]
+fn op_types_must_match_the_descriptor() {
+    let desc = Gather::onnx().data::<f32>(&[3]).indices::<i32>(&[2]).desc().unwrap();
+    let e = stridex::GatherOp::<f32, i64>::new(desc).err().unwrap();
+    assert!(matches!(e, Error::TypeMismatch { tensor: Operand::Indices, .. }), "{e}");
+}
+
+#[test]
+fn short_buffers_name_the_tensor_and_the_lengths() {
+    let op = stridex::gather! { data: f32[3, 2] strides [4, 1], indices: i64[2, 2] };
+    // 1 + 2 * 4 + 1 * 1 = 10 elements.
+    let e = op.run(&[0.0; 9], &[0; 4]).unwrap_err();
+    assert_eq!(e, Error::BufferTooShort { tensor: Operand::Data, needed: 10, given: 9 });
+    assert_eq!(
+        e.to_string(),
+        "buffer too short: `data` needs at least 10 elements for its layout, but 9 were given"
+    );
+    let e = op.run(&[0.0; 10], &[0; 3]).unwrap_err();
+    assert_eq!(e, Error::BufferTooShort { tensor: Operand::Indices, needed: 4, given: 3 });
+    let s = stridex::slice! { input: u8[4, 4], offsets: [0, 0], sizes: [4, 4], strides: [1, 1] };
+    assert_eq!(
+        s.run(&[0; 15]).unwrap_err(),
+        Error::BufferTooShort { tensor: Operand::Input, needed: 16, given: 15 }
+    );
+}
+
+#[test]
+fn error_policy_names_the_first_bad_index_row_major() {
+    let op = stridex::gather! { data: f32[5], indices: i64[2, 3] };
+    let e = op.run(&[1.0; 5], &[0, 4, -5, 3, 5, -6]).unwrap_err();
+    assert_eq!(e, Error::IndexOutOfRange { position: vec![1, 1], value: 5, axis_size: 5 });
+    assert_eq!(
+        e.to_string(),
+        "index out of range: indices[1, 1] = 5 is outside [-5, 4] (out_of_range: error)"
+    );
+    // 64-bit values are checked in full: 2^32 + 1 is not 1.
+    let e = op.run(&[1.0; 5], &[0, 1, (1 << 32) + 1, 0, 0, 0]).unwrap_err();
+    assert_eq!(e, Error::IndexOutOfRange { position: vec![0, 2], value: (1 << 32) + 1, axis_size: 5 });
+    let e = op.run(&[1.0; 5], &[0, 1, 2, -(1 << 32) - 1, 0, 0]).unwrap_err();
+    assert!(matches!(e, Error::IndexOutOfRange { value: -4294967297, .. }), "{e}");
+}
+
+#[test]
+fn wide_indices_are_never_truncated() {
+    let data = [10, 11, 12, 13, 14];
+    let zero = stridex::gather! { rules: openvino, data: i32[5], indices: i64[4] };
+    let y = zero.run(&data, &[(1 << 32) + 1, -(1 << 32) + 1, -1, i64::MIN]).unwrap();
+    assert_eq!(y.data(), &[0, 0, 14, 0]);
+    let clamp = stridex::gather! { rules: directml, data: i32[5], indices: u64[4], index_dims: 1 };
+    let y = clamp.run(&data, &[(1 << 32) + 1, u64::MAX, 2, 5]).unwrap();
+    assert_eq!(y.data(), &[14, 14, 12, 14]);
+    let clamp_signed = stridex::gather! { rules: directml, data: i32[5], indices: i64[4], index_dims: 1 };
+    let y = clamp_signed.run(&data, &[-6, -(1 << 40), 1 << 40, -5]).unwrap();
+    assert_eq!(y.data(), &[10, 10, 14, 10]);
+    let u32_clamp = stridex::gather! { rules: directml, data: i32[5], indices: u32[3], index_dims: 1 };
+    assert_eq!(u32_clamp.run(&data, &[u32::MAX, 0x8000_0000, 4]).unwrap().data(), &[14, 14, 14]);
+}
+
+#[test]
+fn empty_tensors_give_empty_results_without_a_launch() {
+    let op = stridex::gather! { data: f32[0, 3], indices: i64[2], axis: 1 };
+    let y = op.run(&[], &[0, 1]).unwrap();
+    assert_eq!((y.shape(), y.data()), (&[0, 2][..], &[][..]));
+    assert!(op.kernel().unwrap().is_none());
+    let op = stridex::gather! { data: f32[4, 3], indices: i64[0] };
+    assert_eq!(op.run(&[0.0; 12], &[]).unwrap().shape(), &[0, 3]);
+    let s = stridex::slice! { rules: onnx, input: f32[20, 10, 5], starts: [1000], ends: [1000], axes: [1] };
+    assert_eq!(s.run(&[0.0; 1000]).unwrap().shape(), &[20, 0, 5]);
+}
+
+#[test]
+fn an_empty_axis_has_nothing_to_read() {
+    // data [0] with 3 indices: every index is out of range; the output is not empty.
+    let err = stridex::gather! { data: f32[0], indices: i64[3] };
+    assert_eq!(
+        err.run(&[], &[0, 1, 2]).unwrap_err(),
+        Error::IndexOutOfRange { position: vec![0], value: 0, axis_size: 0 }
+    );
+    let zero = stridex::gather! { rules: openvino, data: f32[0], indices: i64[3] };
+    assert_eq!(zero.run(&[], &[0, 1, 2]).unwrap().data(), &[0.0; 3]);
+    let clamp = stridex::gather! { rules: openvino, data: f32[0], indices: i64[3], out_of_range: clamp };
+    assert_eq!(clamp.run(&[], &[0, -1, 7]).unwrap().data(), &[0.0; 3]);
+}
+
+#[test]
+fn padded_and_permuted_outputs() {
+    let op = stridex::gather! { data: u8[3, 2], indices: i64[2], output: [2, 2] strides [3, 1] };
+    let y = op.run(&[1, 2, 3, 4, 5, 6], &[2, 0]).unwrap();
+    // Row 0 at offsets 0..2, row 1 at 3..5; the gap reads zero.
+    assert_eq!(y.data(), &[5, 6, 0, 1, 2]);
+    assert_eq!(y.to_row_major(), vec![5, 6, 1, 2]);
+    let op = stridex::gather! { data: f64[3, 2], indices: i64[2], output: [2, 2] strides [1, 2] };
+    let y = op.run(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 0]).unwrap();
+    assert_eq!(y.data(), &[5.0, 1.0, 6.0, 2.0]);
+    assert_eq!(y.get(&[0, 1]), 6.0);
+}
+
+#[test]
+fn guard_regions_stay_untouched() {
+    let device = Device::default_device().unwrap();
+    let op = stridex::gather! { data: u16[4, 3], indices: i32[5], output: [5, 3] strides [4, 1] };
+    let data: Vec<u16> = (0..12).collect();
+    let y = op.__run_guarded(device, &data, &[3, 0, -1, 2, 1]).unwrap();
+    assert_eq!(y.to_row_major(), vec![9, 10, 11, 0, 1, 2, 9, 10, 11, 6, 7, 8, 3, 4, 5]);
+    let s = stridex::slice! { input: i8[1, 1, 4, 4], offsets: [0, 0, 0, 1], sizes: [1, 1, 4, 3], strides: [1, 1, -2, 2] };
+    let input: Vec<i8> = (1..=16).collect();
+    assert_eq!(s.__run_guarded(device, &input).unwrap().data(), &[14, 16, 6, 8]);
+}
+
+#[test]
+fn policy_override() {
+    let op = stridex::gather! { rules: onnx, data: i32[3], indices: i64[2], out_of_range: zero };
+    assert_eq!(op.plan().unwrap().out_of_range, OutOfRange::Zero);
+    assert_eq!(op.run(&[7, 8, 9], &[5, -1]).unwrap().data(), &[0, 9]);
+}
+
+struct XorShift(u64);
+
+impl XorShift {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    /// An edge-case-heavy integer.
+    fn int(&mut self) -> i64 {
+        const INTERESTING: [i64; 13] =
+            [0, 1, 2, 3, -1, -2, 7, 9, i64::MAX, i64::MIN, 1 << 32, -(1 << 33), 1 << 20];
+        INTERESTING[(self.next() % 13) as usize]
+    }
+
+    fn list(&mut self, n: usize) -> Vec<i64> {
+        (0..n).map(|_| self.int()).collect()
+    }
+
+    fn sizes(&mut self) -> Vec<usize> {
+        let n = (self.next() % 10) as usize;
+        self.list(n).iter().map(|v| v.unsigned_abs() as usize).collect()
+    }
+}
+
+/// Random, mostly invalid, runtime descriptors: building returns `Ok` or `Err`, never panics.
+#[test]
+fn hostile_runtime_descriptors_never_panic() {
+    let mut r = XorShift(0x2545_F491_4F6C_DD1D);
+    for _ in 0..3000 {
+        let (d, i, o) = (r.sizes(), r.sizes(), r.sizes());
+        let strides: Vec<usize> = r.list(d.len()).iter().map(|v| v.unsigned_abs() as usize).collect();
+        let rules =
+            [GatherRules::Onnx, GatherRules::OpenVino, GatherRules::DirectMl][(r.next() % 3) as usize];
+        let mut g =
+            Gather::new(rules).data_strided::<f32>(&d, Some(&strides)).indices::<i64>(&i).axis(r.int());
+        if r.next() % 2 == 0 {
+            g = g.batch_dims(r.int());
+        }
+        if r.next() % 2 == 0 {
+            g = g.index_dims(r.int().unsigned_abs() as usize);
+        }
+        if r.next() % 2 == 0 {
+            g = g.output(&o, None);
+        }
+        let _ = std::hint::black_box(g.build());
+        let offsets: Vec<usize> = r.list(d.len()).iter().map(|v| v.unsigned_abs() as usize).collect();
+        let steps = r.list(d.len());
+        let _ = Slice::directml().input::<u8>(&d).window(&offsets, &o, &steps).build();
+        let (starts, ends, axes, steps) =
+            (r.list(i.len()), r.list(i.len()), r.list(i.len()), r.list(i.len()));
+        let _ = Slice::onnx().input::<u8>(&d).starts_ends(&starts, &ends).axes(&axes).steps(&steps).build();
+    }
+}
