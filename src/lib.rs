@@ -21,7 +21,8 @@
 //! See README.md for every key, the rules, and the backends.
 
 pub use stridex_backends::{
-    cubecl, Backend, Device, Element, Error, Gather, GatherOp, IndexElement, Slice, SliceOp, Tensor,
+    cubecl, explain, Backend, Device, Dialect, Element, Error, Gather, GatherOp, IndexElement, Slice,
+    SliceOp, Tensor,
 };
 pub use stridex_core::{
     DType, GatherDesc, GatherPlan, GatherRules, IndexType, Operand, OutOfRange, RuleError, SliceDesc,

@@ -5,6 +5,7 @@ mod builder;
 mod device;
 mod element;
 mod error;
+pub mod explain;
 pub mod kernels;
 mod launch;
 mod ops;
@@ -15,5 +16,8 @@ pub use cubecl;
 pub use device::{Backend, Device};
 pub use element::{Element, IndexElement};
 pub use error::Error;
+#[cfg(feature = "cuda")]
+pub use explain::cuda_options;
+pub use explain::Dialect;
 pub use ops::{GatherOp, SliceOp, Tensor};
 pub use stridex_core as core;

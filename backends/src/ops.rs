@@ -142,6 +142,11 @@ impl<T: Element, I: IndexElement> GatherOp<T, I> {
         Ok(self.prepared()?.kernel.as_ref())
     }
 
+    /// The generated kernel source in `dialect` (`None` for an empty output: no kernel).
+    pub fn kernel_source(&self, dialect: crate::Dialect) -> Result<Option<String>, Error> {
+        self.kernel()?.map(|k| crate::explain::source(crate::explain::Kernel::Gather(k), dialect)).transpose()
+    }
+
     /// Runs on the default device (see [`Device::default_device`]).
     pub fn run(&self, data: &[T], indices: &[I]) -> Result<Tensor<T>, Error> {
         self.run_on(Device::default_device()?, data, indices)
@@ -301,6 +306,11 @@ impl<T: Element> SliceOp<T> {
 
     pub fn kernel(&self) -> Result<Option<&SliceKernelDesc>, Error> {
         Ok(self.prepared()?.kernel.as_ref())
+    }
+
+    /// The generated kernel source in `dialect` (`None` for an empty output: no kernel).
+    pub fn kernel_source(&self, dialect: crate::Dialect) -> Result<Option<String>, Error> {
+        self.kernel()?.map(|k| crate::explain::source(crate::explain::Kernel::Slice(k), dialect)).transpose()
     }
 
     pub fn run(&self, input: &[T]) -> Result<Tensor<T>, Error> {

@@ -1,0 +1,79 @@
+//! Prints the kernel a descriptor expands to: `cargo run --example explain -- [--dialect D]
+//! gather|slice '<keys>'`, with the keys exactly as inside `gather! { .. }` / `slice! { .. }`.
+//!
+//! ```sh
+//! cargo run --example explain -- gather 'rules: onnx, data: f32[3, 2], indices: i64[2, 2], axis: 0'
+//! cargo run --example explain -- --dialect spirv slice 'input: u8[4, 4], offsets: [0, 1], sizes: [4, 3], strides: [-1, 2]'
+//! cargo run --features cuda --example explain -- --dialect sm_90 gather 'data: f16[8, 64], indices: i32[16]'
+//! ```
+//! Dialects: `wgsl` (default), `spirv` (feature `vulkan`), `cuda` / `sm_80` / `sm_90` (feature
+//! `cuda`; no GPU needed). The descriptor is read by the macro's own parser and rules.
+
+// The macro crate's parser and validator, so the text means exactly what the macro reads.
+#[allow(dead_code)]
+#[path = "../macros/src/parse.rs"]
+mod parse;
+#[allow(dead_code)]
+#[path = "../macros/src/validate.rs"]
+mod validate;
+
+use stridex::explain::{gather_source, slice_source};
+use stridex::Dialect;
+
+fn usage() -> ! {
+    eprintln!("usage: explain [--dialect wgsl|spirv|cuda|sm_80|sm_90] gather|slice '<keys as in the macro>'");
+    std::process::exit(2)
+}
+
+fn main() {
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let mut dialect = Dialect::Wgsl;
+    if let Some(i) = args.iter().position(|a| a == "--dialect") {
+        let name = args.get(i + 1).cloned().unwrap_or_else(|| usage());
+        dialect = Dialect::from_name(&name).unwrap_or_else(|| usage());
+        args.drain(i..i + 2);
+    }
+    let (Some(op), true) = (args.first(), args.len() >= 2) else { usage() };
+    let text = args[1..].join(" ");
+    let result = match op.as_str() {
+        "gather" => syn::parse_str::<parse::GatherInput>(&text)
+            .and_then(|input| validate::gather(&input))
+            .map(|desc| {
+                println!("// {desc:?}");
+                if let Ok(plan) = desc.plan() {
+                    println!(
+                        "// output shape {:?}, kernel {:?}",
+                        plan.output.sizes,
+                        stridex::core::kernel::GatherKernelDesc::new(&plan)
+                    );
+                }
+                gather_source(&desc, dialect)
+            }),
+        "slice" => {
+            syn::parse_str::<parse::SliceInput>(&text).and_then(|input| validate::slice(&input)).map(|desc| {
+                println!("// {desc:?}");
+                if let Ok(plan) = desc.plan() {
+                    println!(
+                        "// output shape {:?}, kernel {:?}",
+                        plan.output.sizes,
+                        stridex::core::kernel::SliceKernelDesc::new(&plan)
+                    );
+                }
+                slice_source(&desc, dialect)
+            })
+        }
+        _ => usage(),
+    };
+    match result {
+        Ok(Ok(Some(source))) => println!("{source}"),
+        Ok(Ok(None)) => println!("// the output is empty: no kernel is launched"),
+        Ok(Err(e)) => {
+            eprintln!("error: {e}");
+            std::process::exit(1)
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::exit(1)
+        }
+    }
+}
