@@ -1,7 +1,7 @@
 use super::{locate, mark_ran, read_lane};
 use cubecl::prelude::*;
 use stridex_core::kernel::{GatherKernelDesc, IndexRead};
-use stridex_core::{IndexType, OutOfRange};
+use stridex_core::OutOfRange;
 
 /// Gather: invocation `ABSOLUTE_POS` writes output word (or vector of words) `ABSOLUTE_POS`.
 #[cube(launch_unchecked)]
@@ -70,39 +70,52 @@ fn read_index(
     #[comptime] r: IndexRead,
 ) -> (bool, usize) {
     let s = comptime!(r.axis_size);
+    let clamp = comptime!(r.policy == OutOfRange::Clamp);
     let mut ok = false;
     let mut index = 0u32;
+    // 32-bit arithmetic only: widening to 64 bits gave wrong answers on lavapipe. A 64-bit
+    // index is its low word plus a high word that must be the low word's sign extension.
     if comptime!(s != 0) {
         let lo = indices[at];
-        let mut hi = 0u32;
-        if comptime!(r.index_words == 2) {
-            hi = indices[at + 1];
-        }
-        // 32-bit arithmetic only: widening to 64 bits gave wrong answers on lavapipe.
-        let negative = match comptime!(r.index_type) {
-            IndexType::I32 => lo >= 0x8000_0000u32,
-            IndexType::I64 => hi >= 0x8000_0000u32,
-            _ => false,
-        };
-        let low_ok = if negative { lo >= comptime!(0u32.wrapping_sub(s)) } else { lo < s };
-        ok = match comptime!(r.index_type) {
-            IndexType::I64 => low_ok && (hi == 0u32 || hi == 0xFFFF_FFFFu32),
-            IndexType::U64 => low_ok && hi == 0u32,
-            _ => low_ok,
-        };
-        // -s..-1 wraps to s - |v|: adding s modulo 2^32.
-        index = if negative { lo + s } else { lo };
-        if comptime!(r.policy == OutOfRange::Clamp) {
-            // Statements, not an `if` expression: CubeCL mis-evaluated one whose branches are
+        index = lo;
+        if comptime!(r.index_type.is_signed()) {
+            let mut negative = lo >= 0x8000_0000u32;
+            let mut high_ok = true;
+            if comptime!(r.index_words == 2) {
+                let hi = indices[at + 1];
+                negative = hi >= 0x8000_0000u32;
+                high_ok = hi == 0u32 || hi == 0xFFFF_FFFFu32;
+            }
+            // Statements, not `if` expressions: CubeCL mis-evaluated one whose branches were
             // both constants.
-            if !ok {
-                if negative {
-                    index = 0u32;
-                } else {
+            if negative {
+                // -s..-1 wraps to s - |v|: adding s modulo 2^32.
+                ok = high_ok && lo >= comptime!(0u32.wrapping_sub(s));
+                index = lo + s;
+            } else {
+                ok = high_ok && lo < s;
+            }
+            if comptime!(clamp) {
+                if !ok {
+                    if negative {
+                        index = 0u32;
+                    } else {
+                        index = comptime!(s - 1);
+                    }
+                }
+                ok = true;
+            }
+        } else {
+            ok = lo < s;
+            if comptime!(r.index_words == 2) {
+                ok = ok && indices[at + 1] == 0u32;
+            }
+            if comptime!(clamp) {
+                if !ok {
                     index = comptime!(s - 1);
                 }
+                ok = true;
             }
-            ok = true;
         }
     }
     if comptime!(r.policy == OutOfRange::Error) {

@@ -26,8 +26,11 @@ pub(crate) fn mark_ran(pos: usize, status: &mut Array<u32>) {
     }
 }
 
-/// Where output slot `slot` comes from: whether it is an element (not padding), its source unit
-/// offset (gather: before the gathered axis is added), and its indices word offset.
+/// Where output slot `slot` comes from: whether it is an element (not padding), the sum of its
+/// forward source steps (from the base offset), and a second sum: the backward source steps of
+/// a slice's negative strides, or the indices word offset of a gather. The two never meet (a
+/// gather's source strides are never negative, a slice has no indices), and sharing one
+/// accumulator leaves no variable unused in either kernel (NVRTC warns on those).
 #[cube]
 pub(crate) fn locate(slot: usize, #[comptime] m: MoveDesc) -> (bool, usize, usize) {
     let mut rem = slot;
@@ -39,37 +42,37 @@ pub(crate) fn locate(slot: usize, #[comptime] m: MoveDesc) -> (bool, usize, usiz
     if comptime!(m.base != 0) {
         forward = comptime!(m.base as usize);
     }
-    let mut backward = 0usize;
-    let mut index = 0usize;
+    let mut second = 0usize;
     #[unroll]
     for i in 0..comptime!(m.dims.len()) {
         let d = comptime!(m.dims[i]);
-        // A unit stride is the innermost dim: the remainder is the coordinate. (`rem` is not
-        // reset there: `let c = rem` binds the same variable in CubeCL.)
-        let c = if comptime!(d.out_stride == 1) { rem } else { rem / comptime!(d.out_stride as usize) };
-        if comptime!(d.out_stride != 1) {
-            rem %= comptime!(d.out_stride as usize);
-        }
-        if comptime!(d.check) {
-            valid = valid && c < comptime!(d.size as usize);
-        }
-        if comptime!(d.src_stride != 0) {
-            if comptime!(d.src_backwards) {
-                backward += c * comptime!(d.src_stride as usize);
-            } else {
-                forward += c * comptime!(d.src_stride as usize);
+        // A broadcast dim of the output may feed neither sum: then its coordinate is not needed.
+        if comptime!(d.check || d.src_stride != 0 || d.index_stride != 0) {
+            // A unit stride is the innermost dim: the remainder is the coordinate. (`rem` is
+            // not reset there: `let c = rem` binds the same variable in CubeCL.)
+            let c = if comptime!(d.out_stride == 1) { rem } else { rem / comptime!(d.out_stride as usize) };
+            if comptime!(d.check) {
+                valid = valid && c < comptime!(d.size as usize);
+            }
+            if comptime!(d.src_stride != 0) {
+                if comptime!(d.src_backwards) {
+                    second += c * comptime!(d.src_stride as usize);
+                } else {
+                    forward += c * comptime!(d.src_stride as usize);
+                }
+            }
+            if comptime!(d.index_stride != 0) {
+                second += c * comptime!(d.index_stride as usize);
             }
         }
-        if comptime!(d.index_stride != 0) {
-            index += c * comptime!(d.index_stride as usize);
+        if comptime!(d.out_stride != 1) {
+            rem %= comptime!(d.out_stride as usize);
         }
     }
     if comptime!(m.check_rem) {
         valid = valid && rem == 0;
     }
-    // Backward terms never exceed the forward ones for a valid slot (the window starts at its
-    // end in those dimensions), so the difference does not wrap where it is used.
-    (valid, forward - backward, index)
+    (valid, forward, second)
 }
 
 /// Reads one `32 / lanes`-bit element at element offset `elem` of a word array (vectors of one).

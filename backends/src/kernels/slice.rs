@@ -14,9 +14,11 @@ pub fn slice_kernel<N: Size>(
     mark_ran(pos, status);
     if pos < comptime!(k.moves.invocations as usize) {
         if comptime!(k.moves.lanes == 1) {
-            let (valid, src, _index) = locate(pos, k.moves.clone());
+            let (valid, forward, backward) = locate(pos, k.moves.clone());
             if valid {
-                output[pos] = input[src];
+                // Backward steps never exceed forward ones for an element (a window read
+                // backwards starts at its end), so the difference does not wrap.
+                output[pos] = input[forward - backward];
             }
         } else {
             let lanes = comptime!(k.moves.lanes);
@@ -24,9 +26,10 @@ pub fn slice_kernel<N: Size>(
             let mut out = 0u32;
             #[unroll]
             for lane in 0..comptime!(lanes as usize) {
-                let (valid, src, _index) = locate(pos * comptime!(lanes as usize) + lane, k.moves.clone());
+                let (valid, forward, backward) =
+                    locate(pos * comptime!(lanes as usize) + lane, k.moves.clone());
                 if valid {
-                    out |= read_lane(input, src, lanes) << comptime!(lane as u32 * bits);
+                    out |= read_lane(input, forward - backward, lanes) << comptime!(lane as u32 * bits);
                 }
             }
             output[pos] = Vector::new(out);

@@ -1,0 +1,167 @@
+//! Writes the CUDA C++ of a catalogue of descriptors, as CubeCL's CUDA runtime would compile it
+//! for sm_80 and sm_90 devices, without a GPU: `cargo run --features cuda --example
+//! cuda_catalogue -- OUT_DIR`. `scripts/cuda-offline.py` then compiles each with NVRTC and
+//! ptxas and reports what reached the machine code.
+//!
+//! The catalogue: every seed example, one gather per element width (1, 2, 4, 8 bytes; packed
+//! and lane-assembled), vectorized and strided variants, all three out-of-range policies, and
+//! slices with negative strides.
+
+use stridex::core::{GatherDesc, SliceDesc};
+use stridex::explain::{gather_source, slice_source};
+use stridex::half::{bf16, f16};
+use stridex::{Dialect, Gather, OutOfRange, Slice};
+
+enum Desc {
+    Gather(GatherDesc),
+    Slice(SliceDesc),
+}
+
+fn g<T, I>(b: Gather<T, I>) -> Desc
+where
+    T: stridex::Element,
+    I: stridex::IndexElement,
+{
+    Desc::Gather(b.desc().expect("catalogue descriptors are valid"))
+}
+
+fn s<T: stridex::Element>(b: Slice<T>) -> Desc {
+    Desc::Slice(b.desc().expect("catalogue descriptors are valid"))
+}
+
+fn catalogue() -> Vec<(&'static str, Desc)> {
+    let dml = Gather::directml;
+    let ov = Gather::openvino;
+    let onnx = Gather::onnx;
+    let slice1 = |strides: [i64; 4]| {
+        s(Slice::directml().input::<f32>(&[1, 1, 4, 4]).window(&[0, 0, 0, 1], &[1, 1, 4, 3], &strides))
+    };
+    vec![
+        // Seed 000: DirectML GATHER.
+        ("seed_dml_gather_1", g(dml().data::<f32>(&[4]).indices::<u32>(&[5]).index_dims(1))),
+        ("seed_dml_gather_2", g(dml().data::<f32>(&[3, 2]).indices::<u32>(&[1, 4]).index_dims(1))),
+        ("seed_dml_gather_3", g(dml().data::<f32>(&[3, 2]).indices::<u32>(&[1, 2]).axis(1).index_dims(1))),
+        (
+            "seed_dml_gather_4",
+            g(dml().data::<f32>(&[1, 3, 3]).indices::<u32>(&[1, 1, 2]).axis(2).index_dims(2)),
+        ),
+        (
+            "seed_dml_gather_5",
+            g(dml().data::<f32>(&[1, 3, 2]).indices::<u32>(&[1, 2, 2]).axis(1).index_dims(2)),
+        ),
+        // Seed 001: DirectML SLICE1.
+        ("seed_slice1_1", slice1([1, 1, 2, 2])),
+        ("seed_slice1_2_negative_stride", slice1([1, 1, -2, 2])),
+        // Seed 002: OpenVINO Gather-8.
+        ("seed_openvino_1", g(ov().data::<i32>(&[5]).indices::<i32>(&[3]))),
+        ("seed_openvino_2", g(ov().data::<i32>(&[2, 5]).indices::<i32>(&[2, 3]).axis(1).batch_dims(1))),
+        ("seed_openvino_3", g(ov().data::<i32>(&[2, 2, 5]).indices::<i32>(&[2, 2, 3]).axis(2).batch_dims(2))),
+        ("seed_openvino_4", g(ov().data::<i32>(&[2, 1, 5, 4]).indices::<i32>(&[2, 3]).axis(2).batch_dims(1))),
+        ("seed_openvino_5", g(ov().data::<i32>(&[2, 5]).indices::<i32>(&[2, 3]).axis(1).batch_dims(-1))),
+        (
+            "seed_openvino_8_ir",
+            g(ov().data::<f32>(&[2, 64, 128]).indices::<i64>(&[2, 32, 21]).axis(1).batch_dims(1)),
+        ),
+        // Seed 003: ONNX Gather.
+        ("seed_onnx_1", g(onnx().data::<f32>(&[3, 2]).indices::<i64>(&[2, 2]))),
+        ("seed_onnx_2", g(onnx().data::<f32>(&[3, 3]).indices::<i64>(&[1, 2]).axis(1))),
+        ("seed_onnx_3_scalar", g(onnx().data::<f32>(&[2, 3, 4]).indices::<i64>(&[]).axis(1))),
+        // Seed 004: layouts.
+        (
+            "seed_layout_column_major",
+            s(Slice::directml().input_strided::<u8>(&[2, 3], Some(&[1, 2])).window(
+                &[0, 0],
+                &[2, 3],
+                &[1, 1],
+            )),
+        ),
+        (
+            "seed_layout_broadcast",
+            s(Slice::directml().input_strided::<u8>(&[2, 3], Some(&[0, 1])).window(
+                &[0, 0],
+                &[2, 3],
+                &[1, 1],
+            )),
+        ),
+        (
+            "seed_layout_nhwc",
+            s(Slice::directml().input_strided::<f32>(&[1, 3, 3, 5], Some(&[45, 1, 15, 3])).window(
+                &[0; 4],
+                &[1, 3, 3, 5],
+                &[1; 4],
+            )),
+        ),
+        // One gather per element width: whole words (vectorized) and lane-assembled.
+        ("width1_rows_u8", g(onnx().data::<u8>(&[256, 64]).indices::<i32>(&[32]))),
+        ("width1_lanes_u8", g(onnx().data::<u8>(&[256, 3]).indices::<i32>(&[32]).axis(0))),
+        ("width2_rows_f16", g(onnx().data::<f16>(&[1024, 128]).indices::<i64>(&[64]))),
+        ("width2_lanes_bf16", g(onnx().data::<bf16>(&[64, 64]).indices::<i64>(&[16]).axis(1))),
+        ("width4_embedding_f32", g(onnx().data::<f32>(&[1000, 64]).indices::<i32>(&[32]))),
+        ("width8_rows_f64", g(onnx().data::<f64>(&[512, 32]).indices::<i64>(&[16]))),
+        ("width8_columns_u64", g(ov().data::<u64>(&[16, 40]).indices::<u64>(&[8]).axis(1))),
+        // Strided layouts.
+        (
+            "strided_permuted_data",
+            g(onnx().data_strided::<f32>(&[8, 16, 4], Some(&[4, 32, 1])).indices::<i64>(&[5]).axis(1)),
+        ),
+        (
+            "strided_padded_output",
+            g(onnx().data::<f32>(&[10, 6]).indices::<i32>(&[4]).output(&[4, 6], Some(&[8, 1]))),
+        ),
+        (
+            "strided_broadcast_indices",
+            g(ov().data::<f32>(&[4, 7]).indices_strided::<i32>(&[4, 3], Some(&[0, 1])).axis(1).batch_dims(1)),
+        ),
+        // Out-of-range policies on one descriptor.
+        (
+            "policy_error",
+            g(onnx().data::<f32>(&[100, 8]).indices::<i64>(&[10]).out_of_range(OutOfRange::Error)),
+        ),
+        (
+            "policy_zero",
+            g(onnx().data::<f32>(&[100, 8]).indices::<i64>(&[10]).out_of_range(OutOfRange::Zero)),
+        ),
+        (
+            "policy_clamp",
+            g(onnx().data::<f32>(&[100, 8]).indices::<i64>(&[10]).out_of_range(OutOfRange::Clamp)),
+        ),
+        // Slices with negative strides.
+        (
+            "slice_reverse_rows_f32",
+            s(Slice::directml().input::<f32>(&[64, 64]).window(&[0, 0], &[64, 64], &[-1, 1])),
+        ),
+        (
+            "slice_negative_strides_u16",
+            s(Slice::directml().input::<u16>(&[16, 32]).window(&[2, 1], &[12, 30], &[-3, -2])),
+        ),
+        (
+            "slice_onnx_neg_steps_f32",
+            s(Slice::onnx()
+                .input::<f32>(&[20, 10, 5])
+                .starts_ends(&[20, 10, 4], &[0, 0, 1])
+                .steps(&[-1, -3, -2])),
+        ),
+    ]
+}
+
+fn main() {
+    let out = std::env::args().nth(1).unwrap_or_else(|| "target/cuda-catalogue".into());
+    std::fs::create_dir_all(&out).expect("output directory");
+    let mut manifest = String::from("name\tarch\tfile\n");
+    for (name, desc) in catalogue() {
+        for arch in [80, 90] {
+            let dialect = Dialect::Cuda { arch };
+            let source = match &desc {
+                Desc::Gather(d) => gather_source(d, dialect),
+                Desc::Slice(d) => slice_source(d, dialect),
+            };
+            let source =
+                source.unwrap_or_else(|e| panic!("{name}: {e}")).expect("catalogue outputs are not empty");
+            let file = format!("{name}.sm{arch}.cu");
+            std::fs::write(format!("{out}/{file}"), source).expect("write source");
+            manifest.push_str(&format!("{name}\t{arch}\t{file}\n"));
+        }
+    }
+    std::fs::write(format!("{out}/manifest.tsv"), manifest).expect("write manifest");
+    println!("wrote {} kernels to {out}", catalogue().len() * 2);
+}
