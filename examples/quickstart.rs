@@ -2,7 +2,14 @@
 //!
 //! Without a GPU this runs on Mesa's lavapipe (Vulkan on the CPU) through wgpu.
 
-fn main() -> Result<(), stridex::Error> {
+fn main() {
+    if let Err(e) = run() {
+        eprintln!("error: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn run() -> Result<(), stridex::Error> {
     let device = stridex::Device::default_device()?;
     println!("device: {}", device.description());
 

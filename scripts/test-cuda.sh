@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Runs the test suite on CUDA when an NVIDIA driver and GPU are present; says plainly that it
+# skipped the GPU run otherwise (the kernels' CUDA C++ is still checked offline by
+# scripts/cuda-offline.sh).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! ldconfig -p 2>/dev/null | grep -q 'libcuda\.so' || ! { nvidia-smi -L 2>/dev/null | grep -q GPU; }; then
+    echo "test-cuda: SKIPPED the GPU run: no NVIDIA driver or GPU found on this machine"
+    exit 0
+fi
+nvidia-smi -L
+STRIDEX_BACKEND=cuda cargo test --features cuda --test seeds --test dtypes --test runtime --test random --test conformance "$@"
