@@ -110,54 +110,52 @@ fn slice(case: &Value) {
     };
     let out_shape = expected_shape(case);
     let n: usize = x_shape.iter().product();
+    let has_data = x.get("data").is_some();
+    let window = Window { starts: &starts, ends: &ends, axes: axes.as_deref(), steps: steps.as_deref() };
+    let out = expected(case).map(|o| o.0);
     match dtype(x) {
         DType::F32 => {
-            let op = SliceOp::<f32>::new(desc).unwrap_or_else(|e| panic!("{name}: {e}"));
-            let values = if x.get("data").is_some() { floats(x) } else { (0..n).map(|v| v as f32).collect() };
-            let y = op.run(&values).unwrap_or_else(|e| panic!("{name}: {e}"));
-            assert_eq!(y.shape(), out_shape.as_slice(), "{name}");
-            let (ref_shape, ref_data) = common::reference::onnx_slice(
-                &values,
-                &x_shape,
-                &starts,
-                &ends,
-                axes.as_deref(),
-                steps.as_deref(),
-            );
-            assert_eq!(
-                (ref_shape.as_slice(), ref_data.as_slice()),
-                (y.shape(), y.data()),
-                "{name}: reference"
-            );
-            if let Some((out, _)) = expected(case) {
-                assert_eq!(y.data(), floats(out).as_slice(), "{name}");
-            }
+            let values = if has_data { floats(x) } else { (0..n).map(|v| v as f32).collect() };
+            check_slice(name, desc, &values, &x_shape, &window, &out_shape, out.map(floats));
         }
         DType::I64 => {
-            let op = SliceOp::<i64>::new(desc).unwrap_or_else(|e| panic!("{name}: {e}"));
-            let values = if x.get("data").is_some() { ints(x) } else { (0..n as i64).collect() };
-            let y = op.run(&values).unwrap_or_else(|e| panic!("{name}: {e}"));
-            assert_eq!(y.shape(), out_shape.as_slice(), "{name}");
-            if let Some((out, _)) = expected(case) {
-                assert_eq!(y.data(), ints(out).as_slice(), "{name}");
-            }
+            let values = if has_data { ints(x) } else { (0..n as i64).collect() };
+            check_slice(name, desc, &values, &x_shape, &window, &out_shape, out.map(ints));
         }
         DType::F64 => {
-            let op = SliceOp::<f64>::new(desc).unwrap_or_else(|e| panic!("{name}: {e}"));
             let values: Vec<f64> = (0..n).map(|v| v as f64).collect();
-            let y = op.run(&values).unwrap_or_else(|e| panic!("{name}: {e}"));
-            assert_eq!(y.shape(), out_shape.as_slice(), "{name}");
-            let (_, ref_data) = common::reference::onnx_slice(
-                &values,
-                &x_shape,
-                &starts,
-                &ends,
-                axes.as_deref(),
-                steps.as_deref(),
-            );
-            assert_eq!(y.data(), ref_data.as_slice(), "{name}");
+            check_slice(name, desc, &values, &x_shape, &window, &out_shape, None);
         }
         other => panic!("{name}: dtype {other}"),
+    }
+}
+
+struct Window<'a> {
+    starts: &'a [i64],
+    ends: &'a [i64],
+    axes: Option<&'a [i64]>,
+    steps: Option<&'a [i64]>,
+}
+
+/// Runs the slice and compares it with the expected shape, the naive reference, and the
+/// expected values where the case has them.
+fn check_slice<T: stridex::Element>(
+    name: &str,
+    desc: SliceDesc,
+    values: &[T],
+    x_shape: &[usize],
+    w: &Window,
+    out_shape: &[usize],
+    expected: Option<Vec<T>>,
+) {
+    let op = SliceOp::<T>::new(desc).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let y = op.run(values).unwrap_or_else(|e| panic!("{name}: {e}"));
+    assert_eq!(y.shape(), out_shape, "{name}");
+    let (ref_shape, ref_data) =
+        common::reference::onnx_slice(values, x_shape, w.starts, w.ends, w.axes, w.steps);
+    assert_eq!((ref_shape.as_slice(), ref_data.as_slice()), (y.shape(), y.data()), "{name}: reference");
+    if let Some(expected) = expected {
+        assert_eq!(y.data(), expected.as_slice(), "{name}");
     }
 }
 

@@ -67,14 +67,16 @@ pub(crate) fn check_handle(tensor: Operand, handle: &Handle, needed: usize) -> R
     Ok(())
 }
 
-/// Launches a gather on device buffers (checked by the caller against the descriptor) and
-/// returns whether an index was out of range under the `error` policy.
+/// Launches a gather on device buffers (checked by the caller against the descriptor). With
+/// `wait`, waits for it and returns whether an index was out of range under the `error`
+/// policy; without, returns at once (false).
 pub(crate) fn gather<R: Runtime>(
     client: &ComputeClient<R>,
     k: &GatherKernelDesc,
     data: &Handle,
     indices: &Handle,
     output: &Handle,
+    wait: bool,
 ) -> Result<bool, Error> {
     let line = k.moves.line as usize;
     let status = upload(client, &[0; 8], 2);
@@ -97,15 +99,20 @@ pub(crate) fn gather<R: Runtime>(
             k.clone(),
         );
     }
-    read_status(client, status)
+    if wait {
+        read_status(client, status)
+    } else {
+        Ok(false)
+    }
 }
 
-/// Launches a slice on device buffers checked by the caller.
+/// Launches a slice on device buffers checked by the caller; with `wait`, waits for it.
 pub(crate) fn slice<R: Runtime>(
     client: &ComputeClient<R>,
     k: &SliceKernelDesc,
     input: &Handle,
     output: &Handle,
+    wait: bool,
 ) -> Result<(), Error> {
     let line = k.moves.line as usize;
     let status = upload(client, &[0; 8], 2);
@@ -124,7 +131,10 @@ pub(crate) fn slice<R: Runtime>(
             k.clone(),
         );
     }
-    read_status(client, status).map(|_| ())
+    if wait {
+        read_status(client, status)?;
+    }
+    Ok(())
 }
 
 /// Bytes of a known pattern on each side of a guarded buffer; a multiple of every backend's

@@ -4,11 +4,14 @@ use crate::device::{with_client, Device};
 use crate::element::{Element, IndexElement};
 use crate::error::Error;
 use crate::launch;
+use std::any::TypeId;
 use std::marker::PhantomData;
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 use stridex_core::kernel::{GatherKernelDesc, SliceKernelDesc};
 use stridex_core::layout::next_coords;
-use stridex_core::{GatherDesc, GatherPlan, Operand, RuleError, SliceDesc, SlicePlan, TensorLayout};
+use stridex_core::{
+    GatherDesc, GatherPlan, Operand, OutOfRange, RuleError, SliceDesc, SlicePlan, TensorLayout,
+};
 
 /// A result tensor: its logical shape, its strides, and the buffer those strides index
 /// (`1 + sum((size - 1) * stride)` elements; for a packed output, the elements row-major).
@@ -89,6 +92,30 @@ fn has_gaps(layout: &TensorLayout) -> bool {
     layout.min_buffer_len() != Some(layout.num_elements())
 }
 
+/// The runtimes on which an op's kernel has been seen to run. CubeCL drops a launch whose
+/// kernel fails to build with only a log line; building is deterministic, so the first launch
+/// per runtime waits for the status word and later ones need not.
+struct Verified(Mutex<Vec<TypeId>>);
+
+impl Verified {
+    const fn new() -> Verified {
+        Verified(Mutex::new(Vec::new()))
+    }
+
+    /// True when `R` was confirmed before.
+    fn seen<R: 'static>(&self) -> bool {
+        self.0.lock().is_ok_and(|v| v.contains(&TypeId::of::<R>()))
+    }
+
+    fn confirm<R: 'static>(&self) {
+        if let Ok(mut v) = self.0.lock() {
+            if !v.contains(&TypeId::of::<R>()) {
+                v.push(TypeId::of::<R>());
+            }
+        }
+    }
+}
+
 struct PreparedGather {
     plan: GatherPlan,
     kernel: Option<GatherKernelDesc>,
@@ -99,6 +126,7 @@ struct PreparedGather {
 pub struct GatherOp<T, I> {
     desc: GatherDesc,
     prepared: OnceLock<Result<PreparedGather, RuleError>>,
+    verified: Verified,
     types: PhantomData<fn() -> (T, I)>,
 }
 
@@ -115,7 +143,7 @@ impl<T: Element, I: IndexElement> GatherOp<T, I> {
     /// For `gather!` expansions: `desc` passed every rule at compile time, with these types.
     #[doc(hidden)]
     pub const fn __from_checked(desc: GatherDesc) -> Self {
-        GatherOp { desc, prepared: OnceLock::new(), types: PhantomData }
+        GatherOp { desc, prepared: OnceLock::new(), verified: Verified::new(), types: PhantomData }
     }
 
     fn prepared(&self) -> Result<&PreparedGather, Error> {
@@ -164,7 +192,7 @@ impl<T: Element, I: IndexElement> GatherOp<T, I> {
             let data_h = launch::upload(c, &T::bytes(data), kernel.moves.src_words as usize);
             let index_h = launch::upload(c, &I::bytes(indices), 0);
             let out_h = launch::output(c, &kernel.moves, has_gaps(&p.plan.output));
-            if launch::gather(c, kernel, &data_h, &index_h, &out_h)? {
+            if launch::gather(c, kernel, &data_h, &index_h, &out_h, true)? {
                 return Err(first_bad_index(&p.plan, indices));
             }
             launch::read(c, out_h)?
@@ -203,7 +231,7 @@ impl<T: Element, I: IndexElement> GatherOp<T, I> {
             let d = launch::guarded(c, &data_bytes);
             let i = launch::guarded(c, &index_bytes);
             let o = launch::guarded(c, &vec![0; self.buffer_bytes(Operand::Output)?]);
-            let flagged = launch::gather(c, kernel, &d.view, &i.view, &o.view)?;
+            let flagged = launch::gather(c, kernel, &d.view, &i.view, &o.view, true)?;
             let unchanged = launch::unguard(c, d, Operand::Data)? == data_bytes
                 && launch::unguard(c, i, Operand::Indices)? == index_bytes;
             let out = launch::unguard(c, o, Operand::Output)?;
@@ -220,8 +248,10 @@ impl<T: Element, I: IndexElement> GatherOp<T, I> {
 
     /// Launches on buffers already on the device (`client` must be the one that made them):
     /// `data` and `indices` laid out as the descriptor says, `output` at least
-    /// [`GatherOp::buffer_bytes`] long. Waits for the kernel, so that an index out of range
-    /// under the `error` policy comes back as `Err` (the indices are then read back to name it).
+    /// [`GatherOp::buffer_bytes`] long. Returns once the kernel is queued, except under the
+    /// `error` policy, where it waits so that an index out of range comes back as `Err` (the
+    /// indices are then read back to name it), and on the op's first launch on a runtime, which
+    /// waits to confirm the kernel built and ran.
     pub fn launch<R: cubecl::Runtime>(
         &self,
         client: &cubecl::client::ComputeClient<R>,
@@ -234,7 +264,12 @@ impl<T: Element, I: IndexElement> GatherOp<T, I> {
         launch::check_handle(Operand::Data, data, self.buffer_bytes(Operand::Data)?)?;
         launch::check_handle(Operand::Indices, indices, self.buffer_bytes(Operand::Indices)?)?;
         launch::check_handle(Operand::Output, output, self.buffer_bytes(Operand::Output)?)?;
-        if launch::gather(client, kernel, data, indices, output)? {
+        let wait = p.plan.out_of_range == OutOfRange::Error || !self.verified.seen::<R>();
+        let flagged = launch::gather(client, kernel, data, indices, output, wait)?;
+        if wait {
+            self.verified.confirm::<R>();
+        }
+        if flagged {
             let bytes = launch::read(client, indices.clone())?;
             let n = p.plan.indices.min_buffer_len().unwrap_or(0) * I::INDEX.words() * 4;
             return Err(first_bad_index(&p.plan, &I::from_bytes(&bytes[..n])));
@@ -270,6 +305,7 @@ struct PreparedSlice {
 pub struct SliceOp<T> {
     desc: SliceDesc,
     prepared: OnceLock<Result<PreparedSlice, RuleError>>,
+    verified: Verified,
     types: PhantomData<fn() -> T>,
 }
 
@@ -283,7 +319,7 @@ impl<T: Element> SliceOp<T> {
 
     #[doc(hidden)]
     pub const fn __from_checked(desc: SliceDesc) -> Self {
-        SliceOp { desc, prepared: OnceLock::new(), types: PhantomData }
+        SliceOp { desc, prepared: OnceLock::new(), verified: Verified::new(), types: PhantomData }
     }
 
     fn prepared(&self) -> Result<&PreparedSlice, Error> {
@@ -326,7 +362,7 @@ impl<T: Element> SliceOp<T> {
         let bytes = with_client!(device, c => {
             let in_h = launch::upload(c, &T::bytes(input), kernel.moves.src_words as usize);
             let out_h = launch::output(c, &kernel.moves, has_gaps(&p.plan.output));
-            launch::slice(c, kernel, &in_h, &out_h)?;
+            launch::slice(c, kernel, &in_h, &out_h, true)?;
             launch::read(c, out_h)?
         });
         Ok(tensor_from_bytes(&p.plan.output, &bytes))
@@ -356,7 +392,7 @@ impl<T: Element> SliceOp<T> {
         let bytes = with_client!(device, c => {
             let i = launch::guarded(c, &in_bytes);
             let o = launch::guarded(c, &vec![0; self.buffer_bytes(Operand::Output)?]);
-            launch::slice(c, kernel, &i.view, &o.view)?;
+            launch::slice(c, kernel, &i.view, &o.view, true)?;
             if launch::unguard(c, i, Operand::Input)? != in_bytes {
                 return Err(Error::Device("the input buffer was written".into()));
             }
@@ -376,6 +412,11 @@ impl<T: Element> SliceOp<T> {
         let Some(kernel) = &p.kernel else { return Ok(()) };
         launch::check_handle(Operand::Input, input, self.buffer_bytes(Operand::Input)?)?;
         launch::check_handle(Operand::Output, output, self.buffer_bytes(Operand::Output)?)?;
-        launch::slice(client, kernel, input, output)
+        let wait = !self.verified.seen::<R>();
+        launch::slice(client, kernel, input, output, wait)?;
+        if wait {
+            self.verified.confirm::<R>();
+        }
+        Ok(())
     }
 }

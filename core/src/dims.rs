@@ -6,28 +6,53 @@ use std::fmt;
 /// The most dimensions any tensor may have (DirectML's limit, which stridex applies everywhere).
 pub const MAX_RANK: usize = 8;
 
-/// Up to [`MAX_RANK`] unsigned values: the sizes or strides of one tensor.
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Dims {
-    len: u8,
-    vals: [usize; MAX_RANK],
+/// A value a [`Dims`] holds: `usize` (sizes, strides) or `i64` (signed window strides).
+pub trait DimValue: Copy + fmt::Debug + fmt::Display {
+    const ZERO: Self;
 }
 
-impl Dims {
-    pub const EMPTY: Dims = Dims { len: 0, vals: [0; MAX_RANK] };
+impl DimValue for usize {
+    const ZERO: Self = 0;
+}
+
+impl DimValue for i64 {
+    const ZERO: Self = 0;
+}
+
+/// Up to [`MAX_RANK`] values, one per dimension: the sizes or strides of one tensor.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Dims<T = usize> {
+    len: u8,
+    vals: [T; MAX_RANK],
+}
+
+/// Signed values per dimension: slice window strides, ONNX starts and ends.
+pub type SignedDims = Dims<i64>;
+
+impl<T: DimValue> Dims<T> {
+    pub const EMPTY: Dims<T> = Dims { len: 0, vals: [T::ZERO; MAX_RANK] };
 
     /// Builds from a slice; `None` when it has more than [`MAX_RANK`] values.
-    pub const fn new(values: &[usize]) -> Option<Dims> {
+    pub const fn new(values: &[T]) -> Option<Dims<T>> {
         if values.len() > MAX_RANK {
             return None;
         }
-        let mut vals = [0; MAX_RANK];
+        let mut vals = [T::ZERO; MAX_RANK];
         let mut i = 0;
         while i < values.len() {
             vals[i] = values[i];
             i += 1;
         }
         Some(Dims { len: values.len() as u8, vals })
+    }
+
+    /// For macro expansions: `Dims::of(&[3, 2])` in a `const`; more than [`MAX_RANK`] values
+    /// fails const evaluation (the macro has already refused such a descriptor).
+    pub const fn of(values: &[T]) -> Dims<T> {
+        match Dims::new(values) {
+            Some(d) => d,
+            None => panic!("more than 8 dimensions"),
+        }
     }
 
     pub const fn len(&self) -> usize {
@@ -38,11 +63,19 @@ impl Dims {
         self.len == 0
     }
 
-    pub fn as_slice(&self) -> &[usize] {
+    pub fn as_slice(&self) -> &[T] {
         &self.vals[..self.len as usize]
     }
 
-    pub fn push(&mut self, v: usize) -> Result<(), usize> {
+    pub(crate) const fn raw(&self) -> [T; MAX_RANK] {
+        self.vals
+    }
+
+    pub(crate) const fn set(&mut self, i: usize, v: T) {
+        self.vals[i] = v;
+    }
+
+    pub fn push(&mut self, v: T) -> Result<(), T> {
         if self.len() == MAX_RANK {
             return Err(v);
         }
@@ -50,27 +83,29 @@ impl Dims {
         self.len += 1;
         Ok(())
     }
+}
 
+impl Dims {
     /// The product, saturating at `usize::MAX` (sizes come from users).
     pub fn product(&self) -> usize {
         self.as_slice().iter().fold(1usize, |a, &n| a.saturating_mul(n))
     }
 }
 
-impl std::ops::Deref for Dims {
-    type Target = [usize];
-    fn deref(&self) -> &[usize] {
+impl<T: DimValue> std::ops::Deref for Dims<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
         self.as_slice()
     }
 }
 
-impl fmt::Debug for Dims {
+impl<T: DimValue> fmt::Debug for Dims<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Debug::fmt(self.as_slice(), f)
     }
 }
 
-impl fmt::Display for Dims {
+impl<T: DimValue> fmt::Display for Dims<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write_list(f, self.as_slice())
     }
@@ -97,78 +132,4 @@ pub fn list<T: fmt::Display>(xs: &[T]) -> String {
         }
     }
     L(xs).to_string()
-}
-
-impl Dims {
-    pub(crate) const fn raw(&self) -> [usize; MAX_RANK] {
-        self.vals
-    }
-
-    pub(crate) const fn set(&mut self, i: usize, v: usize) {
-        self.vals[i] = v;
-    }
-}
-
-impl Dims {
-    /// For macro expansions: `Dims::of(&[3, 2])` in a `const`; more than [`MAX_RANK`] values
-    /// fails const evaluation (the macro has already refused such a descriptor).
-    pub const fn of(values: &[usize]) -> Dims {
-        match Dims::new(values) {
-            Some(d) => d,
-            None => panic!("more than 8 dimensions"),
-        }
-    }
-}
-
-/// Up to [`MAX_RANK`] signed values: slice window strides, ONNX starts and ends.
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
-pub struct SignedDims {
-    len: u8,
-    vals: [i64; MAX_RANK],
-}
-
-impl SignedDims {
-    pub const fn new(values: &[i64]) -> Option<SignedDims> {
-        if values.len() > MAX_RANK {
-            return None;
-        }
-        let mut vals = [0; MAX_RANK];
-        let mut i = 0;
-        while i < values.len() {
-            vals[i] = values[i];
-            i += 1;
-        }
-        Some(SignedDims { len: values.len() as u8, vals })
-    }
-
-    /// For macro expansions, like [`Dims::of`].
-    pub const fn of(values: &[i64]) -> SignedDims {
-        match SignedDims::new(values) {
-            Some(d) => d,
-            None => panic!("more than 8 values"),
-        }
-    }
-
-    pub fn as_slice(&self) -> &[i64] {
-        &self.vals[..self.len as usize]
-    }
-}
-
-impl std::ops::Deref for SignedDims {
-    type Target = [i64];
-    fn deref(&self) -> &[i64] {
-        self.as_slice()
-    }
-}
-
-impl fmt::Debug for SignedDims {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(self.as_slice(), f)
-    }
-}
-
-impl fmt::Display for SignedDims {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write_list(f, self.as_slice())
-    }
 }

@@ -44,8 +44,9 @@ impl TensorLayout {
         let mut i = n;
         while i > 0 {
             i -= 1;
-            let s = sizes_at(&sizes, i);
-            set_at(&mut strides, i, acc);
+            // `Dims` derefs to a slice, but not in const context.
+            let s = sizes.raw()[i];
+            strides.set(i, acc);
             acc = acc.saturating_mul(if s == 0 { 1 } else { s });
         }
         TensorLayout { sizes, strides }
@@ -189,16 +190,6 @@ pub fn next_coords(coords: &mut [usize], sizes: &[usize]) -> bool {
         coords[i] = 0;
     }
     false
-}
-
-const fn sizes_at(d: &Dims, i: usize) -> usize {
-    // `Dims` derefs to a slice, but not in const context.
-    let arr: [usize; crate::dims::MAX_RANK] = d.raw();
-    arr[i]
-}
-
-const fn set_at(d: &mut Dims, i: usize, v: usize) {
-    d.set(i, v);
 }
 
 #[cfg(test)]
