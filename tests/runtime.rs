@@ -203,3 +203,42 @@ fn hostile_runtime_descriptors_never_panic() {
         let _ = Slice::onnx().input::<u8>(&d).starts_ends(&starts, &ends).axes(&axes).steps(&steps).build();
     }
 }
+
+/// `launch` on handles made with the same CubeCL client: sizes are checked, a repeated launch
+/// returns without waiting, and the error policy still names the bad index.
+#[test]
+fn launch_on_your_own_buffers() {
+    use stridex::cubecl::wgpu::{WgpuDevice, WgpuRuntime};
+    use stridex::cubecl::Runtime;
+    let device = Device::default_device().unwrap();
+    if device.backend() != stridex::Backend::Wgpu {
+        return; // the handles below are wgpu's
+    }
+    let client = WgpuRuntime::client(&WgpuDevice::DefaultDevice);
+    let op = stridex::gather! { rules: openvino, data: f32[4, 8], indices: i32[3] };
+    let data: Vec<f32> = (0..32).map(|v| v as f32).collect();
+    let data_h = client.create_from_slice(&data.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>());
+    let idx_h = client.create_from_slice(&[2i32, -1, 9].map(i32::to_le_bytes).concat());
+    let out_bytes = op.buffer_bytes(Operand::Output).unwrap();
+    assert_eq!(out_bytes, 3 * 8 * 4);
+    let small = client.empty(out_bytes - 4);
+    assert_eq!(
+        op.launch(&client, &data_h, &idx_h, &small).unwrap_err(),
+        Error::HandleTooSmall { tensor: Operand::Output, needed: out_bytes, given: out_bytes - 4 }
+    );
+    let out = client.empty(out_bytes);
+    op.launch(&client, &data_h, &idx_h, &out).unwrap();
+    op.launch(&client, &data_h, &idx_h, &out).unwrap();
+    let got: Vec<f32> =
+        client.read_one(out).unwrap().chunks(4).map(|b| f32::from_le_bytes(b.try_into().unwrap())).collect();
+    let mut expected: Vec<f32> = (16..24).chain(24..32).map(|v| v as f32).collect();
+    expected.extend([0.0; 8]);
+    assert_eq!(got, expected);
+
+    let strict = stridex::gather! { rules: onnx, data: f32[4, 8], indices: i32[3] };
+    let out = client.empty(out_bytes);
+    assert_eq!(
+        strict.launch(&client, &data_h, &idx_h, &out).unwrap_err(),
+        Error::IndexOutOfRange { position: vec![2], value: 9, axis_size: 4 }
+    );
+}
