@@ -3,8 +3,10 @@
 # lavapipe, which runs Vulkan compute on the CPU. Debian/Ubuntu; a no-op where a driver exists.
 set -euo pipefail
 
-have_loader() { ldconfig -p 2>/dev/null | grep -q 'libvulkan\.so\.1'; }
-have_icd() { ls /usr/share/vulkan/icd.d/*.json /etc/vulkan/icd.d/*.json >/dev/null 2>&1; }
+# ldconfig lives in /sbin, which a normal user's PATH may lack.
+libs() { { ldconfig -p || /sbin/ldconfig -p; } 2>/dev/null; }
+have_loader() { libs | grep 'libvulkan\.so\.1' >/dev/null; }
+have_icd() { compgen -G '/usr/share/vulkan/icd.d/*.json' >/dev/null || compgen -G '/etc/vulkan/icd.d/*.json' >/dev/null; }
 
 if have_loader && have_icd; then
     exit 0

@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if ! ldconfig -p 2>/dev/null | grep -q 'libcuda\.so' || ! { nvidia-smi -L 2>/dev/null | grep -q GPU; }; then
+if ! { ldconfig -p || /sbin/ldconfig -p; } 2>/dev/null | grep 'libcuda\.so' >/dev/null || ! { nvidia-smi -L 2>/dev/null | grep GPU >/dev/null; }; then
     echo "test-cuda: SKIPPED the GPU run: no NVIDIA driver or GPU found on this machine"
     exit 0
 fi
