@@ -242,3 +242,37 @@ fn launch_on_your_own_buffers() {
         Error::IndexOutOfRange { position: vec![2], value: 9, axis_size: 4 }
     );
 }
+
+/// Vectorized kernels (4 words per invocation) with padded outputs: the padding is skipped, the
+/// rows land at their strides.
+#[test]
+fn vectorized_rows_into_a_padded_output() {
+    let op = stridex::gather! { data: f32[4, 8], indices: i64[2], output: [2, 8] strides [12, 1] };
+    assert_eq!(op.kernel().unwrap().unwrap().moves.line, 4);
+    let data: Vec<f32> = (0..32).map(|v| v as f32).collect();
+    let y = op.run(&data, &[3, 1]).unwrap();
+    let mut expected: Vec<f32> = (24..32).map(|v| v as f32).collect();
+    expected.extend([0.0; 4]);
+    expected.extend((8..16).map(|v| v as f32));
+    assert_eq!(y.data(), expected.as_slice());
+
+    let s = stridex::slice! { input: u16[4, 16], offsets: [0, 0], sizes: [4, 16], strides: [-1, 1], output: [4, 16] strides [24, 1] };
+    assert_eq!(s.kernel().unwrap().unwrap().moves.line, 4);
+    let input: Vec<u16> = (0..64).collect();
+    let y = s.run(&input).unwrap();
+    assert_eq!(y.get(&[0, 3]), 51);
+    assert_eq!(y.get(&[3, 15]), 15);
+    assert_eq!(&y.data()[16..24], &[0; 8]);
+    assert_eq!(y.to_row_major(), (0..4).rev().flat_map(|r| (r * 16)..(r * 16 + 16)).collect::<Vec<u16>>());
+}
+
+#[test]
+fn too_many_strides_is_a_strides_error() {
+    let e = Gather::onnx()
+        .data_strided::<f32>(&[3, 2], Some(&[1; 9]))
+        .indices::<i64>(&[2])
+        .build()
+        .err()
+        .unwrap();
+    assert_eq!(e, Error::Rule(RuleError::StridesLen { tensor: Operand::Data, sizes: 2, strides: 9 }));
+}

@@ -32,10 +32,9 @@ impl Shape {
     }
 
     fn dims(&self, which: Operand) -> Result<(Dims, Option<Dims>), RuleError> {
-        Ok((
-            tensor::dims(which, &self.sizes)?,
-            self.strides.as_deref().map(|s| tensor::dims(which, s)).transpose()?,
-        ))
+        let strides =
+            self.strides.as_deref().map(|s| tensor::strides(which, self.sizes.len(), s)).transpose()?;
+        Ok((tensor::dims(which, &self.sizes)?, strides))
     }
 
     fn decl(&self, which: Operand, dtype: stridex_core::DType) -> Result<TensorDecl, RuleError> {
@@ -185,7 +184,14 @@ impl<T: Element, I: IndexElement> Gather<T, I> {
 pub struct Slice<T = ()> {
     onnx: bool,
     input: Shape,
-    window: [Vec<i64>; 3],
+    /// SLICE1: offsets and sizes.
+    offsets: Vec<usize>,
+    sizes: Vec<usize>,
+    /// SLICE1's window strides.
+    strides: Vec<i64>,
+    /// ONNX.
+    starts: Vec<i64>,
+    ends: Vec<i64>,
     axes: Option<Vec<i64>>,
     steps: Option<Vec<i64>>,
     output: Option<Shape>,
@@ -197,7 +203,11 @@ impl Slice {
         Slice {
             onnx,
             input: Shape::default(),
-            window: Default::default(),
+            offsets: Vec::new(),
+            sizes: Vec::new(),
+            strides: Vec::new(),
+            starts: Vec::new(),
+            ends: Vec::new(),
             axes: None,
             steps: None,
             output: None,
@@ -225,7 +235,11 @@ impl<T> Slice<T> {
         Slice {
             onnx: self.onnx,
             input: Shape::new(sizes, strides),
-            window: self.window,
+            offsets: self.offsets,
+            sizes: self.sizes,
+            strides: self.strides,
+            starts: self.starts,
+            ends: self.ends,
             axes: self.axes,
             steps: self.steps,
             output: self.output,
@@ -235,15 +249,13 @@ impl<T> Slice<T> {
 
     /// SLICE1's window: per dimension an offset, a size and a signed, non-zero stride.
     pub fn window(mut self, offsets: &[usize], sizes: &[usize], strides: &[i64]) -> Self {
-        let wide = |v: &[usize]| v.iter().map(|&x| i64::try_from(x).unwrap_or(i64::MAX)).collect();
-        self.window = [wide(offsets), wide(sizes), strides.to_vec()];
+        (self.offsets, self.sizes, self.strides) = (offsets.to_vec(), sizes.to_vec(), strides.to_vec());
         self
     }
 
     /// ONNX's `starts` and `ends`.
     pub fn starts_ends(mut self, starts: &[i64], ends: &[i64]) -> Self {
-        self.window[0] = starts.to_vec();
-        self.window[1] = ends.to_vec();
+        (self.starts, self.ends) = (starts.to_vec(), ends.to_vec());
         self
     }
 
@@ -270,22 +282,19 @@ impl<T: Element> Slice<T> {
         let too_long =
             |window, len| RuleError::WindowLen { window, len, expected: rank, against: "the input's rank" };
         let signed = |v: &[i64], w| SignedDims::new(v).ok_or(too_long(w, v.len()));
-        let unsigned = |v: &[i64], w| -> Result<Dims, RuleError> {
-            let u: Vec<usize> = v.iter().map(|&x| usize::try_from(x).unwrap_or(usize::MAX)).collect();
-            Dims::new(&u).ok_or(too_long(w, v.len()))
-        };
+        let unsigned = |v: &[usize], w| Dims::new(v).ok_or(too_long(w, v.len()));
         let window = if self.onnx {
             SliceWindow::Onnx {
-                starts: signed(&self.window[0], Window::Starts)?,
-                ends: signed(&self.window[1], Window::Ends)?,
+                starts: signed(&self.starts, Window::Starts)?,
+                ends: signed(&self.ends, Window::Ends)?,
                 axes: self.axes.as_deref().map(|a| signed(a, Window::Axes)).transpose()?,
                 steps: self.steps.as_deref().map(|s| signed(s, Window::Steps)).transpose()?,
             }
         } else {
             SliceWindow::DirectMl {
-                offsets: unsigned(&self.window[0], Window::Offsets)?,
-                sizes: unsigned(&self.window[1], Window::Sizes)?,
-                strides: signed(&self.window[2], Window::Strides)?,
+                offsets: unsigned(&self.offsets, Window::Offsets)?,
+                sizes: unsigned(&self.sizes, Window::Sizes)?,
+                strides: signed(&self.strides, Window::Strides)?,
             }
         };
         let output = match &self.output {

@@ -203,6 +203,10 @@ impl<T: Element, I: IndexElement> GatherOp<T, I> {
     /// Bytes a device buffer needs for [`GatherOp::launch`] (`Operand::Data`, `Indices` or
     /// `Output`): the tensor's elements, rounded up to whole 32-bit words (and, for data and
     /// output, to the kernel's vector width).
+    ///
+    /// Kernels write whole 32-bit words: for 1- and 2-byte elements, bytes of a padded output
+    /// that lie between elements, and those after the last element in its word, are written
+    /// as zero. Padding between wider elements is left as it was.
     pub fn buffer_bytes(&self, tensor: Operand) -> Result<usize, Error> {
         let p = self.prepared()?;
         let words = |layout: &TensorLayout, bytes: usize| layout.min_buffer_len().unwrap_or(0) * bytes;

@@ -74,15 +74,6 @@ impl<T: DimValue> Dims<T> {
     pub(crate) const fn set(&mut self, i: usize, v: T) {
         self.vals[i] = v;
     }
-
-    pub fn push(&mut self, v: T) -> Result<(), T> {
-        if self.len() == MAX_RANK {
-            return Err(v);
-        }
-        self.vals[self.len()] = v;
-        self.len += 1;
-        Ok(())
-    }
 }
 
 impl Dims {

@@ -63,7 +63,6 @@ impl Window {
 /// Where in a descriptor a rule is broken.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Location {
-    Rules,
     DType(Operand),
     /// A tensor's whole size list.
     Shape(Operand),
@@ -71,11 +70,9 @@ pub enum Location {
     Size(Operand, usize),
     /// A tensor's whole stride list.
     Strides(Operand),
-    Stride(Operand, usize),
     Axis,
     BatchDims,
     IndexDims,
-    OutOfRange,
     Window(Window),
     WindowAt(Window, usize),
 }
@@ -159,8 +156,13 @@ pub enum RuleError {
         size: usize,
         index_dims: usize,
     },
+    /// `meaningful`: the larger of seed 000's `original input rank + IndexDimensions - 1` and
+    /// the formula's length after trimming leading 1s.
     OutputDoesNotFit {
         formula: Vec<usize>,
+        meaningful: usize,
+        original_rank: usize,
+        index_dims: usize,
         dimension_count: usize,
         suggest_index_dims: Option<usize>,
     },
@@ -239,6 +241,9 @@ impl RuleError {
             WindowLen { window, .. } => Location::Window(window),
             WindowStrideZero { dim } => Location::WindowAt(Window::Strides, dim),
             WindowEmpty { dim } => Location::WindowAt(Window::Sizes, dim),
+            WindowPastInput { dim, offset, input, .. } if offset >= input => {
+                Location::WindowAt(Window::Offsets, dim)
+            }
             WindowPastInput { dim, .. } => Location::WindowAt(Window::Sizes, dim),
             SliceOutputSize { dim, .. } => Location::Size(Operand::Output, dim),
             SliceAxisOutOfRange { position, .. } | SliceAxisRepeated { position, .. } => {
@@ -288,7 +293,7 @@ impl fmt::Display for RuleError {
             ),
             TooLarge { tensor } => write!(
                 f,
-                "size limit: `{tensor}` spans more than 2^32 - 1 elements or 32-bit words, past the 32-bit offsets stridex kernels use; split the tensor"
+                "size limit: `{tensor}` spans 2^32 or more elements or 32-bit words (or has an axis that long), past the 32-bit offsets stridex kernels use; split the tensor"
             ),
             IndexNotInteger { dtype } => write!(
                 f,
@@ -307,7 +312,12 @@ impl fmt::Display for RuleError {
             ),
             DataTypeNotAllowed { rules, dtype } => write!(
                 f,
-                "{rules}: data type {dtype} is not in its list (f64, f32, f16, i64, i32, i16, i8, u64, u32, u16, u8); use `rules: onnx`, which takes every type, or a listed type of the same width (the bits move unchanged)"
+                "{rules}: data type {dtype} is not in its list (f64, f32, f16, i64, i32, i16, i8, u64, u32, u16, u8); {}, or use a listed type of the same width (the bits move unchanged)",
+                if rules.contains("SLICE1") {
+                    "slice with `rules: onnx` (starts/ends/steps), which takes every type"
+                } else {
+                    "use `rules: openvino`, which takes every type and unsigned indices"
+                }
             ),
             OutputDType { data, output } => write!(
                 f,
@@ -320,7 +330,7 @@ impl fmt::Display for RuleError {
                     "{}: axis {axis} is out of range for data of rank {rank}; allowed: {lo} to {hi}{}",
                     rules.op_name(),
                     match rules {
-                        GatherRules::DirectMl if *axis < 0 && (-*axis as usize) <= *rank => format!(
+                        GatherRules::DirectMl if *axis < 0 && axis.unsigned_abs() as usize <= *rank => format!(
                             " (DirectML has no negative axis): write axis: {}",
                             *rank as i64 + axis
                         ),
@@ -367,11 +377,11 @@ impl fmt::Display for RuleError {
                 f,
                 "DirectML GATHER: indices dimension {dim} has size {size}, but with index_dims {index_dims} the leading dimensions are padding and must be 1; raise index_dims to include it"
             ),
-            OutputDoesNotFit { formula, dimension_count, suggest_index_dims } => write!(
+            OutputDoesNotFit { formula, meaningful, original_rank, index_dims, dimension_count, suggest_index_dims } => write!(
                 f,
-                "DirectML GATHER: the output sizes {} have {} meaningful dimensions, more than DimensionCount {dimension_count}{}",
+                "DirectML GATHER: with index_dims {index_dims} the output (sizes {}) has {meaningful} meaningful dimensions (original input rank {original_rank} + index_dims {index_dims} - 1 = {}), more than DimensionCount {dimension_count}{}",
                 list(formula),
-                trim_leading_ones(formula).len(),
+                original_rank + index_dims - 1,
                 match suggest_index_dims {
                     Some(k) => format!(
                         "; the extra dimensions are size-1 padding of the indices: write index_dims: {k}, which gives the same values"
@@ -399,11 +409,16 @@ impl fmt::Display for RuleError {
                 f,
                 "DirectML SLICE1: window size of dimension {dim} is 0, and windows may not be empty; use a size of at least 1"
             ),
+            WindowPastInput { dim, offset, size, input } if offset >= input => write!(
+                f,
+                "DirectML SLICE1: window of dimension {dim} starts at offset {offset}, past the input size {input}; use an offset of at most {}",
+                input.saturating_sub((*size).max(1))
+            ),
             WindowPastInput { dim, offset, size, input } => write!(
                 f,
                 "DirectML SLICE1: window of dimension {dim} ends past the input: offset {offset} + size {size} = {} > input size {input}; use size <= {}",
                 offset.saturating_add(*size),
-                input.saturating_sub(*offset)
+                input - offset
             ),
             SliceOutputSize { dim, size, max } => write!(
                 f,

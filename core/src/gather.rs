@@ -137,6 +137,11 @@ fn plan(desc: &GatherDesc) -> Result<GatherPlan, RuleError> {
     check_addressable(Operand::Data, &data, elem)?;
     check_addressable(Operand::Indices, &indices, index_type.words() * 4)?;
     check_addressable(Operand::Output, &output, elem)?;
+    // Kernels compare indices with the axis extent in 32 bits; a broadcast axis (stride 0) can
+    // be longer than its buffer.
+    if data.sizes[axis] > u32::MAX as usize {
+        return Err(RuleError::TooLarge { tensor: Operand::Data });
+    }
     // After the size check, so the overlap search works on bounded numbers.
     check_output_layout(&output)?;
 
@@ -153,7 +158,9 @@ fn plan(desc: &GatherDesc) -> Result<GatherPlan, RuleError> {
         out_of_range: desc.out_of_range.unwrap_or(rules.default_out_of_range()),
         dims,
         axis_size: data.sizes[axis],
-        axis_stride: data.strides[axis],
+        // With one element (or none) only index 0 is ever read: its stride plays no part, and
+        // the size rules do not bound the stride of a size-1 dimension.
+        axis_stride: if data.sizes[axis] > 1 { data.strides[axis] } else { 0 },
     })
 }
 
@@ -227,8 +234,12 @@ fn directml_view(
             .rev()
             .take_while(|&j| indices.sizes[d - k + (k - 1 - j)] == 1)
             .find(|&j| directml_fits(data, &formula(data, &trailing(indices, j), axis, 0), j));
+        let original_rank = trim_leading_ones(&data.sizes).len();
         return Err(RuleError::OutputDoesNotFit {
+            meaningful: (original_rank + k - 1).max(trim_leading_ones(&f).len()),
             formula: f,
+            original_rank,
+            index_dims: k,
             dimension_count: d,
             suggest_index_dims: suggest,
         });

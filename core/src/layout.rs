@@ -23,6 +23,9 @@ pub enum LayoutKind {
     Padded,
     /// Dimensions overlap in memory without a zero stride (inputs only).
     Overlapping,
+    /// Strides interleave, so disjointness cannot be shown by nesting (inputs only; it may or
+    /// may not overlap).
+    Interleaved,
 }
 
 /// Two coordinates of an output that map to one element offset.
@@ -100,7 +103,8 @@ impl TensorLayout {
             return LayoutKind::Broadcast;
         }
         match self.check_disjoint() {
-            Err(_) => LayoutKind::Overlapping,
+            Err(Overlap::Collision { .. }) => LayoutKind::Overlapping,
+            Err(Overlap::Unproven) => LayoutKind::Interleaved,
             Ok(()) if self.min_buffer_len() == Some(self.num_elements()) => LayoutKind::Permuted,
             Ok(()) => LayoutKind::Padded,
         }
@@ -121,7 +125,8 @@ impl TensorLayout {
             if self.strides[i] < span {
                 return false;
             }
-            span += self.strides[i] * (self.sizes[i] - 1);
+            // Saturating: a layout not yet checked for size may hold any numbers.
+            span = span.saturating_add(self.strides[i].saturating_mul(self.sizes[i] - 1));
         }
         true
     }
@@ -150,13 +155,15 @@ impl TensorLayout {
         if self.num_elements() > BRUTE_FORCE_LIMIT {
             return Err(Overlap::Unproven);
         }
+        // Offset -> row-major position of the first coordinate seen there.
         let mut seen = std::collections::HashMap::new();
         let mut coords = vec![0usize; self.rank()];
-        loop {
+        for position in 0.. {
             let off = self.offset(&coords);
-            if let Some(prev) = seen.insert(off, coords.clone()) {
-                return Err(Overlap::Collision { a: prev, b: coords, offset: off });
+            if let Some(&first) = seen.get(&off) {
+                return Err(Overlap::Collision { a: self.coords_of(first), b: coords, offset: off });
             }
+            seen.insert(off, position);
             if !next_coords(&mut coords, &self.sizes) {
                 break;
             }
@@ -166,17 +173,14 @@ impl TensorLayout {
         Err(Overlap::Unproven)
     }
 
-    /// The same layout with every size-1 dimension removed (they never change element order).
-    pub fn squeezed(&self) -> TensorLayout {
-        let mut sizes = Dims::EMPTY;
-        let mut strides = Dims::EMPTY;
-        for (&n, &s) in self.sizes.iter().zip(self.strides.iter()) {
-            if n != 1 {
-                let _ = sizes.push(n);
-                let _ = strides.push(s);
-            }
+    /// The coordinates of row-major position `position`.
+    fn coords_of(&self, mut position: usize) -> Vec<usize> {
+        let mut c = vec![0; self.rank()];
+        for i in (0..self.rank()).rev() {
+            c[i] = position % self.sizes[i];
+            position /= self.sizes[i];
         }
-        TensorLayout { sizes, strides }
+        c
     }
 }
 
@@ -229,6 +233,9 @@ mod tests {
         assert_eq!(layout(&[2, 3], &[0, 1]).kind(), LayoutKind::Broadcast);
         assert_eq!(layout(&[2, 3], &[5, 1]).kind(), LayoutKind::Padded);
         assert_eq!(layout(&[2, 3], &[1, 1]).kind(), LayoutKind::Overlapping);
+        assert_eq!(layout(&[2, 3], &[3, 2]).kind(), LayoutKind::Interleaved);
+        // Unchecked numbers do not overflow.
+        assert_eq!(layout(&[2, 3], &[usize::MAX, 1]).kind(), LayoutKind::Padded);
     }
 
     #[test]

@@ -39,6 +39,11 @@ pub fn dims(tensor: Operand, values: &[usize]) -> Result<Dims, RuleError> {
     })
 }
 
+/// Turns a stride list into [`Dims`]: more than [`MAX_RANK`] values cannot be one per dimension.
+pub fn strides(tensor: Operand, sizes: usize, values: &[usize]) -> Result<Dims, RuleError> {
+    Dims::new(values).ok_or(RuleError::StridesLen { tensor, sizes, strides: values.len() })
+}
+
 /// The layout of a declared tensor: strides must be one per dimension.
 pub fn layout(tensor: Operand, sizes: Dims, strides: Option<Dims>) -> Result<TensorLayout, RuleError> {
     match strides {
@@ -48,11 +53,12 @@ pub fn layout(tensor: Operand, sizes: Dims, strides: Option<Dims>) -> Result<Ten
     }
 }
 
-/// Kernels address buffers with 32-bit offsets, in elements (8- and 16-bit lanes) or in words.
+/// Kernels address buffers with 32-bit offsets, in elements (8- and 16-bit lanes) or in words,
+/// and round a buffer up to whole vectors of up to four words.
 pub fn check_addressable(tensor: Operand, layout: &TensorLayout, elem_bytes: usize) -> Result<(), RuleError> {
+    const MAX_WORDS: usize = u32::MAX as usize - 3;
     let fits = layout.min_buffer_len().is_some_and(|n| {
-        n <= u32::MAX as usize
-            && n.checked_mul(elem_bytes).is_some_and(|b| b.div_ceil(4) <= u32::MAX as usize)
+        n <= u32::MAX as usize && n.checked_mul(elem_bytes).is_some_and(|b| b.div_ceil(4) <= MAX_WORDS)
     });
     if fits {
         Ok(())

@@ -151,6 +151,9 @@ fn directml_example_3_is_refused_as_written_with_a_fix() {
         g.plan().unwrap_err(),
         RuleError::OutputDoesNotFit {
             formula: vec![3, 1, 2],
+            meaningful: 3,
+            original_rank: 2,
+            index_dims: 2,
             dimension_count: 2,
             suggest_index_dims: Some(1)
         }
@@ -161,6 +164,48 @@ fn directml_example_3_is_refused_as_written_with_a_fix() {
     let mut g = gather(GatherRules::DirectMl, &[3, 2], &[2, 2], 1);
     g.index_dims = Some(2);
     assert!(matches!(g.plan(), Err(RuleError::OutputDoesNotFit { suggest_index_dims: None, .. })));
+    // A single index with the default index_dims: seed 000's rule (2 + 2 - 1 > 2) fails although
+    // the formula [1, 1, 3] trims to one dimension; the message must say which.
+    let g = gather(GatherRules::DirectMl, &[2, 3], &[1, 1], 0);
+    let e = g.plan().unwrap_err();
+    assert!(
+        matches!(e, RuleError::OutputDoesNotFit { meaningful: 3, suggest_index_dims: Some(1), .. }),
+        "{e:?}"
+    );
+    assert!(
+        e.to_string().contains("has 3 meaningful dimensions (original input rank 2 + index_dims 2 - 1 = 3)"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_broadcast_axis_longer_than_32_bits_is_refused() {
+    let mut g = gather(GatherRules::OpenVino, &[1 << 33], &[1], 0);
+    g.data.strides = Some(d(&[0]));
+    assert_eq!(g.plan().unwrap_err(), RuleError::TooLarge { tensor: Operand::Data });
+}
+
+#[test]
+fn a_size_one_axis_ignores_its_stride() {
+    let mut g = gather(GatherRules::Onnx, &[1, 4], &[2], 0);
+    g.data.dtype = DType::F64;
+    g.data.strides = Some(d(&[1 << 63, 1]));
+    let p = g.plan().unwrap();
+    assert_eq!(p.axis_stride, 0);
+    assert!(stridex_core::kernel::GatherKernelDesc::new(&p).is_some());
+}
+
+#[test]
+fn messages_do_not_overflow() {
+    let mut g = gather(GatherRules::DirectMl, &[3], &[1], i64::MIN);
+    g.index_dims = Some(1);
+    assert!(g.plan().unwrap_err().to_string().contains("axis -9223372036854775808"));
+    let e = slice(&[4], &[5], &[1], &[1]).plan().unwrap_err();
+    assert_eq!(e.location(), Location::WindowAt(Window::Offsets, 0));
+    assert!(
+        e.to_string().contains("starts at offset 5, past the input size 4; use an offset of at most 3"),
+        "{e}"
+    );
 }
 
 #[test]

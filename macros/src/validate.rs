@@ -61,7 +61,11 @@ fn decl(t: &TensorArg, which: Operand) -> Result<TensorDecl, RuleError> {
     Ok(TensorDecl {
         dtype: t.dtype.as_ref().expect("parse requires an element type on inputs").1,
         sizes: tensor::dims(which, &t.sizes.values())?,
-        strides: t.strides.as_ref().map(|s| tensor::dims(which, &s.values())).transpose()?,
+        strides: t
+            .strides
+            .as_ref()
+            .map(|s| tensor::strides(which, t.sizes.items.len(), &s.values()))
+            .transpose()?,
     })
 }
 
@@ -69,7 +73,11 @@ fn output_decl(t: &TensorArg) -> Result<OutputDecl, RuleError> {
     Ok(OutputDecl {
         dtype: t.dtype.as_ref().map(|d| d.1),
         sizes: tensor::dims(Operand::Output, &t.sizes.values())?,
-        strides: t.strides.as_ref().map(|s| tensor::dims(Operand::Output, &s.values())).transpose()?,
+        strides: t
+            .strides
+            .as_ref()
+            .map(|s| tensor::strides(Operand::Output, t.sizes.items.len(), &s.values()))
+            .transpose()?,
     })
 }
 
@@ -121,10 +129,6 @@ impl Spans<'_> {
         };
         let shape = |t: Operand| self.tensor(t).map(|a| span_of(a.sizes.span));
         match loc {
-            Location::Rules => match self {
-                Spans::Gather(g) => g.rules.as_ref().map(|r| r.0.to_token_stream()),
-                Spans::Slice(s) => s.rules.as_ref().map(|r| r.0.to_token_stream()),
-            },
             Location::DType(t) => {
                 let arg = self.tensor(t)?;
                 arg.dtype.as_ref().map(|d| d.0.to_token_stream()).or_else(|| Some(arg.key.to_token_stream()))
@@ -138,10 +142,6 @@ impl Spans<'_> {
                 let arg = self.tensor(t)?;
                 arg.strides.as_ref().map(|s| span_of(s.span)).or_else(|| shape(t))
             }
-            Location::Stride(t, i) => {
-                let arg = self.tensor(t)?;
-                arg.strides.as_ref().and_then(|s| s.items.get(i)).map(|l| l.tokens.clone())
-            }
             Location::Axis => match self {
                 Spans::Gather(g) => g.axis.as_ref().map(|a| a.tokens.clone()),
                 Spans::Slice(_) => None,
@@ -154,10 +154,6 @@ impl Spans<'_> {
                 Spans::Gather(g) => {
                     g.index_dims.as_ref().map(|a| a.tokens.clone()).or_else(|| shape(Operand::Indices))
                 }
-                Spans::Slice(_) => None,
-            },
-            Location::OutOfRange => match self {
-                Spans::Gather(g) => g.out_of_range.as_ref().map(|p| p.0.to_token_stream()),
                 Spans::Slice(_) => None,
             },
             Location::Window(w) => self.window(w).map(span_of),
