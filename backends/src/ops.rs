@@ -116,16 +116,31 @@ impl Verified {
     }
 }
 
-struct PreparedGather {
-    plan: GatherPlan,
-    kernel: Option<GatherKernelDesc>,
+/// An op's validated plan and kernel descriptor, built on first use (the macro already checked
+/// the same rules at compile time; building them again is cheap and keeps the unchecked launch's
+/// bounds derived by one code path).
+struct Prepared<P, K> {
+    plan: P,
+    kernel: Option<K>,
+}
+
+type Cell<P, K> = OnceLock<Result<Prepared<P, K>, RuleError>>;
+
+fn prepare<P, K>(
+    cell: &Cell<P, K>,
+    plan: impl FnOnce() -> Result<P, RuleError>,
+    kernel: impl FnOnce(&P) -> Option<K>,
+) -> Result<&Prepared<P, K>, Error> {
+    cell.get_or_init(|| plan().map(|plan| Prepared { kernel: kernel(&plan), plan }))
+        .as_ref()
+        .map_err(|e| Error::Rule(e.clone()))
 }
 
 /// A gather checked against its rules, with its kernel specialized on the checked constants.
 /// `gather!` builds one at compile time; [`GatherOp::new`] at run time.
 pub struct GatherOp<T, I> {
     desc: GatherDesc,
-    prepared: OnceLock<Result<PreparedGather, RuleError>>,
+    prepared: Cell<GatherPlan, GatherKernelDesc>,
     verified: Verified,
     types: PhantomData<fn() -> (T, I)>,
 }
@@ -146,14 +161,8 @@ impl<T: Element, I: IndexElement> GatherOp<T, I> {
         GatherOp { desc, prepared: OnceLock::new(), verified: Verified::new(), types: PhantomData }
     }
 
-    fn prepared(&self) -> Result<&PreparedGather, Error> {
-        self.prepared
-            .get_or_init(|| {
-                let plan = self.desc.plan()?;
-                Ok(PreparedGather { kernel: GatherKernelDesc::new(&plan), plan })
-            })
-            .as_ref()
-            .map_err(|e| Error::Rule(e.clone()))
+    fn prepared(&self) -> Result<&Prepared<GatherPlan, GatherKernelDesc>, Error> {
+        prepare(&self.prepared, || self.desc.plan(), GatherKernelDesc::new)
     }
 
     pub fn desc(&self) -> &GatherDesc {
@@ -300,15 +309,10 @@ fn first_bad_index<I: IndexElement>(plan: &GatherPlan, indices: &[I]) -> Error {
     Error::Device("the kernel flagged an out-of-range index, but the host found none".into())
 }
 
-struct PreparedSlice {
-    plan: SlicePlan,
-    kernel: Option<SliceKernelDesc>,
-}
-
 /// A slice checked against its rules, with its kernel specialized on the checked constants.
 pub struct SliceOp<T> {
     desc: SliceDesc,
-    prepared: OnceLock<Result<PreparedSlice, RuleError>>,
+    prepared: Cell<SlicePlan, SliceKernelDesc>,
     verified: Verified,
     types: PhantomData<fn() -> T>,
 }
@@ -326,14 +330,8 @@ impl<T: Element> SliceOp<T> {
         SliceOp { desc, prepared: OnceLock::new(), verified: Verified::new(), types: PhantomData }
     }
 
-    fn prepared(&self) -> Result<&PreparedSlice, Error> {
-        self.prepared
-            .get_or_init(|| {
-                let plan = self.desc.plan()?;
-                Ok(PreparedSlice { kernel: SliceKernelDesc::new(&plan), plan })
-            })
-            .as_ref()
-            .map_err(|e| Error::Rule(e.clone()))
+    fn prepared(&self) -> Result<&Prepared<SlicePlan, SliceKernelDesc>, Error> {
+        prepare(&self.prepared, || self.desc.plan(), SliceKernelDesc::new)
     }
 
     pub fn desc(&self) -> &SliceDesc {
