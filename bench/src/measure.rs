@@ -1,0 +1,135 @@
+//! Timing: the median of synced launches after warm-up, for stridex, the device copy and Burn.
+
+use burn::tensor::backend::Backend;
+use std::time::Instant;
+use stridex::cubecl::client::ComputeClient;
+use stridex::cubecl::prelude::*;
+use stridex::cubecl::server::Handle;
+use stridex::cubecl::{self, Runtime};
+use stridex::{Element, GatherOp, IndexElement, Operand, SliceOp};
+
+pub struct Settings {
+    pub reps: usize,
+    pub concurrency_secs: f64,
+    pub json: bool,
+    pub only: Option<Vec<String>>,
+}
+
+pub struct Env<'a, R: Runtime> {
+    pub client: &'a ComputeClient<R>,
+    pub device: &'a R::Device,
+    pub settings: &'a Settings,
+}
+
+/// Median seconds of `reps` calls of `f` (each of which must end with a sync), after two warm-up
+/// calls (kernel build, first touch of the buffers).
+pub fn median(reps: usize, mut f: impl FnMut()) -> f64 {
+    f();
+    f();
+    let mut times: Vec<f64> = (0..reps)
+        .map(|_| {
+            let start = Instant::now();
+            f();
+            start.elapsed().as_secs_f64()
+        })
+        .collect();
+    times.sort_by(f64::total_cmp);
+    times[reps / 2]
+}
+
+fn sync<R: Runtime>(client: &ComputeClient<R>) {
+    cubecl::future::block_on(client.sync()).expect("device sync");
+}
+
+/// Bytes of `data`, padded with zeros to `len`.
+fn padded(bytes: &[u8], len: usize) -> Vec<u8> {
+    let mut v = bytes.to_vec();
+    v.resize(len.max(bytes.len()).max(4), 0);
+    v
+}
+
+#[cube(launch_unchecked)]
+fn copy_vectors(input: &Array<Vector<u32, Const<4>>>, output: &mut Array<Vector<u32, Const<4>>>) {
+    if ABSOLUTE_POS < output.len() {
+        output[ABSOLUTE_POS] = input[ABSOLUTE_POS];
+    }
+}
+
+impl<R: Runtime> Env<'_, R> {
+    /// A plain copy of `bytes` bytes (rounded up to 16) in 128-bit vectors, one per invocation:
+    /// what the device does with no layout logic at all.
+    pub fn copy(&self, bytes: usize) -> f64 {
+        let vectors = bytes.div_ceil(16);
+        let input = self.client.create_from_slice(&vec![1u8; vectors * 16]);
+        let output = self.client.empty(vectors * 16);
+        let cube = CubeDim::new_1d(256);
+        median(self.settings.reps, || {
+            // SAFETY: both buffers hold `vectors` vectors and the kernel checks the position.
+            unsafe {
+                copy_vectors::launch_unchecked::<R>(
+                    self.client,
+                    cubecl::calculate_cube_count_elemwise(self.client, vectors, cube),
+                    cube,
+                    ArrayArg::from_raw_parts(input.clone(), vectors),
+                    ArrayArg::from_raw_parts(output.clone(), vectors),
+                )
+            };
+            sync(self.client);
+        })
+    }
+
+    fn upload(&self, bytes: &[u8], len: usize) -> Handle {
+        self.client.create_from_slice(&padded(bytes, len))
+    }
+
+    fn read<T: Element>(&self, handle: Handle, elems: usize) -> Vec<T> {
+        let bytes = self.client.read_one(handle).expect("read back");
+        T::from_bytes(&bytes[..elems * T::DTYPE.size()])
+    }
+
+    /// Times `op.launch` on device buffers; returns the median and the output read back once.
+    pub fn gather<T: Element, I: IndexElement>(
+        &self,
+        op: &GatherOp<T, I>,
+        data: &[T],
+        ids: &[I],
+    ) -> (f64, Vec<T>) {
+        let d = self.upload(&T::bytes(data), op.buffer_bytes(Operand::Data).unwrap());
+        let i = self.upload(&I::bytes(ids), op.buffer_bytes(Operand::Indices).unwrap());
+        let o = self.client.empty(op.buffer_bytes(Operand::Output).unwrap());
+        let t = median(self.settings.reps, || {
+            op.launch(self.client, &d, &i, &o).expect("gather launch");
+            sync(self.client);
+        });
+        let n = op.plan().unwrap().output.num_elements();
+        (t, self.read(o, n))
+    }
+
+    pub fn slice<T: Element>(&self, op: &SliceOp<T>, input: &[T]) -> (f64, Vec<T>) {
+        let d = self.upload(&T::bytes(input), op.buffer_bytes(Operand::Input).unwrap());
+        let o = self.client.empty(op.buffer_bytes(Operand::Output).unwrap());
+        let t = median(self.settings.reps, || {
+            op.launch(self.client, &d, &o).expect("slice launch");
+            sync(self.client);
+        });
+        let n = op.plan().unwrap().output.num_elements();
+        (t, self.read(o, n))
+    }
+
+    /// Times a Burn op (`f` returns its result, which is synced); returns the median and the
+    /// last result.
+    pub fn burn<B: Backend, O>(&self, device: &B::Device, mut f: impl FnMut() -> O) -> (f64, O) {
+        let mut last = None;
+        let t = median(self.settings.reps, || {
+            let out = f();
+            B::sync(device).expect("burn sync");
+            last = Some(out);
+        });
+        (t, last.expect("ran"))
+    }
+}
+
+/// Host time of `f`, median of `reps` after warm-up (the CPU reference for row copies).
+pub fn host(reps: usize, f: impl FnMut()) -> f64 {
+    median(reps, f)
+}
