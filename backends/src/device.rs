@@ -31,6 +31,10 @@ impl Backend {
 pub struct Device {
     pub(crate) client: Client,
     description: String,
+    /// The CubeCL stream every `run` on this device uses, whichever thread calls it. CubeCL
+    /// gives each thread its own stream (its own memory pools, command encoder and polling
+    /// thread); callers of a shared op would otherwise each grow one.
+    stream: cubecl::stream_id::StreamId,
 }
 
 pub(crate) enum Client {
@@ -42,17 +46,18 @@ pub(crate) enum Client {
     Cpu(cubecl::client::ComputeClient<cubecl::cpu::CpuRuntime>),
 }
 
-/// Runs `$body` with `$c` bound to the typed client, whatever the runtime.
+/// Runs `$body` with `$c` bound to the typed client, whatever the runtime, holding stridex's
+/// device lock and on the device's one stream (see [`Device::exclusive`]).
 macro_rules! with_client {
     ($device:expr, $c:ident => $body:expr) => {
-        match &$device.client {
+        $device.exclusive(|| match &$device.client {
             #[cfg(feature = "wgpu")]
             $crate::device::Client::Wgpu($c) => $body,
             #[cfg(feature = "cuda")]
             $crate::device::Client::Cuda($c) => $body,
             #[cfg(feature = "cpu")]
             $crate::device::Client::Cpu($c) => $body,
-        }
+        })
     };
 }
 pub(crate) use with_client;
@@ -61,6 +66,15 @@ impl Device {
     /// What runs the kernels, e.g. `wgpu/Vulkan: llvmpipe (LLVM 15.0.6, 256 bits) (Cpu), SPIR-V`.
     pub fn description(&self) -> &str {
         &self.description
+    }
+
+    /// Runs `f` under stridex's device lock, on this device's stream.
+    pub(crate) fn exclusive<T>(&self, f: impl FnOnce() -> T) -> T {
+        crate::launch::exclusive(|| self.stream.executes(f))
+    }
+
+    fn new(client: Client, description: String) -> Device {
+        Device { client, description, stream: cubecl::stream_id::StreamId::current() }
     }
 
     pub fn backend(&self) -> Backend {
@@ -153,13 +167,13 @@ fn open_wgpu() -> Result<Device, Error> {
     let client = WgpuRuntime::client(&device);
     let compiler =
         if cfg!(feature = "vulkan") && info.backend == wgpu::Backend::Vulkan { "SPIR-V" } else { "WGSL" };
-    Ok(Device {
-        description: format!(
+    Ok(Device::new(
+        Client::Wgpu(client),
+        format!(
             "wgpu/{:?}: {} ({:?}, driver {} {}), {compiler}",
             info.backend, info.name, info.device_type, info.driver, info.driver_info
         ),
-        client: Client::Wgpu(client),
-    })
+    ))
 }
 
 #[cfg(not(feature = "wgpu"))]
@@ -195,7 +209,7 @@ fn open_cuda() -> Result<Device, Error> {
         .unwrap_or_else(|| "CUDA device 0".into());
     let client = std::panic::catch_unwind(|| CudaRuntime::client(&CudaDevice::new(0)))
         .map_err(|_| Error::NoDevice("CubeCL could not create a CUDA client".into()))?;
-    Ok(Device { description: format!("cuda: {name}"), client: Client::Cuda(client) })
+    Ok(Device::new(Client::Cuda(client), format!("cuda: {name}")))
 }
 
 #[cfg(not(feature = "cuda"))]
@@ -209,7 +223,7 @@ fn open_cpu() -> Result<Device, Error> {
     use cubecl::Runtime;
     let client = std::panic::catch_unwind(|| CpuRuntime::client(&CpuDevice))
         .map_err(|_| Error::NoDevice("CubeCL could not create a CPU client".into()))?;
-    Ok(Device { description: "cpu: CubeCL MLIR runtime".into(), client: Client::Cpu(client) })
+    Ok(Device::new(Client::Cpu(client), "cpu: CubeCL MLIR runtime".into()))
 }
 
 #[cfg(not(feature = "cpu"))]

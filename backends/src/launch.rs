@@ -2,6 +2,7 @@
 
 use crate::error::Error;
 use crate::kernels::{gather_kernel, slice_kernel, RAN_MARKER};
+use cubecl::bytes::Bytes;
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 use stridex_core::kernel::{GatherKernelDesc, MoveDesc, SliceKernelDesc};
@@ -13,44 +14,86 @@ const CUBE_DIM: u32 = 256;
 /// `bytes` as a device buffer of at least `words` 32-bit words, zero-padded.
 pub(crate) fn upload<R: Runtime>(client: &ComputeClient<R>, bytes: &[u8], words: usize) -> Handle {
     let len = (words * 4).max(bytes.len().div_ceil(4) * 4).max(4);
-    if bytes.len() == len {
-        return client.create_from_slice(bytes);
-    }
-    let mut padded = Vec::with_capacity(len);
-    padded.extend_from_slice(bytes);
-    padded.resize(len, 0);
-    client.create_from_slice(&padded)
+    client.create(crate::staging::staged(bytes, len))
 }
 
 /// An output buffer for `m`: zeroed when the layout leaves slots that no element writes.
 pub(crate) fn output<R: Runtime>(client: &ComputeClient<R>, m: &MoveDesc, zeroed: bool) -> Handle {
     let bytes = m.out_words as usize * 4;
     if zeroed {
-        client.create_from_slice(&vec![0u8; bytes])
+        client.create(crate::staging::staged(&[], bytes))
     } else {
         client.empty(bytes)
     }
 }
 
-pub(crate) fn read<R: Runtime>(client: &ComputeClient<R>, handle: Handle) -> Result<Vec<u8>, Error> {
-    // Compile and launch failures surface on flush, not on read (wgpu).
-    client.flush().map_err(|e| Error::Device(format!("{e:?}")))?;
-    client.read_one(handle).map(|b| b.to_vec()).map_err(|e| Error::Device(format!("{e:?}")))
+pub(crate) fn read<R: Runtime>(client: &ComputeClient<R>, handle: Handle) -> Result<Bytes, Error> {
+    Ok(read_all(client, vec![handle])?.remove(0))
 }
 
-/// Whether an index was out of range (error policy). A launch that CubeCL dropped (it logs and
-/// swallows kernel build failures) left no marker.
-fn read_status<R: Runtime>(client: &ComputeClient<R>, handle: Handle) -> Result<bool, Error> {
-    let status = read(client, handle)?;
-    let word = |i: usize| u32::from_le_bytes(status[4 * i..4 * i + 4].try_into().unwrap());
-    if word(1) != RAN_MARKER {
-        return Err(Error::Device(
-            "the kernel did not run (CubeCL dropped the launch; RUST_LOG=warn or \
-             CUBECL_DEBUG_LOG=stderr shows its reason)"
-                .into(),
-        ));
+/// Reads several buffers in one round trip to the device.
+pub(crate) fn read_all<R: Runtime>(
+    client: &ComputeClient<R>,
+    handles: Vec<Handle>,
+) -> Result<Vec<Bytes>, Error> {
+    // Compile and launch failures surface on flush, not on read (wgpu).
+    client.flush().map_err(|e| Error::Device(format!("{e:?}")))?;
+    cubecl::future::block_on(client.read_async(handles)).map_err(|e| Error::Device(format!("{e:?}")))
+}
+
+/// A launch in the device's queue, with the status buffer its kernel writes.
+#[must_use = "a launch's status says whether it ran"]
+pub(crate) struct Queued {
+    status: Handle,
+}
+
+impl Queued {
+    /// Waits for the launch, reading `also` in the same round trip; returns whether an index
+    /// was out of range (error policy) and the bytes of `also`. A launch that CubeCL dropped (it
+    /// logs and swallows kernel build failures) left no marker.
+    pub(crate) fn wait<R: Runtime>(
+        self,
+        client: &ComputeClient<R>,
+        also: Vec<Handle>,
+    ) -> Result<(bool, Vec<Bytes>), Error> {
+        let mut handles = vec![self.status];
+        handles.extend(also);
+        let mut bytes = read_all(client, handles)?;
+        let status = bytes.remove(0);
+        let word = |i: usize| u32::from_le_bytes(status[4 * i..4 * i + 4].try_into().unwrap());
+        if word(1) != RAN_MARKER {
+            return Err(Error::Device(
+                "the kernel did not run (CubeCL dropped the launch; RUST_LOG=warn or \
+                 CUBECL_DEBUG_LOG=stderr shows its reason)"
+                    .into(),
+            ));
+        }
+        Ok((word(0) != 0, bytes))
     }
-    Ok(word(0) != 0)
+}
+
+/// Serializes stridex's own traffic with the device. CubeCL 0.10's client queue spins (hundreds
+/// of thousands of `pause`s, then yields) while another thread's batch is in flight, so N
+/// threads calling `run` at once starve CubeCL's device thread and, on lavapipe, the device
+/// itself: measured, 16 threads reached 0.12x the ops/s of one. Waiting here sleeps instead.
+static DEVICE_TRAFFIC: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Runs `f` on CubeCL's device thread, where its client calls execute inline instead of each
+/// making a round trip through CubeCL's queue. Host buffers that `f` copies are then allocated
+/// and freed by that one thread: copies made by each calling thread and freed by the device
+/// thread defeated the allocator's reuse (measured: page faults were a fifth of all CPU time
+/// with 16 callers, and each call took twice as long).
+pub(crate) fn on_device_thread<R: Runtime, T: Send + 'static>(
+    client: &ComputeClient<R>,
+    f: impl FnOnce() -> T + Send,
+) -> Result<T, Error> {
+    client.exclusive(f).map_err(|e| Error::Device(format!("{e:?}")))
+}
+
+/// Runs `f` while holding stridex's device lock (see [`DEVICE_TRAFFIC`]).
+pub(crate) fn exclusive<T>(f: impl FnOnce() -> T) -> T {
+    let _guard = DEVICE_TRAFFIC.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    f()
 }
 
 fn cube_count<R: Runtime>(client: &ComputeClient<R>, invocations: u32) -> CubeCount {
@@ -67,17 +110,14 @@ pub(crate) fn check_handle(tensor: Operand, handle: &Handle, needed: usize) -> R
     Ok(())
 }
 
-/// Launches a gather on device buffers (checked by the caller against the descriptor). With
-/// `wait`, waits for it and returns whether an index was out of range under the `error`
-/// policy; without, returns at once (false).
+/// Queues a gather on device buffers (checked by the caller against the descriptor).
 pub(crate) fn gather<R: Runtime>(
     client: &ComputeClient<R>,
     k: &GatherKernelDesc,
     data: &Handle,
     indices: &Handle,
     output: &Handle,
-    wait: bool,
-) -> Result<bool, Error> {
+) -> Queued {
     let line = k.moves.line as usize;
     let status = upload(client, &[0; 8], 2);
     // SAFETY: `launch_unchecked` skips bounds checks. The kernel reads data words below
@@ -99,21 +139,16 @@ pub(crate) fn gather<R: Runtime>(
             k.clone(),
         );
     }
-    if wait {
-        read_status(client, status)
-    } else {
-        Ok(false)
-    }
+    Queued { status }
 }
 
-/// Launches a slice on device buffers checked by the caller; with `wait`, waits for it.
+/// Queues a slice on device buffers checked by the caller.
 pub(crate) fn slice<R: Runtime>(
     client: &ComputeClient<R>,
     k: &SliceKernelDesc,
     input: &Handle,
     output: &Handle,
-    wait: bool,
-) -> Result<(), Error> {
+) -> Queued {
     let line = k.moves.line as usize;
     let status = upload(client, &[0; 8], 2);
     // SAFETY: as for `gather`: the descriptor comes from a plan that passed every rule (window
@@ -131,10 +166,7 @@ pub(crate) fn slice<R: Runtime>(
             k.clone(),
         );
     }
-    if wait {
-        read_status(client, status)?;
-    }
-    Ok(())
+    Queued { status }
 }
 
 /// Bytes of a known pattern on each side of a guarded buffer; a multiple of every backend's

@@ -9,6 +9,7 @@ pub mod explain;
 pub mod kernels;
 mod launch;
 mod ops;
+mod staging;
 
 pub use builder::{Gather, Slice};
 /// The CubeCL this crate launches with, for [`GatherOp::launch`] on your own client and buffers.

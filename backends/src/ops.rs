@@ -198,14 +198,18 @@ impl<T: Element, I: IndexElement> GatherOp<T, I> {
             return Ok(tensor_from_bytes(&p.plan.output, &[]));
         };
         let bytes = with_client!(device, c => {
-            let data_h = launch::upload(c, &T::bytes(data), kernel.moves.src_words as usize);
-            let index_h = launch::upload(c, &I::bytes(indices), 0);
-            let out_h = launch::output(c, &kernel.moves, has_gaps(&p.plan.output));
-            if launch::gather(c, kernel, &data_h, &index_h, &out_h, true)? {
+            let (queued, out_h) = launch::on_device_thread(c, || {
+                let data_h = launch::upload(c, &T::bytes(data), kernel.moves.src_words as usize);
+                let index_h = launch::upload(c, &I::bytes(indices), 0);
+                let out_h = launch::output(c, &kernel.moves, has_gaps(&p.plan.output));
+                (launch::gather(c, kernel, &data_h, &index_h, &out_h), out_h)
+            })?;
+            let (flagged, mut out) = queued.wait(c, vec![out_h])?;
+            if flagged {
                 return Err(first_bad_index(&p.plan, indices));
             }
-            launch::read(c, out_h)?
-        });
+            Ok(out.remove(0))
+        })?;
         Ok(tensor_from_bytes(&p.plan.output, &bytes))
     }
 
@@ -244,7 +248,7 @@ impl<T: Element, I: IndexElement> GatherOp<T, I> {
             let d = launch::guarded(c, &data_bytes);
             let i = launch::guarded(c, &index_bytes);
             let o = launch::guarded(c, &vec![0; self.buffer_bytes(Operand::Output)?]);
-            let flagged = launch::gather(c, kernel, &d.view, &i.view, &o.view, true)?;
+            let (flagged, _) = launch::gather(c, kernel, &d.view, &i.view, &o.view).wait(c, vec![])?;
             let unchanged = launch::unguard(c, d, Operand::Data)? == data_bytes
                 && launch::unguard(c, i, Operand::Indices)? == index_bytes;
             let out = launch::unguard(c, o, Operand::Output)?;
@@ -254,8 +258,8 @@ impl<T: Element, I: IndexElement> GatherOp<T, I> {
             if flagged {
                 return Err(first_bad_index(&p.plan, indices));
             }
-            out
-        });
+            Ok(out)
+        })?;
         Ok(tensor_from_bytes(&p.plan.output, &bytes))
     }
 
@@ -278,12 +282,17 @@ impl<T: Element, I: IndexElement> GatherOp<T, I> {
         launch::check_handle(Operand::Indices, indices, self.buffer_bytes(Operand::Indices)?)?;
         launch::check_handle(Operand::Output, output, self.buffer_bytes(Operand::Output)?)?;
         let wait = p.plan.out_of_range == OutOfRange::Error || !self.verified.seen::<R>();
-        let flagged = launch::gather(client, kernel, data, indices, output, wait)?;
-        if wait {
+        let flagged = launch::exclusive(|| {
+            let queued = launch::gather(client, kernel, data, indices, output);
+            if !wait {
+                return Ok(false);
+            }
+            let (flagged, _) = queued.wait(client, vec![])?;
             self.verified.confirm::<R>();
-        }
+            Ok::<_, Error>(flagged)
+        })?;
         if flagged {
-            let bytes = launch::read(client, indices.clone())?;
+            let bytes = launch::exclusive(|| launch::read(client, indices.clone()))?;
             let n = p.plan.indices.min_buffer_len().unwrap_or(0) * I::INDEX.words() * 4;
             return Err(first_bad_index(&p.plan, &I::from_bytes(&bytes[..n])));
         }
@@ -362,11 +371,14 @@ impl<T: Element> SliceOp<T> {
             return Ok(tensor_from_bytes(&p.plan.output, &[]));
         };
         let bytes = with_client!(device, c => {
-            let in_h = launch::upload(c, &T::bytes(input), kernel.moves.src_words as usize);
-            let out_h = launch::output(c, &kernel.moves, has_gaps(&p.plan.output));
-            launch::slice(c, kernel, &in_h, &out_h, true)?;
-            launch::read(c, out_h)?
-        });
+            let (queued, out_h) = launch::on_device_thread(c, || {
+                let in_h = launch::upload(c, &T::bytes(input), kernel.moves.src_words as usize);
+                let out_h = launch::output(c, &kernel.moves, has_gaps(&p.plan.output));
+                (launch::slice(c, kernel, &in_h, &out_h), out_h)
+            })?;
+            let (_, mut out) = queued.wait(c, vec![out_h])?;
+            Ok::<_, Error>(out.remove(0))
+        })?;
         Ok(tensor_from_bytes(&p.plan.output, &bytes))
     }
 
@@ -394,12 +406,12 @@ impl<T: Element> SliceOp<T> {
         let bytes = with_client!(device, c => {
             let i = launch::guarded(c, &in_bytes);
             let o = launch::guarded(c, &vec![0; self.buffer_bytes(Operand::Output)?]);
-            launch::slice(c, kernel, &i.view, &o.view, true)?;
+            let _ = launch::slice(c, kernel, &i.view, &o.view).wait(c, vec![])?;
             if launch::unguard(c, i, Operand::Input)? != in_bytes {
                 return Err(Error::Device("the input buffer was written".into()));
             }
-            launch::unguard(c, o, Operand::Output)?
-        });
+            launch::unguard(c, o, Operand::Output)
+        })?;
         Ok(tensor_from_bytes(&p.plan.output, &bytes))
     }
 
@@ -415,10 +427,13 @@ impl<T: Element> SliceOp<T> {
         launch::check_handle(Operand::Input, input, self.buffer_bytes(Operand::Input)?)?;
         launch::check_handle(Operand::Output, output, self.buffer_bytes(Operand::Output)?)?;
         let wait = !self.verified.seen::<R>();
-        launch::slice(client, kernel, input, output, wait)?;
-        if wait {
-            self.verified.confirm::<R>();
-        }
-        Ok(())
+        launch::exclusive(|| {
+            let queued = launch::slice(client, kernel, input, output);
+            if wait {
+                queued.wait(client, vec![])?;
+                self.verified.confirm::<R>();
+            }
+            Ok(())
+        })
     }
 }
