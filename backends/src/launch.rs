@@ -132,9 +132,9 @@ pub(crate) fn gather<R: Runtime>(
             cube_count(client, k.moves.invocations),
             CubeDim::new_1d(CUBE_DIM),
             line,
-            ArrayArg::from_raw_parts(data.clone(), k.moves.src_words as usize / line),
+            ArrayArg::from_raw_parts(data.clone(), k.moves.src_words as usize),
             ArrayArg::from_raw_parts(indices.clone(), indices.size_in_used() as usize / 4),
-            ArrayArg::from_raw_parts(output.clone(), k.moves.out_words as usize / line),
+            ArrayArg::from_raw_parts(output.clone(), k.moves.out_words as usize),
             ArrayArg::from_raw_parts(status.clone(), 2),
             k.clone(),
         );
@@ -160,8 +160,8 @@ pub(crate) fn slice<R: Runtime>(
             cube_count(client, k.moves.invocations),
             CubeDim::new_1d(CUBE_DIM),
             line,
-            ArrayArg::from_raw_parts(input.clone(), k.moves.src_words as usize / line),
-            ArrayArg::from_raw_parts(output.clone(), k.moves.out_words as usize / line),
+            ArrayArg::from_raw_parts(input.clone(), k.moves.src_words as usize),
+            ArrayArg::from_raw_parts(output.clone(), k.moves.out_words as usize),
             ArrayArg::from_raw_parts(status.clone(), 2),
             k.clone(),
         );

@@ -64,14 +64,16 @@ impl<R: Runtime> Env<'_, R> {
         let output = self.client.empty(vectors * 16);
         let cube = CubeDim::new_1d(256);
         median(self.settings.reps, || {
-            // SAFETY: both buffers hold `vectors` vectors and the kernel checks the position.
+            // SAFETY: both buffers hold `vectors` vectors and the kernel checks the position. An
+            // array argument's length counts scalars (`len()` in the kernel divides by the vector
+            // width): passing `vectors` here would copy only a quarter of the bytes.
             unsafe {
                 copy_vectors::launch_unchecked::<R>(
                     self.client,
                     cubecl::calculate_cube_count_elemwise(self.client, vectors, cube),
                     cube,
-                    ArrayArg::from_raw_parts(input.clone(), vectors),
-                    ArrayArg::from_raw_parts(output.clone(), vectors),
+                    ArrayArg::from_raw_parts(input.clone(), vectors * 4),
+                    ArrayArg::from_raw_parts(output.clone(), vectors * 4),
                 )
             };
             sync(self.client);
