@@ -3,10 +3,10 @@
 //! use (with the options that runtime sets), so a user can see exactly what their macro emits.
 
 use crate::error::Error;
-use crate::kernels::{gather_kernel, slice_kernel};
+use crate::kernels::{gather_kernel, rows_kernel, slice_kernel};
 use cubecl::prelude::*;
 use cubecl::Compiler;
-use stridex_core::kernel::{GatherKernelDesc, SliceKernelDesc};
+use stridex_core::kernel::{GatherKernelDesc, IndexRead, RowWalk, SliceKernelDesc, Walk};
 
 /// A language a kernel is compiled to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -46,7 +46,11 @@ fn settings(name: &str, line: usize) -> KernelSettings {
 }
 
 fn gather_definition<R: Runtime>(k: &GatherKernelDesc) -> KernelDefinition {
-    let line = k.moves.line as usize;
+    let m = match &k.walk {
+        Walk::Rows(w) => return rows_definition::<R>(w, Some(k.index)),
+        Walk::Slots(m) => m,
+    };
+    let line = m.line as usize;
     let mut builder = KernelBuilder::default();
     builder.runtime_properties(R::target_properties());
     builder.scope.register_size::<gather_kernel::N>(line);
@@ -64,13 +68,18 @@ fn gather_definition<R: Runtime>(k: &GatherKernelDesc) -> KernelDefinition {
         indices,
         output,
         status,
-        k.clone(),
+        m.clone(),
+        k.index,
     );
     builder.build(settings)
 }
 
 fn slice_definition<R: Runtime>(k: &SliceKernelDesc) -> KernelDefinition {
-    let line = k.moves.line as usize;
+    let m = match &k.walk {
+        Walk::Rows(w) => return rows_definition::<R>(w, None),
+        Walk::Slots(m) => m,
+    };
+    let line = m.line as usize;
     let mut builder = KernelBuilder::default();
     builder.runtime_properties(R::target_properties());
     builder.scope.register_size::<slice_kernel::N>(line);
@@ -80,7 +89,38 @@ fn slice_definition<R: Runtime>(k: &SliceKernelDesc) -> KernelDefinition {
     let input = <Array<Vector<u32, slice_kernel::N>> as LaunchArg>::expand(&arg, &mut builder);
     let output = <Array<Vector<u32, slice_kernel::N>> as LaunchArg>::expand_output(&arg, &mut builder);
     let status = <Array<u32> as LaunchArg>::expand_output(&arg, &mut builder);
-    slice_kernel::expand::<slice_kernel::N>(&mut builder.scope, line, input, output, status, k.clone());
+    slice_kernel::expand::<slice_kernel::N>(&mut builder.scope, line, input, output, status, m.clone());
+    builder.build(settings)
+}
+
+fn rows_definition<R: Runtime>(w: &RowWalk, index: Option<IndexRead>) -> KernelDefinition {
+    let (ni, no) = (w.src_line() as usize, w.line as usize);
+    let mut builder = KernelBuilder::default();
+    builder.runtime_properties(R::target_properties());
+    builder.scope.register_size::<rows_kernel::NI>(ni);
+    builder.scope.register_size::<rows_kernel::NO>(no);
+    let settings = KernelSettings::default()
+        .cube_dim(CubeDim::new_1d(CUBE_DIM))
+        .address_type(AddressType::U32)
+        .kernel_name(format!("rows_kernel_ni_{ni}_no_{no}"));
+    settings.address_type.register(&mut builder.scope);
+    let arg = ArrayCompilationArg { inplace: None };
+    let data = <Array<Vector<u32, rows_kernel::NI>> as LaunchArg>::expand(&arg, &mut builder);
+    let indices = <Array<u32> as LaunchArg>::expand(&arg, &mut builder);
+    let output = <Array<Vector<u32, rows_kernel::NO>> as LaunchArg>::expand_output(&arg, &mut builder);
+    let status = <Array<u32> as LaunchArg>::expand_output(&arg, &mut builder);
+    rows_kernel::expand::<rows_kernel::NI, rows_kernel::NO>(
+        &mut builder.scope,
+        ni,
+        no,
+        data,
+        indices,
+        output,
+        status,
+        w.clone(),
+        index.is_some(),
+        index.unwrap_or(crate::launch::NO_INDEX),
+    );
     builder.build(settings)
 }
 

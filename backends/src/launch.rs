@@ -1,11 +1,11 @@
 //! Uploads, launches and reads back, generic over the CubeCL runtime.
 
 use crate::error::Error;
-use crate::kernels::{gather_kernel, slice_kernel, RAN_MARKER};
+use crate::kernels::{gather_kernel, rows_kernel, slice_kernel, RAN_MARKER};
 use cubecl::bytes::Bytes;
 use cubecl::prelude::*;
 use cubecl::server::Handle;
-use stridex_core::kernel::{GatherKernelDesc, MoveDesc, SliceKernelDesc};
+use stridex_core::kernel::{GatherKernelDesc, IndexRead, RowWalk, SliceKernelDesc, Walk};
 use stridex_core::Operand;
 
 /// Invocations per cube; within every backend's limit (WebGPU guarantees 256).
@@ -17,9 +17,9 @@ pub(crate) fn upload<R: Runtime>(client: &ComputeClient<R>, bytes: &[u8], words:
     client.create(crate::staging::staged(bytes, len))
 }
 
-/// An output buffer for `m`: zeroed when the layout leaves slots that no element writes.
-pub(crate) fn output<R: Runtime>(client: &ComputeClient<R>, m: &MoveDesc, zeroed: bool) -> Handle {
-    let bytes = m.out_words as usize * 4;
+/// An output buffer for `walk`: zeroed when the layout leaves slots that no element writes.
+pub(crate) fn output<R: Runtime>(client: &ComputeClient<R>, walk: &Walk, zeroed: bool) -> Handle {
+    let bytes = walk.out_words() as usize * 4;
     if zeroed {
         client.create(crate::staging::staged(&[], bytes))
     } else {
@@ -118,8 +118,8 @@ pub(crate) fn gather<R: Runtime>(
     indices: &Handle,
     output: &Handle,
 ) -> Queued {
-    let line = k.moves.line as usize;
     let status = upload(client, &[0; 8], 2);
+    let index_words = indices.size_in_used() as usize / 4;
     // SAFETY: `launch_unchecked` skips bounds checks. The kernel reads data words below
     // `src_words`, index words below the indices' minimum length, and writes output words below
     // `out_words`: the descriptor was derived from a plan that passed every rule of
@@ -127,17 +127,21 @@ pub(crate) fn gather<R: Runtime>(
     // the caller checked each buffer against those lengths (`check_handle`, or `upload`'s
     // sizing). Out-of-range indices are clamped or never dereferenced (`read_index`).
     unsafe {
-        gather_kernel::launch_unchecked::<R>(
-            client,
-            cube_count(client, k.moves.invocations),
-            CubeDim::new_1d(CUBE_DIM),
-            line,
-            ArrayArg::from_raw_parts(data.clone(), k.moves.src_words as usize),
-            ArrayArg::from_raw_parts(indices.clone(), indices.size_in_used() as usize / 4),
-            ArrayArg::from_raw_parts(output.clone(), k.moves.out_words as usize),
-            ArrayArg::from_raw_parts(status.clone(), 2),
-            k.clone(),
-        );
+        match &k.walk {
+            Walk::Rows(w) => rows(client, w, Some((indices, index_words, k.index)), data, output, &status),
+            Walk::Slots(m) => gather_kernel::launch_unchecked::<R>(
+                client,
+                cube_count(client, m.invocations),
+                CubeDim::new_1d(CUBE_DIM),
+                m.line as usize,
+                ArrayArg::from_raw_parts(data.clone(), m.src_words as usize),
+                ArrayArg::from_raw_parts(indices.clone(), index_words),
+                ArrayArg::from_raw_parts(output.clone(), m.out_words as usize),
+                ArrayArg::from_raw_parts(status.clone(), 2),
+                m.clone(),
+                k.index,
+            ),
+        }
     }
     Queued { status }
 }
@@ -149,24 +153,83 @@ pub(crate) fn slice<R: Runtime>(
     input: &Handle,
     output: &Handle,
 ) -> Queued {
-    let line = k.moves.line as usize;
     let status = upload(client, &[0; 8], 2);
     // SAFETY: as for `gather`: the descriptor comes from a plan that passed every rule (window
     // inside the input, output disjoint), and the buffers hold at least `src_words` and
     // `out_words` words.
     unsafe {
-        slice_kernel::launch_unchecked::<R>(
-            client,
-            cube_count(client, k.moves.invocations),
-            CubeDim::new_1d(CUBE_DIM),
-            line,
-            ArrayArg::from_raw_parts(input.clone(), k.moves.src_words as usize),
-            ArrayArg::from_raw_parts(output.clone(), k.moves.out_words as usize),
-            ArrayArg::from_raw_parts(status.clone(), 2),
-            k.clone(),
-        );
+        match &k.walk {
+            Walk::Rows(w) => rows(client, w, None, input, output, &status),
+            Walk::Slots(m) => slice_kernel::launch_unchecked::<R>(
+                client,
+                cube_count(client, m.invocations),
+                CubeDim::new_1d(CUBE_DIM),
+                m.line as usize,
+                ArrayArg::from_raw_parts(input.clone(), m.src_words as usize),
+                ArrayArg::from_raw_parts(output.clone(), m.out_words as usize),
+                ArrayArg::from_raw_parts(status.clone(), 2),
+                m.clone(),
+            ),
+        }
     }
     Queued { status }
+}
+
+/// Launches the row kernel; a slice passes no indices (the status buffer stands in, never read).
+///
+/// # Safety
+/// As for [`gather`]: the buffers hold the words the walk touches.
+unsafe fn rows<R: Runtime>(
+    client: &ComputeClient<R>,
+    w: &RowWalk,
+    gather: Option<(&Handle, usize, IndexRead)>,
+    data: &Handle,
+    output: &Handle,
+    status: &Handle,
+) {
+    let mut w = w.clone();
+    w.spread = tile_spread(client);
+    let (indices, index_words, index) = gather.unwrap_or((status, 2, NO_INDEX));
+    unsafe {
+        rows_kernel::launch_unchecked::<R>(
+            client,
+            cube_count(client, w.invocations),
+            CubeDim::new_1d(CUBE_DIM),
+            w.src_line() as usize,
+            w.line as usize,
+            ArrayArg::from_raw_parts(data.clone(), w.src_words as usize),
+            ArrayArg::from_raw_parts(indices.clone(), index_words),
+            ArrayArg::from_raw_parts(output.clone(), w.out_words as usize),
+            ArrayArg::from_raw_parts(status.clone(), 2),
+            w,
+            gather.is_some(),
+            index,
+        );
+    }
+}
+
+/// What a slice's row kernel is specialized on in place of an index read (unused).
+pub(crate) const NO_INDEX: IndexRead = IndexRead {
+    index_type: stridex_core::IndexType::U32,
+    policy: stridex_core::OutOfRange::Zero,
+    axis_size: 0,
+    axis_stride: 0,
+    index_words: 1,
+};
+
+/// Whether a row kernel's tile spreads through its row (neighbouring invocations on
+/// neighbouring lines: what GPUs coalesce) or takes consecutive lines (measured faster on
+/// lavapipe, where an invocation is a SIMD lane of a CPU thread). GPUs spread; wgpu's adapters
+/// are mostly GPUs, but stridex cannot tell lavapipe from one through a bare client, and its CI
+/// device is lavapipe: wgpu takes consecutive lines unless `STRIDEX_TILE=spread`.
+fn tile_spread<R: Runtime>(client: &ComputeClient<R>) -> bool {
+    static FORCED: std::sync::OnceLock<Option<bool>> = std::sync::OnceLock::new();
+    let forced = *FORCED.get_or_init(|| match std::env::var("STRIDEX_TILE").as_deref() {
+        Ok("spread") => Some(true),
+        Ok("consecutive") => Some(false),
+        _ => None,
+    });
+    forced.unwrap_or_else(|| matches!(R::name(client), "cuda" | "hip"))
 }
 
 /// Bytes of a known pattern on each side of a guarded buffer; a multiple of every backend's

@@ -199,9 +199,9 @@ impl<T: Element, I: IndexElement> GatherOp<T, I> {
         };
         let bytes = with_client!(device, c => {
             let (queued, out_h) = launch::on_device_thread(c, || {
-                let data_h = launch::upload(c, &T::bytes(data), kernel.moves.src_words as usize);
+                let data_h = launch::upload(c, &T::bytes(data), kernel.walk.src_words() as usize);
                 let index_h = launch::upload(c, &I::bytes(indices), 0);
-                let out_h = launch::output(c, &kernel.moves, has_gaps(&p.plan.output));
+                let out_h = launch::output(c, &kernel.walk, has_gaps(&p.plan.output));
                 (launch::gather(c, kernel, &data_h, &index_h, &out_h), out_h)
             })?;
             let (flagged, mut out) = queued.wait(c, vec![out_h])?;
@@ -225,9 +225,9 @@ impl<T: Element, I: IndexElement> GatherOp<T, I> {
         let words = |layout: &TensorLayout, bytes: usize| layout.min_buffer_len().unwrap_or(0) * bytes;
         Ok(match (tensor, &p.kernel) {
             (Operand::Indices, _) => words(&p.plan.indices, I::INDEX.words() * 4).div_ceil(4) * 4,
-            (Operand::Output, Some(k)) => k.moves.out_words as usize * 4,
+            (Operand::Output, Some(k)) => k.walk.out_words() as usize * 4,
             (Operand::Output, None) => words(&p.plan.output, T::DTYPE.size()).div_ceil(4) * 4,
-            (_, Some(k)) => k.moves.src_words as usize * 4,
+            (_, Some(k)) => k.walk.src_words() as usize * 4,
             (_, None) => words(&p.plan.data, T::DTYPE.size()).div_ceil(4) * 4,
         })
     }
@@ -372,8 +372,8 @@ impl<T: Element> SliceOp<T> {
         };
         let bytes = with_client!(device, c => {
             let (queued, out_h) = launch::on_device_thread(c, || {
-                let in_h = launch::upload(c, &T::bytes(input), kernel.moves.src_words as usize);
-                let out_h = launch::output(c, &kernel.moves, has_gaps(&p.plan.output));
+                let in_h = launch::upload(c, &T::bytes(input), kernel.walk.src_words() as usize);
+                let out_h = launch::output(c, &kernel.walk, has_gaps(&p.plan.output));
                 (launch::slice(c, kernel, &in_h, &out_h), out_h)
             })?;
             let (_, mut out) = queued.wait(c, vec![out_h])?;
@@ -388,9 +388,9 @@ impl<T: Element> SliceOp<T> {
         let bytes =
             |layout: &TensorLayout| (layout.min_buffer_len().unwrap_or(0) * T::DTYPE.size()).div_ceil(4) * 4;
         Ok(match (tensor, &p.kernel) {
-            (Operand::Output, Some(k)) => k.moves.out_words as usize * 4,
+            (Operand::Output, Some(k)) => k.walk.out_words() as usize * 4,
             (Operand::Output, None) => bytes(&p.plan.output),
-            (_, Some(k)) => k.moves.src_words as usize * 4,
+            (_, Some(k)) => k.walk.src_words() as usize * 4,
             (_, None) => bytes(&p.plan.input),
         })
     }

@@ -1,6 +1,6 @@
 use super::{locate, mark_ran, read_lane};
 use cubecl::prelude::*;
-use stridex_core::kernel::{GatherKernelDesc, IndexRead};
+use stridex_core::kernel::{IndexRead, MoveDesc};
 use stridex_core::OutOfRange;
 
 /// Gather: invocation `ABSOLUTE_POS` writes output word (or vector of words) `ABSOLUTE_POS`.
@@ -10,15 +10,16 @@ pub fn gather_kernel<N: Size>(
     indices: &Array<u32>,
     output: &mut Array<Vector<u32, N>>,
     status: &mut Array<u32>,
-    #[comptime] k: GatherKernelDesc,
+    #[comptime] m: MoveDesc,
+    #[comptime] r: IndexRead,
 ) {
     let pos = ABSOLUTE_POS;
     mark_ran(pos, status);
-    if pos < comptime!(k.moves.invocations as usize) {
-        if comptime!(k.moves.lanes == 1) {
-            let (valid, src, index) = locate(pos, k.moves.clone());
+    if pos < comptime!(m.invocations as usize) {
+        if comptime!(m.lanes == 1) {
+            let (valid, src, index) = locate(pos, m.clone());
             if valid {
-                let (ok, axis_offset) = read_index(indices, index, status, k.index);
+                let (ok, axis_offset) = read_index(indices, index, status, r);
                 let mut v = Vector::<u32, N>::new(0u32);
                 if ok {
                     v = data[src + axis_offset];
@@ -26,7 +27,7 @@ pub fn gather_kernel<N: Size>(
                 output[pos] = v;
             }
         } else {
-            gather_lanes(data, indices, output, status, pos, k);
+            gather_lanes(data, indices, output, status, pos, m, r);
         }
     }
 }
@@ -39,16 +40,17 @@ fn gather_lanes<N: Size>(
     output: &mut Array<Vector<u32, N>>,
     status: &mut Array<u32>,
     pos: usize,
-    #[comptime] k: GatherKernelDesc,
+    #[comptime] m: MoveDesc,
+    #[comptime] r: IndexRead,
 ) {
-    let lanes = comptime!(k.moves.lanes);
+    let lanes = comptime!(m.lanes);
     let bits = comptime!(32 / lanes);
     let mut out = 0u32;
     #[unroll]
     for lane in 0..comptime!(lanes as usize) {
-        let (valid, src, index) = locate(pos * comptime!(lanes as usize) + lane, k.moves.clone());
+        let (valid, src, index) = locate(pos * comptime!(lanes as usize) + lane, m.clone());
         if valid {
-            let (ok, axis_offset) = read_index(indices, index, status, k.index);
+            let (ok, axis_offset) = read_index(indices, index, status, r);
             if ok {
                 out |= read_lane(data, src + axis_offset, lanes) << comptime!(lane as u32 * bits);
             }
@@ -63,7 +65,7 @@ fn gather_lanes<N: Size>(
 // every policy.
 #[allow(clippy::collapsible_if)]
 #[cube]
-fn read_index(
+pub(crate) fn read_index(
     indices: &Array<u32>,
     at: usize,
     status: &mut Array<u32>,

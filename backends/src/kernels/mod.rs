@@ -1,14 +1,17 @@
-//! The CubeCL kernels: one gather kernel and one slice kernel, both specialized by a comptime
-//! descriptor from `stridex_core::kernel`, sharing the `#[cube]` pieces below.
+//! The CubeCL kernels, each specialized by a comptime descriptor from `stridex_core::kernel`:
+//! the row kernel (gathers and slices whose output rows are whole vector lines), and a gather
+//! and a slice kernel for any layout (the slot walk), sharing the `#[cube]` pieces below.
 //!
 //! Buffers are arrays of 32-bit words (or vectors of them): data movement does not care about
 //! types, and WGSL has no 8-, 16- or 64-bit storage. Index arithmetic is 32-bit (`usize` under
 //! CubeCL's default 32-bit address type); every divisor is a literal.
 
 mod gather;
+mod rows;
 mod slice;
 
 pub use gather::gather_kernel;
+pub use rows::rows_kernel;
 pub use slice::slice_kernel;
 
 use cubecl::prelude::*;

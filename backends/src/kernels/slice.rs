@@ -1,6 +1,6 @@
 use super::{locate, mark_ran, read_lane};
 use cubecl::prelude::*;
-use stridex_core::kernel::SliceKernelDesc;
+use stridex_core::kernel::MoveDesc;
 
 /// Slice: invocation `ABSOLUTE_POS` writes output word (or vector of words) `ABSOLUTE_POS`.
 #[cube(launch_unchecked)]
@@ -8,26 +8,25 @@ pub fn slice_kernel<N: Size>(
     input: &Array<Vector<u32, N>>,
     output: &mut Array<Vector<u32, N>>,
     status: &mut Array<u32>,
-    #[comptime] k: SliceKernelDesc,
+    #[comptime] m: MoveDesc,
 ) {
     let pos = ABSOLUTE_POS;
     mark_ran(pos, status);
-    if pos < comptime!(k.moves.invocations as usize) {
-        if comptime!(k.moves.lanes == 1) {
-            let (valid, forward, backward) = locate(pos, k.moves.clone());
+    if pos < comptime!(m.invocations as usize) {
+        if comptime!(m.lanes == 1) {
+            let (valid, forward, backward) = locate(pos, m.clone());
             if valid {
                 // Backward steps never exceed forward ones for an element (a window read
                 // backwards starts at its end), so the difference does not wrap.
                 output[pos] = input[forward - backward];
             }
         } else {
-            let lanes = comptime!(k.moves.lanes);
+            let lanes = comptime!(m.lanes);
             let bits = comptime!(32 / lanes);
             let mut out = 0u32;
             #[unroll]
             for lane in 0..comptime!(lanes as usize) {
-                let (valid, forward, backward) =
-                    locate(pos * comptime!(lanes as usize) + lane, k.moves.clone());
+                let (valid, forward, backward) = locate(pos * comptime!(lanes as usize) + lane, m.clone());
                 if valid {
                     out |= read_lane(input, forward - backward, lanes) << comptime!(lane as u32 * bits);
                 }

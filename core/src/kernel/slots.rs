@@ -1,16 +1,8 @@
-//! The constant descriptors the CubeCL kernels are specialized on, derived from validated plans.
-//!
-//! A kernel walks the output buffer in memory order: invocation `p` owns output word (or line
-//! of words) `p`, maps each element slot in it back to output coordinates by dividing by
-//! constant strides, and copies the source element there. Every size, stride and divisor here
-//! becomes a literal in the generated code. Moving 32-bit words instead of typed values lets one
-//! kernel serve every dtype on every backend (WGSL has no 8-, 16- or 64-bit storage).
+//! The slot walk: any layout. Invocation `p` owns output word (or line of words) `p`, maps each
+//! element slot in it back to output coordinates by dividing by constant strides (checking the
+//! padding a strided output leaves), and copies the source element there.
 
-use crate::dtype::IndexType;
-use crate::gather::GatherPlan;
-use crate::layout::TensorLayout;
-use crate::rules::OutOfRange;
-use crate::slice::SlicePlan;
+use super::{in_output_order, merge, Dim, Moves};
 
 /// One dimension the kernel walks, outermost (largest output stride) first. Strides are in
 /// units: elements, words or lines, per [`MoveDesc::lanes`] and [`MoveDesc::line`].
@@ -51,95 +43,6 @@ pub struct MoveDesc {
     pub out_words: u32,
 }
 
-/// How a gather reads its indices.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct IndexRead {
-    pub index_type: IndexType,
-    pub policy: OutOfRange,
-    /// Extent of the gathered axis (`s`): valid indices lie in `[-s, s-1]` (signed types).
-    pub axis_size: u32,
-    /// Source stride of the gathered axis, in units.
-    pub axis_stride: u32,
-    pub index_words: u32,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct GatherKernelDesc {
-    pub moves: MoveDesc,
-    pub index: IndexRead,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct SliceKernelDesc {
-    pub moves: MoveDesc,
-}
-
-/// A dimension before unit conversion, with signed source stride, in elements.
-#[derive(Clone, Copy, Debug)]
-struct Dim {
-    size: usize,
-    out: usize,
-    src: i64,
-    index: usize,
-}
-
-impl GatherKernelDesc {
-    /// `None` for an empty output: nothing to launch.
-    pub fn new(plan: &GatherPlan) -> Option<GatherKernelDesc> {
-        if plan.output.is_empty() {
-            return None;
-        }
-        // An empty axis leaves the data empty: nothing is ever read, and its strides (which the
-        // size rules do not bound for an empty tensor) play no part.
-        let reads = plan.axis_size > 0;
-        let dims = plan
-            .dims
-            .iter()
-            .map(|d| Dim {
-                size: d.size,
-                out: d.output_stride,
-                src: if reads { d.data_stride as i64 } else { 0 },
-                index: d.index_stride,
-            })
-            .collect();
-        let axis_stride = if reads { plan.axis_stride } else { 0 };
-        let (moves, scale) =
-            MoveDesc::build(dims, 0, axis_stride, plan.data_type.size(), &plan.data, &plan.output);
-        let index_words = plan.index_type.words() as u32;
-        let mut moves = moves;
-        for d in &mut moves.dims {
-            d.index_stride *= index_words;
-        }
-        Some(GatherKernelDesc {
-            moves,
-            index: IndexRead {
-                index_type: plan.index_type,
-                policy: plan.out_of_range,
-                axis_size: plan.axis_size as u32,
-                axis_stride: scale.apply(axis_stride) as u32,
-                index_words,
-            },
-        })
-    }
-}
-
-impl SliceKernelDesc {
-    /// `None` for an empty output: nothing to launch.
-    pub fn new(plan: &SlicePlan) -> Option<SliceKernelDesc> {
-        if plan.output.is_empty() {
-            return None;
-        }
-        let dims = plan
-            .dims
-            .iter()
-            .map(|d| Dim { size: d.size, out: d.output_stride, src: d.input_stride, index: 0 })
-            .collect();
-        let (moves, _) =
-            MoveDesc::build(dims, plan.base, 0, plan.data_type.size(), &plan.input, &plan.output);
-        Some(SliceKernelDesc { moves })
-    }
-}
-
 /// Element offset `e` becomes `e * mul / div` units.
 #[derive(Clone, Copy, Debug)]
 struct Scale {
@@ -154,19 +57,13 @@ impl Scale {
 }
 
 impl MoveDesc {
-    fn build(
-        mut dims: Vec<Dim>,
-        base: usize,
-        axis_stride: usize,
-        elem_bytes: usize,
-        src: &TensorLayout,
-        out: &TensorLayout,
-    ) -> (MoveDesc, Scale) {
+    /// The slot walk for `moves`, and the gathered axis' stride in its units.
+    pub(super) fn build(moves: &Moves) -> (MoveDesc, u32) {
+        let (elem_bytes, src, out) = (moves.elem_bytes, moves.src, moves.out);
         // Output memory order, so consecutive invocations write consecutive addresses.
-        dims.sort_by_key(|d| std::cmp::Reverse(d.out));
-        let mut dims = merge(dims);
-        let mut base = base;
-        let mut axis_stride = axis_stride;
+        let mut dims = in_output_order(&moves.dims);
+        let mut base = moves.base;
+        let mut axis_stride = moves.axis_stride;
         let mut scale = Scale { mul: 1, div: 1 };
         let lanes;
         if elem_bytes >= 4 {
@@ -233,12 +130,12 @@ impl MoveDesc {
                 out_stride: d.out as u32,
                 src_stride: d.src.unsigned_abs() as u32,
                 src_backwards: d.src < 0,
-                index_stride: d.index as u32,
+                index_stride: (d.index * moves.index_words) as u32,
                 check: reach > d.size,
             });
             enclosing = d.out;
         }
-        let moves = MoveDesc {
+        let desc = MoveDesc {
             check_rem: dims.last().is_some_and(|d| d.out > 1),
             check_total: slot_range > out_slots,
             dims: kdims,
@@ -250,27 +147,8 @@ impl MoveDesc {
             src_words: src_words.max(line) as u32,
             out_words: out_words.max(line) as u32,
         };
-        (moves, scale)
+        (desc, axis_stride as u32)
     }
-}
-
-/// Merges neighbours that are one contiguous run in output, source and indices alike.
-fn merge(dims: Vec<Dim>) -> Vec<Dim> {
-    let mut out: Vec<Dim> = Vec::with_capacity(dims.len());
-    for d in dims {
-        if let Some(prev) = out.last_mut() {
-            let n = d.size;
-            if prev.out == n * d.out && prev.src == n as i64 * d.src && prev.index == n * d.index {
-                prev.size *= n;
-                prev.out = d.out;
-                prev.src = d.src;
-                prev.index = d.index;
-                continue;
-            }
-        }
-        out.push(d);
-    }
-    out
 }
 
 /// True when `v` consecutive elements always travel together: the innermost dim is contiguous
