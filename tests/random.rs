@@ -131,6 +131,16 @@ fn check_slice<T: Element>(case: &generate::SliceCase, rng: &mut Rng) -> Result<
     Ok(())
 }
 
+/// Channels-last inputs read as channels-first: the row kernel's transposed blocks, which the
+/// random slices rarely produce.
+#[test]
+fn channels_last_slices_match_reference() {
+    let mut rng = Rng::new(11);
+    for case in generate::channels_last_slices() {
+        check_slice::<f32>(&case, &mut rng).unwrap();
+    }
+}
+
 fn cases(default: u32) -> u32 {
     std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(default)
 }

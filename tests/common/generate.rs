@@ -307,3 +307,36 @@ pub fn slice_case(rng: &mut Rng, data_types: &[DType]) -> SliceCase {
     };
     SliceCase { reference, desc }
 }
+
+/// Channels-last inputs read as channels-first (the case transposed blocks are for), with 4,
+/// 8 and 16 channels and windows that keep or break the alignment.
+pub fn channels_last_slices() -> Vec<SliceCase> {
+    let mut cases = vec![];
+    for (n, c, h, w) in [(2, 4, 3, 8), (1, 8, 2, 4), (2, 16, 2, 4), (1, 12, 3, 4)] {
+        let sizes = vec![n, c, h, w];
+        let strides = vec![h * w * c, 1, w * c, c];
+        for (offsets, window, steps) in [
+            (vec![0, 0, 0, 0], sizes.clone(), vec![1, 1, 1, 1]),
+            (vec![0, 0, 1, 0], vec![n, c, h - 1, w], vec![1, 1, 1, 1]),
+            (vec![0, 0, 0, 0], sizes.clone(), vec![1, 1, -1, 1]),
+            (vec![0, 1, 0, 0], vec![n, c - 1, h, w], vec![1, 1, 1, 1]),
+        ] {
+            let desc = stridex::Slice::directml()
+                .input_strided::<f32>(&sizes, Some(&strides))
+                .window(&offsets, &window, &steps)
+                .desc()
+                .unwrap();
+            let reference = r::Slice1 {
+                sizes: sizes.clone(),
+                strides: strides.clone(),
+                offsets,
+                window,
+                steps,
+                out_sizes: None,
+                out_strides: None,
+            };
+            cases.push(SliceCase { reference, desc });
+        }
+    }
+    cases
+}

@@ -7,6 +7,7 @@
 //! CubeCL's default 32-bit address type); every divisor is a literal.
 
 mod gather;
+mod index;
 mod rows;
 mod slice;
 

@@ -1,0 +1,321 @@
+//! The row walk's descriptors, run on the host: a model of `rows_kernel` executes each
+//! descriptor word by word and must agree with the naive reference on random gathers and slices,
+//! with tiles taken consecutively and spread. No device is needed, so the trickiest pure logic
+//! (merging dimensions, line widths, alignment, tiles, groups, transposed blocks) is checked
+//! everywhere, and every kind of row access must appear in the corpus.
+
+mod common;
+
+use common::generate::{self, Rng};
+use common::reference::{self as r, Outcome};
+use std::collections::BTreeSet;
+use stridex::core::kernel::{GatherKernelDesc, IndexRead, RowAccess, RowWalk, SliceKernelDesc, Walk};
+use stridex::{DType, IndexType, OutOfRange};
+
+/// The value of an index, as the rule sets read it (two words for 64-bit types).
+fn index_value(indices: &[u32], at: usize, r: &IndexRead) -> i128 {
+    let lo = indices[at];
+    match r.index_type {
+        IndexType::I32 => lo as i32 as i128,
+        IndexType::U32 => lo as i128,
+        IndexType::I64 => (((indices[at + 1] as u64) << 32) | lo as u64) as i64 as i128,
+        IndexType::U64 => (((indices[at + 1] as u64) << 32) | lo as u64) as i128,
+    }
+}
+
+/// SPEC section 2's policies: whether the index at `at` is in range (always, under `clamp`) and
+/// the source offset of its element along the axis (0 when out of range: an in-bounds read).
+fn index_of(indices: &[u32], at: usize, r: &IndexRead) -> (bool, usize) {
+    let s = r.axis_size as i128;
+    let v = index_value(indices, at, r);
+    let ok = -s <= v && v < s;
+    let normalized = if v < 0 { v + s } else { v };
+    match (ok, r.policy) {
+        (true, _) => (true, normalized as usize * r.axis_stride as usize),
+        // An empty axis has nothing to clamp to: the element is zero.
+        (false, OutOfRange::Clamp) if s > 0 => {
+            (true, normalized.clamp(0, s - 1) as usize * r.axis_stride as usize)
+        }
+        (false, _) => (false, 0),
+    }
+}
+
+/// Runs `w` as `rows_kernel` does; returns whether the error flag was raised.
+fn run_rows(w: &RowWalk, index: Option<&IndexRead>, data: &[u32], indices: &[u32], out: &mut [u32]) -> bool {
+    let line = w.line as usize;
+    let ni = w.src_line() as usize;
+    let tiles = (w.row_lines / w.tile) as usize;
+    let lanes = w.lanes as usize;
+    let per_line = w.line_elems() as usize;
+    let read_elem = |at: usize| -> (u32, u32) {
+        assert!(
+            (at * w.elem_words as usize + w.elem_words as usize - 1) / lanes < data.len(),
+            "element {at} past the source's {} words: {w:?}",
+            data.len()
+        );
+        match (w.elem_words, lanes) {
+            (2, _) => (data[2 * at], data[2 * at + 1]),
+            (_, 1) => (data[at], 0),
+            _ => {
+                let bits = 32 / lanes;
+                ((data[at / lanes] >> ((at % lanes) * bits)) & ((1u64 << bits) - 1) as u32, 0)
+            }
+        }
+    };
+    let mut flagged = false;
+    for pos in 0..w.invocations as usize {
+        // Row coordinates, innermost first.
+        let (mut rem, mut out_row, mut fwd, mut bwd, mut at) = (pos / tiles, 0, w.base as usize, 0, 0);
+        for (i, d) in w.outer.iter().enumerate().rev() {
+            let c = if i == 0 { rem } else { rem % d.size as usize };
+            rem /= d.size as usize;
+            out_row += c * d.out_stride as usize;
+            let s = c * d.src_stride as usize;
+            if d.src_backwards {
+                bwd += s;
+            } else {
+                fwd += s;
+            }
+            at += c * d.index_stride as usize;
+        }
+        let mut first = pos % tiles;
+        if !w.spread {
+            first *= w.tile as usize;
+        }
+        let mut ok = true;
+        if let Some(r) = index.filter(|_| w.elem_index_stride == 0) {
+            let (in_range, off) = index_of(indices, at, r);
+            ok = in_range;
+            fwd += off;
+        }
+        let mut all_ok = ok;
+        for j in 0..w.tile as usize {
+            let u = first + if w.spread { j * tiles } else { j };
+            match w.access {
+                RowAccess::Lines | RowAccess::ReversedLines => {
+                    let src = if w.access == RowAccess::Lines { fwd - bwd + u } else { fwd - bwd - u };
+                    let x = &data[src * ni..src * ni + line];
+                    for c in 0..line {
+                        let word = match (w.access, w.elem_words, lanes) {
+                            (RowAccess::Lines, _, _) => x[c],
+                            (_, 2, _) => x[(line / 2 - 1 - c / 2) * 2 + c % 2],
+                            (_, _, 1) => x[line - 1 - c],
+                            (_, _, 2) => x[line - 1 - c].rotate_left(16),
+                            _ => x[line - 1 - c].swap_bytes(),
+                        };
+                        out[(out_row + u) * line + c] = if ok { word } else { 0 };
+                    }
+                }
+                RowAccess::Transposed => {
+                    let g = w.group.expect("transposed blocks have a group");
+                    let src = fwd - bwd;
+                    for row in 0..g.rows as usize {
+                        for e in 0..4 {
+                            let x =
+                                data[(src + (4 * u + e) * w.elem_stride as usize + row / 4) * 4 + row % 4];
+                            out[(out_row + u + row * g.out_stride as usize) * 4 + e] = if ok { x } else { 0 };
+                        }
+                    }
+                }
+                RowAccess::Elements => {
+                    let group = w.group.map_or(1, |g| g.rows as usize);
+                    for row in 0..group {
+                        let (mut src, mut back, mut o) = (fwd, bwd, out_row + u);
+                        if let Some(g) = w.group {
+                            if g.src_backwards {
+                                back += row * g.src_stride as usize;
+                            } else {
+                                src += row * g.src_stride as usize;
+                            }
+                            o += row * g.out_stride as usize;
+                        }
+                        let mut v = vec![0u32; line];
+                        for k in 0..per_line {
+                            let e = u * per_line + k;
+                            let (mut elem_ok, mut at_elem) = (ok, src);
+                            if let Some(r) = index.filter(|_| w.elem_index_stride != 0) {
+                                let (in_range, off) =
+                                    index_of(indices, at + e * w.elem_index_stride as usize, r);
+                                elem_ok = in_range;
+                                at_elem += off;
+                                all_ok &= in_range;
+                            }
+                            let step = e * w.elem_stride as usize;
+                            let at_elem =
+                                if w.elem_backwards { at_elem - back - step } else { at_elem + step - back };
+                            let (x, y) = if elem_ok { read_elem(at_elem) } else { (0, 0) };
+                            if w.elem_words == 2 {
+                                (v[2 * k], v[2 * k + 1]) = (x, y);
+                            } else {
+                                v[k / lanes] |= x << ((k % lanes) * (32 / lanes));
+                            }
+                        }
+                        out[o * line..o * line + line].copy_from_slice(&v);
+                    }
+                }
+            }
+        }
+        flagged |= index.is_some_and(|r| r.policy == OutOfRange::Error) && !all_ok;
+    }
+    flagged
+}
+
+fn words(bytes: &[u8], n: usize) -> Vec<u32> {
+    let mut b = bytes.to_vec();
+    b.resize((n * 4).max(b.len().div_ceil(4) * 4), 0);
+    b.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect()
+}
+
+fn bytes(words: &[u32]) -> Vec<u8> {
+    words.iter().flat_map(|w| w.to_le_bytes()).collect()
+}
+
+/// An element as its bytes: the reference runs on these, so one model serves every dtype.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Elem<const N: usize>([u8; N]);
+
+impl<const N: usize> Default for Elem<N> {
+    fn default() -> Self {
+        Elem([0; N])
+    }
+}
+
+fn elements<const N: usize>(buffer: &[u8]) -> Vec<Elem<N>> {
+    buffer.chunks_exact(N).map(|c| Elem(c.try_into().unwrap())).collect()
+}
+
+fn concat<const N: usize>(buffer: &[Elem<N>]) -> Vec<u8> {
+    buffer.iter().flat_map(|e| e.0).collect()
+}
+
+macro_rules! by_size {
+    ($size:expr, $f:ident ( $($arg:expr),* )) => {
+        match $size {
+            1 => $f::<1>($($arg),*),
+            2 => $f::<2>($($arg),*),
+            4 => $f::<4>($($arg),*),
+            _ => $f::<8>($($arg),*),
+        }
+    };
+}
+
+/// What a walk was, for the coverage check.
+fn kind(w: &RowWalk) -> String {
+    let group = match (w.access, w.group) {
+        (RowAccess::Elements, Some(_)) => " grouped",
+        _ => "",
+    };
+    format!("{:?}{group} ({} lanes, {} words)", w.access, w.lanes, w.elem_words)
+}
+
+fn check_gather<const N: usize>(
+    case: &generate::GatherCase,
+    rng: &mut Rng,
+    seen: &mut BTreeSet<String>,
+) -> Result<(), String> {
+    let re = &case.reference;
+    let plan = case.desc.plan().map_err(|e| format!("{e}"))?;
+    let Some(k) = GatherKernelDesc::new(&plan) else { return Ok(()) };
+    let Walk::Rows(w) = &k.walk else { return Ok(()) };
+    seen.insert(kind(w));
+    let data_bytes = rng.bytes(r::min_len(&re.data_sizes, &re.data_strides) * N);
+    let index_len = r::min_len(&re.index_sizes, &re.index_strides);
+    let wide = plan.index_type.words() == 2;
+    let hostile = rng.chance(40);
+    let values =
+        generate::index_values(rng, index_len, re.data_sizes[re.axis()], re.signed_indices, wide, hostile);
+    let index_bytes: Vec<u8> = values
+        .iter()
+        .flat_map(
+            |&v| if wide { (v as i64).to_le_bytes().to_vec() } else { (v as i32).to_le_bytes().to_vec() },
+        )
+        .collect();
+    let data = words(&data_bytes, w.src_words as usize);
+    let indices = words(&index_bytes, 1);
+    for spread in [false, true] {
+        let walk = RowWalk { spread, ..w.clone() };
+        let mut out = vec![0u32; w.out_words as usize];
+        let flagged = run_rows(&walk, Some(&k.index), &data, &indices, &mut out);
+        match re.run(&elements::<N>(&data_bytes), &values) {
+            Outcome::Ok { buffer, .. } => {
+                let got = &bytes(&out)[..buffer.len() * N];
+                if flagged || got != concat(&buffer) {
+                    return Err(format!(
+                        "{:?}\n{walk:?}\ngot {got:?}\nreference {:?}",
+                        case.desc,
+                        concat(&buffer)
+                    ));
+                }
+            }
+            Outcome::Err { .. } if !flagged => {
+                return Err(format!("{:?}\n{walk:?}\nno error flagged", case.desc))
+            }
+            Outcome::Err { .. } => {}
+        }
+    }
+    Ok(())
+}
+
+fn check_slice<const N: usize>(
+    case: &generate::SliceCase,
+    rng: &mut Rng,
+    seen: &mut BTreeSet<String>,
+) -> Result<(), String> {
+    let re = &case.reference;
+    let plan = case.desc.plan().map_err(|e| format!("{e}"))?;
+    let Some(k) = SliceKernelDesc::new(&plan) else { return Ok(()) };
+    let Walk::Rows(w) = &k.walk else { return Ok(()) };
+    seen.insert(kind(w));
+    let input_bytes = rng.bytes(r::min_len(&re.sizes, &re.strides) * N);
+    let data = words(&input_bytes, w.src_words as usize);
+    let (_, buffer) = re.run(&elements::<N>(&input_bytes));
+    for spread in [false, true] {
+        let walk = RowWalk { spread, ..w.clone() };
+        let mut out = vec![0u32; w.out_words as usize];
+        run_rows(&walk, None, &data, &[], &mut out);
+        let got = &bytes(&out)[..buffer.len() * N];
+        if got != concat(&buffer) {
+            return Err(format!("{:?}\n{walk:?}\ngot {got:?}\nreference {:?}", case.desc, concat(&buffer)));
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn row_walks_match_the_reference() {
+    let mut seen = BTreeSet::new();
+    let mut rows = 0;
+    for seed in 0..6000u64 {
+        let mut rng = Rng::new(seed);
+        let case = generate::gather_case(&mut rng, &DType::ALL);
+        let before = seen.len();
+        by_size!(case.desc.data.dtype.size(), check_gather(&case, &mut rng, &mut seen)).unwrap();
+        let mut rng = Rng::new(seed ^ 0x5eed);
+        let case = generate::slice_case(&mut rng, &DType::ALL);
+        by_size!(case.desc.input.dtype.size(), check_slice(&case, &mut rng, &mut seen)).unwrap();
+        rows += usize::from(seen.len() > before);
+    }
+    let _ = rows;
+    let mut rng = Rng::new(7);
+    for case in generate::channels_last_slices() {
+        by_size!(case.desc.input.dtype.size(), check_slice(&case, &mut rng, &mut seen)).unwrap();
+    }
+    for must in [
+        "Lines (1 lanes, 1 words)",
+        "Lines (1 lanes, 2 words)",
+        "Lines (2 lanes, 1 words)",
+        "Lines (4 lanes, 1 words)",
+        "ReversedLines (1 lanes, 1 words)",
+        "ReversedLines (1 lanes, 2 words)",
+        "ReversedLines (2 lanes, 1 words)",
+        "ReversedLines (4 lanes, 1 words)",
+        "Elements (1 lanes, 1 words)",
+        "Elements (1 lanes, 2 words)",
+        "Elements (2 lanes, 1 words)",
+        "Elements (4 lanes, 1 words)",
+        "Elements grouped (1 lanes, 1 words)",
+        "Transposed (1 lanes, 1 words)",
+    ] {
+        assert!(seen.contains(must), "no random descriptor took the row walk as {must}; seen: {seen:?}");
+    }
+}
