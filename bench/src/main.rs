@@ -94,6 +94,15 @@ where
         }
         results.cases.push(outcome);
     }
+    if settings.only.as_ref().is_none_or(|o| o.iter().any(|n| n == "probes")) {
+        let p = env.probes();
+        if settings.json {
+            println!("{}", report::probes_json(&p));
+        } else {
+            report::print_probes(&p);
+        }
+        results.probes = Some(p);
+    }
     if settings.only.as_ref().is_none_or(|o| o.iter().any(|n| n == "concurrency")) {
         let c = concurrency::run(settings);
         if settings.json {

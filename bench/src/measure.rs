@@ -55,7 +55,72 @@ fn copy_vectors(input: &Array<Vector<u32, Const<4>>>, output: &mut Array<Vector<
     }
 }
 
+/// A copy that moves one 32-bit word per invocation: what a kernel pays per element when
+/// consecutive output elements come from scattered source words.
+#[cube(launch_unchecked)]
+fn copy_words(input: &Array<u32>, output: &mut Array<u32>) {
+    if ABSOLUTE_POS < output.len() {
+        output[ABSOLUTE_POS] = input[ABSOLUTE_POS];
+    }
+}
+
+/// A copy that moves four consecutive vectors per invocation, as stridex's row tiles do.
+#[cube(launch_unchecked)]
+fn copy_vector_tiles(input: &Array<Vector<u32, Const<4>>>, output: &mut Array<Vector<u32, Const<4>>>) {
+    let first = ABSOLUTE_POS * 4;
+    if first < output.len() {
+        #[unroll]
+        for j in 0..4usize {
+            output[first + j] = input[first + j];
+        }
+    }
+}
+
+/// What the device's copies reach, for reading the cases' ratios.
+pub struct Probes {
+    pub bytes: usize,
+    pub vectors: f64,
+    pub words: f64,
+    pub vector_tiles: f64,
+}
+
 impl<R: Runtime> Env<'_, R> {
+    /// Three copies of the same 64 MiB: one vector, one word, four vectors per invocation.
+    pub fn probes(&self) -> Probes {
+        let bytes = 64 << 20;
+        let words = bytes / 4;
+        let input = self.client.create_from_slice(&vec![1u8; bytes]);
+        let output = self.client.empty(bytes);
+        let cube = CubeDim::new_1d(256);
+        let time_words = median(self.settings.reps, || {
+            // SAFETY: both buffers hold `words` words and the kernel checks the position.
+            unsafe {
+                copy_words::launch_unchecked::<R>(
+                    self.client,
+                    cubecl::calculate_cube_count_elemwise(self.client, words, cube),
+                    cube,
+                    ArrayArg::from_raw_parts(input.clone(), words),
+                    ArrayArg::from_raw_parts(output.clone(), words),
+                )
+            };
+            sync(self.client);
+        });
+        let time_tiles = median(self.settings.reps, || {
+            // SAFETY: as above; `bytes` is a multiple of 64, so every tile is whole.
+            unsafe {
+                copy_vector_tiles::launch_unchecked::<R>(
+                    self.client,
+                    cubecl::calculate_cube_count_elemwise(self.client, words / 16, cube),
+                    cube,
+                    ArrayArg::from_raw_parts(input.clone(), words),
+                    ArrayArg::from_raw_parts(output.clone(), words),
+                )
+            };
+            sync(self.client);
+        });
+        Probes { bytes: 2 * bytes, vectors: self.copy(bytes), words: time_words, vector_tiles: time_tiles }
+    }
+
     /// A plain copy of `bytes` bytes (rounded up to 16) in 128-bit vectors, one per invocation:
     /// what the device does with no layout logic at all.
     pub fn copy(&self, bytes: usize) -> f64 {

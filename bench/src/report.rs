@@ -45,6 +45,7 @@ impl Outcome {
 pub struct Results {
     pub cases: Vec<Outcome>,
     pub concurrency: Option<Concurrency>,
+    pub probes: Option<crate::measure::Probes>,
 }
 
 fn opt(v: Option<f64>) -> String {
@@ -111,12 +112,64 @@ pub fn print_row(o: &Outcome, first: bool) {
     );
 }
 
+fn probe_gbps(p: &crate::measure::Probes) -> [(&'static str, f64); 3] {
+    let g = |t: f64| p.bytes as f64 / t / 1e9;
+    [
+        ("one 16-byte vector per invocation (the copy column)", g(p.vectors)),
+        ("four consecutive vectors per invocation", g(p.vector_tiles)),
+        ("one 32-bit word per invocation", g(p.words)),
+    ]
+}
+
+pub fn probes_json(p: &crate::measure::Probes) -> String {
+    let [(_, v), (_, t), (_, w)] = probe_gbps(p);
+    format!(
+        "{{\"case\": \"device copies\", \"bytes\": {}, \"vector_gbps\": {v:.3}, \"vector_tiles_gbps\": {t:.3}, \"word_gbps\": {w:.3}}}",
+        p.bytes
+    )
+}
+
+pub fn print_probes(p: &crate::measure::Probes) {
+    println!("\ndevice copies of 64 MiB:");
+    for (name, g) in probe_gbps(p) {
+        println!("  {name:<52} {g:>6.2} GB/s");
+    }
+}
+
 pub fn print_concurrency(c: &Concurrency) {
     println!("\nconcurrency: {} (each call uploads, launches and reads back)", c.op);
     for r in &c.runs {
         println!("  {:>2} threads: {:>7.0} ops/s", r.threads, r.ops_per_s);
     }
     println!("  16 threads / 1 thread: {:.2}", c.ratio());
+}
+
+/// Why the cases below their targets are there, from this run's own probes.
+fn why_missed(r: &Results) -> String {
+    let missed: Vec<&str> = r.cases.iter().filter(|o| !o.meets_targets()).map(|o| o.case).collect();
+    let Some(p) = &r.probes else { return String::new() };
+    if missed.is_empty() {
+        return "\nEvery case met its targets in this run.\n".into();
+    }
+    let [(_, vectors), (_, tiles), (_, words)] = probe_gbps(p);
+    format!(
+        "\n**Below target in this run:** {}.\n\n\
+         Those cases read one 32-bit word per output element (one byte per element for `u8`): their \
+         consecutive output elements come from scattered source words (a gather along the row, a \
+         stride of 2), so no source vector can be loaded whole. On lavapipe a storage-buffer load \
+         is a scalar loop over the SIMD lanes with one iteration per 32-bit component (Mesa 22.3 \
+         llvmpipe, `emit_load_mem`), so a word costs about what a 16-byte vector costs: the device's \
+         own word-at-a-time copy above reaches {:.2}x its vector copy, and 1-byte elements a quarter \
+         of that again. stridex already stores whole vector lines, reads each index once for up to \
+         eight rows that share it, and moves four lines per invocation (the vector-tile copy reaches \
+         {:.2}x the plain copy); what is left is that bound. On a GPU the scattered reads of a warp \
+         fall in the same cache lines and coalesce, so the bound is lavapipe's, not the kernels': the \
+         CUDA figures are what would show it, on a machine with a GPU \
+         (`cargo run --release -p stridex-bench --features cuda`).\n",
+        missed.join(", "),
+        words / vectors,
+        tiles / vectors
+    )
 }
 
 /// Today's date (UTC) as YYYY-MM-DD, from the system clock.
@@ -150,8 +203,11 @@ pub fn markdown(device: &str, settings: &Settings, r: &Results) -> String {
     s.push_str(
         "GB/s = (bytes read + bytes written) / time, the same bytes credited to every column of a \
          row. *copy* is a plain 128-bit-vector copy kernel moving those bytes on the same device; \
-         *Burn* is Burn 0.21.0's `CubeBackend` (no fusion) on the same CubeCL client. Every \
-         output, stridex's and Burn's, was checked against a host computation in this run.\n\n",
+         *Burn* is Burn 0.21.0's `CubeBackend` (no fusion) on the same CubeCL client, synced after \
+         every op; where Burn returns a view (`permute`, a slice whose offsets are 256-byte aligned) \
+         its figure includes materializing it (a flatten, which runs Burn's copy kernel), so both \
+         sides write the result. Every output, stridex's and Burn's, was checked against a host \
+         computation in this run.\n\n",
     );
     s.push_str("![GB/s per case](results.svg)\n\n");
     s.push_str("| case | MB moved | stridex GB/s | copy GB/s | Burn GB/s | stridex / copy | stridex / Burn | Burn op | targets |\n");
@@ -187,6 +243,13 @@ pub fn markdown(device: &str, settings: &Settings, r: &Results) -> String {
         s.push_str("\nOn the host CPU, for scale (no device involved):\n\n");
         s.extend(host);
     }
+    if let Some(p) = &r.probes {
+        s.push_str("\nThe device's own copies of 64 MiB, for reading the ratios:\n\n| copy kernel | GB/s |\n| --- | ---: |\n");
+        for (name, g) in probe_gbps(p) {
+            s.push_str(&format!("| {name} | {g:.2} |\n"));
+        }
+    }
+    s.push_str(&why_missed(r));
     if let Some(c) = &r.concurrency {
         s.push_str(&format!(
             "\nConcurrency: one shared `static` op ({}) called from N threads, each call `run` \

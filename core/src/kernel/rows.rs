@@ -149,14 +149,14 @@ impl RowWalk {
         };
         let row_lines = inner.size / e;
 
-        // Rows moved together: four transposed rows, or (a gather along the row) up to four
-        // rows that share the row's indices.
+        // Rows moved together: transposed blocks of rows, or (a gather along the row) up to
+        // eight rows that share the row's indices.
         let group_dim = match access {
             // Up to 16 rows (four blocks): a 64-byte cache line of the source is used whole.
             RowAccess::Transposed => transposable
                 .map(|t| (t, [16, 8, 4].into_iter().find(|&n| outer[t].size % n == 0).unwrap_or(4))),
             RowAccess::Elements if inner.index != 0 => {
-                let rows = (16 / e).min(4);
+                let rows = (32 / e).min(8);
                 outer
                     .iter()
                     .rposition(|d| d.index == 0 && d.size % rows == 0)
@@ -176,7 +176,8 @@ impl RowWalk {
                 src_backwards: d.src < 0,
             }
         });
-        // Elements one invocation reads: at most 16, so the unrolled kernel stays small.
+        // Elements one invocation reads: at most 32, so the unrolled kernel stays small (measured
+        // on columns of f32: groups of 4 rows 0.47x a copy, 8 rows 0.55-0.62x, 16 rows 0.40x).
         let elems = |k: usize| match access {
             RowAccess::Elements => k * e * group.map_or(1, |g| g.rows as usize),
             _ => 0,
@@ -184,7 +185,7 @@ impl RowWalk {
         let max_tile = if group.is_some() { 1 } else { 4 };
         let tile = [4usize, 2, 1]
             .into_iter()
-            .find(|&k| k <= max_tile && row_lines % k == 0 && elems(k) <= 16)
+            .find(|&k| k <= max_tile && row_lines % k == 0 && elems(k) <= 32)
             .unwrap_or(1);
         let rows: usize = outer.iter().map(|d| d.size).product();
         let invocations = u32::try_from(rows * row_lines / tile).ok()?;
