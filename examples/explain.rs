@@ -7,15 +7,8 @@
 //! cargo run --features cuda --example explain -- --dialect sm_90 gather 'data: f16[8, 64], indices: i32[16]'
 //! ```
 //! Dialects: `wgsl` (default), `spirv` (feature `vulkan`), `cuda` / `sm_80` / `sm_90` (feature
-//! `cuda`; no GPU needed). The descriptor is read by the macro's own parser and rules.
-
-// The macro crate's parser and validator, so the text means exactly what the macro reads.
-#[allow(dead_code)]
-#[path = "../macros/src/parse.rs"]
-mod parse;
-#[allow(dead_code)]
-#[path = "../macros/src/validate.rs"]
-mod validate;
+//! `cuda`; no GPU needed). The descriptor is read by the macros' own front end
+//! (`stridex-syntax`), so the text means exactly what the macros read.
 
 use stridex::explain::{gather_source, slice_source};
 use stridex::Dialect;
@@ -36,32 +29,28 @@ fn main() {
     let (Some(op), true) = (args.first(), args.len() >= 2) else { usage() };
     let text = args[1..].join(" ");
     let result = match op.as_str() {
-        "gather" => syn::parse_str::<parse::GatherInput>(&text)
-            .and_then(|input| validate::gather(&input))
-            .map(|desc| {
-                println!("// {desc:?}");
-                if let Ok(plan) = desc.plan() {
-                    println!(
-                        "// output shape {:?}, kernel {:?}",
-                        plan.output.sizes,
-                        stridex::core::kernel::GatherKernelDesc::new(&plan)
-                    );
-                }
-                gather_source(&desc, dialect)
-            }),
-        "slice" => {
-            syn::parse_str::<parse::SliceInput>(&text).and_then(|input| validate::slice(&input)).map(|desc| {
-                println!("// {desc:?}");
-                if let Ok(plan) = desc.plan() {
-                    println!(
-                        "// output shape {:?}, kernel {:?}",
-                        plan.output.sizes,
-                        stridex::core::kernel::SliceKernelDesc::new(&plan)
-                    );
-                }
-                slice_source(&desc, dialect)
-            })
-        }
+        "gather" => stridex_syntax::gather_str(&text).map(|desc| {
+            println!("// {desc:?}");
+            if let Ok(plan) = desc.plan() {
+                println!(
+                    "// output shape {:?}, kernel {:?}",
+                    plan.output.sizes,
+                    stridex::core::kernel::GatherKernelDesc::new(&plan)
+                );
+            }
+            gather_source(&desc, dialect)
+        }),
+        "slice" => stridex_syntax::slice_str(&text).map(|desc| {
+            println!("// {desc:?}");
+            if let Ok(plan) = desc.plan() {
+                println!(
+                    "// output shape {:?}, kernel {:?}",
+                    plan.output.sizes,
+                    stridex::core::kernel::SliceKernelDesc::new(&plan)
+                );
+            }
+            slice_source(&desc, dialect)
+        }),
         _ => usage(),
     };
     match result {

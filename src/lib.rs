@@ -25,8 +25,8 @@ pub use stridex_backends::{
     SliceOp, Tensor,
 };
 pub use stridex_core::{
-    DType, GatherDesc, GatherPlan, GatherRules, IndexType, Operand, OutOfRange, RuleError, SliceDesc,
-    SlicePlan,
+    DType, GatherDesc, GatherPlan, GatherRules, IndexType, Operand, OutOfRange, RuleError, RuleSet,
+    SliceDesc, SliceForm, SlicePlan,
 };
 pub use stridex_macros::{gather, slice};
 

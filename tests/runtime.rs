@@ -1,7 +1,8 @@
 //! The runtime front door and bad runtime input: every mistake is an `Err` that names what is
 //! wrong, never a panic, a hang or an access outside a buffer.
 
-use stridex::{Device, Error, Gather, GatherRules, Operand, OutOfRange, RuleError, Slice};
+use stridex::core::Window;
+use stridex::{Device, Error, Gather, GatherRules, Operand, OutOfRange, RuleError, Slice, SliceForm};
 
 #[test]
 fn builder_matches_the_macro() {
@@ -29,6 +30,32 @@ fn builder_rule_errors_are_values() {
         .err()
         .unwrap();
     assert!(matches!(e, Error::Rule(RuleError::WindowPastInput { .. })), "{e}");
+}
+
+#[test]
+fn builders_refuse_the_other_slice_forms_keys() {
+    let e = Slice::directml()
+        .input::<f32>(&[4])
+        .window(&[0], &[4], &[1])
+        .starts_ends(&[0], &[2])
+        .build()
+        .err()
+        .unwrap();
+    assert_eq!(
+        e,
+        Error::Rule(RuleError::KeyOfOtherForm { window: Window::Starts, form: SliceForm::DirectMl })
+    );
+    assert!(e.to_string().contains("`starts` belongs to ONNX Slice"), "{e}");
+    let e = Slice::onnx()
+        .input::<f32>(&[4])
+        .starts_ends(&[0], &[2])
+        .window(&[0], &[4], &[1])
+        .build()
+        .err()
+        .unwrap();
+    assert_eq!(e, Error::Rule(RuleError::KeyOfOtherForm { window: Window::Offsets, form: SliceForm::Onnx }));
+    let e = Slice::onnx().input::<f32>(&[4]).starts_ends(&[0], &[2]).axes(&[0]).steps(&[1]).build();
+    assert!(e.is_ok());
 }
 
 #[test]

@@ -16,7 +16,7 @@ use crate::ops::{GatherOp, SliceOp};
 use std::marker::PhantomData;
 use stridex_core::{
     tensor, Dims, GatherDesc, GatherRules, Operand, OutOfRange, OutputDecl, RuleError, SignedDims, SliceDesc,
-    SliceWindow, TensorDecl, Window,
+    SliceForm, SliceWindow, TensorDecl, Window,
 };
 
 /// Sizes and optional strides, as given.
@@ -182,7 +182,10 @@ impl<T: Element, I: IndexElement> Gather<T, I> {
 /// A slice described at run time: a DirectML SLICE1 window or ONNX Slice-13 starts/ends.
 #[derive(Clone, Debug)]
 pub struct Slice<T = ()> {
-    onnx: bool,
+    form: SliceForm,
+    /// The window keys given, in order: a key of the other form is an error (core's rule, as in
+    /// the macro), not silently ignored.
+    given: Vec<Window>,
     input: Shape,
     /// SLICE1: offsets and sizes.
     offsets: Vec<usize>,
@@ -199,9 +202,10 @@ pub struct Slice<T = ()> {
 }
 
 impl Slice {
-    fn new(onnx: bool) -> Slice {
+    fn new(form: SliceForm) -> Slice {
         Slice {
-            onnx,
+            form,
+            given: Vec::new(),
             input: Shape::default(),
             offsets: Vec::new(),
             sizes: Vec::new(),
@@ -217,12 +221,12 @@ impl Slice {
 
     /// DirectML SLICE1: [`Slice::window`] gives offsets, sizes and signed strides.
     pub fn directml() -> Slice {
-        Slice::new(false)
+        Slice::new(SliceForm::DirectMl)
     }
 
     /// ONNX Slice-13: [`Slice::starts_ends`], then optional [`Slice::axes`] and [`Slice::steps`].
     pub fn onnx() -> Slice {
-        Slice::new(true)
+        Slice::new(SliceForm::Onnx)
     }
 }
 
@@ -233,7 +237,8 @@ impl<T> Slice<T> {
 
     pub fn input_strided<U: Element>(self, sizes: &[usize], strides: Option<&[usize]>) -> Slice<U> {
         Slice {
-            onnx: self.onnx,
+            form: self.form,
+            given: self.given,
             input: Shape::new(sizes, strides),
             offsets: self.offsets,
             sizes: self.sizes,
@@ -250,22 +255,26 @@ impl<T> Slice<T> {
     /// SLICE1's window: per dimension an offset, a size and a signed, non-zero stride.
     pub fn window(mut self, offsets: &[usize], sizes: &[usize], strides: &[i64]) -> Self {
         (self.offsets, self.sizes, self.strides) = (offsets.to_vec(), sizes.to_vec(), strides.to_vec());
+        self.given.extend([Window::Offsets, Window::Sizes, Window::Strides]);
         self
     }
 
     /// ONNX's `starts` and `ends`.
     pub fn starts_ends(mut self, starts: &[i64], ends: &[i64]) -> Self {
         (self.starts, self.ends) = (starts.to_vec(), ends.to_vec());
+        self.given.extend([Window::Starts, Window::Ends]);
         self
     }
 
     pub fn axes(mut self, axes: &[i64]) -> Self {
         self.axes = Some(axes.to_vec());
+        self.given.push(Window::Axes);
         self
     }
 
     pub fn steps(mut self, steps: &[i64]) -> Self {
         self.steps = Some(steps.to_vec());
+        self.given.push(Window::Steps);
         self
     }
 
@@ -277,13 +286,16 @@ impl<T> Slice<T> {
 
 impl<T: Element> Slice<T> {
     pub fn desc(&self) -> Result<SliceDesc, Error> {
+        for w in &self.given {
+            self.form.check_key(w.key())?;
+        }
         let input = self.input.decl(Operand::Input, T::DTYPE)?;
         let rank = self.input.sizes.len();
         let too_long =
             |window, len| RuleError::WindowLen { window, len, expected: rank, against: "the input's rank" };
         let signed = |v: &[i64], w| SignedDims::new(v).ok_or(too_long(w, v.len()));
         let unsigned = |v: &[usize], w| Dims::new(v).ok_or(too_long(w, v.len()));
-        let window = if self.onnx {
+        let window = if self.form == SliceForm::Onnx {
             SliceWindow::Onnx {
                 starts: signed(&self.starts, Window::Starts)?,
                 ends: signed(&self.ends, Window::Ends)?,

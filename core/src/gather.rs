@@ -3,9 +3,9 @@
 
 use crate::dims::Dims;
 use crate::dtype::IndexType;
-use crate::error::{trim_leading_ones, Operand, RuleError};
+use crate::error::{Operand, RuleError};
 use crate::layout::TensorLayout;
-use crate::rules::{GatherRules, OutOfRange};
+use crate::rules::{GatherRules, OutOfRange, RuleSet};
 use crate::tensor::{
     check_addressable, check_output_decl, check_output_layout, check_rank, layout, OutputDecl, TensorDecl,
 };
@@ -80,7 +80,7 @@ fn plan(desc: &GatherDesc) -> Result<GatherPlan, RuleError> {
         _ => return Err(RuleError::IndexTypeNotAllowed { rules, dtype: desc.indices.dtype }),
     };
     if !rules.allows_data_type(desc.data.dtype) {
-        return Err(RuleError::DataTypeNotAllowed { rules: rules.op_name(), dtype: desc.data.dtype });
+        return Err(RuleError::DataTypeNotAllowed { rules: RuleSet::Gather(rules), dtype: desc.data.dtype });
     }
     if let Some(out) = &desc.output {
         if let Some(t) = out.dtype.filter(|&t| t != desc.data.dtype) {
@@ -95,7 +95,7 @@ fn plan(desc: &GatherDesc) -> Result<GatherPlan, RuleError> {
     }
 
     let r = data.rank();
-    check_rank(Operand::Data, r, 1, rules.op_name())?;
+    check_rank(Operand::Data, r, 1, RuleSet::Gather(rules))?;
     let (lo, hi) = rules.axis_range(r);
     if desc.axis < lo || desc.axis > hi {
         return Err(RuleError::AxisOutOfRange { rules, axis: desc.axis, rank: r });
@@ -140,7 +140,11 @@ fn plan(desc: &GatherDesc) -> Result<GatherPlan, RuleError> {
     // Kernels compare indices with the axis extent in 32 bits; a broadcast axis (stride 0) can
     // be longer than its buffer.
     if data.sizes[axis] > u32::MAX as usize {
-        return Err(RuleError::TooLarge { tensor: Operand::Data });
+        return Err(RuleError::TooLarge {
+            tensor: Operand::Data,
+            elements: Some(data.sizes[axis]),
+            elem_bytes: elem,
+        });
     }
     // After the size check, so the overlap search works on bounded numbers.
     check_output_layout(&output)?;
@@ -206,7 +210,7 @@ fn directml_view(
     if indices.rank() != d {
         return Err(RuleError::DimensionCount {
             tensor: Operand::Indices,
-            count: indices.rank(),
+            sizes: indices.sizes.to_vec(),
             expected: d,
         });
     }
@@ -214,7 +218,7 @@ fn directml_view(
         if out.sizes.len() != d {
             return Err(RuleError::DimensionCount {
                 tensor: Operand::Output,
-                count: out.sizes.len(),
+                sizes: out.sizes.to_vec(),
                 expected: d,
             });
         }
@@ -242,6 +246,7 @@ fn directml_view(
             index_dims: k,
             dimension_count: d,
             suggest_index_dims: suggest,
+            index_dims_given: desc.index_dims.is_some(),
         });
     }
     Ok((view, 0, f))
@@ -306,4 +311,10 @@ fn gather_dims(
         dims.push(GatherDim { size, output_stride: output.strides[o], data_stride, index_stride });
     }
     dims
+}
+
+/// `xs` without its leading 1s (DirectML pads shapes with leading 1s).
+pub(crate) fn trim_leading_ones(xs: &[usize]) -> &[usize] {
+    let k = xs.iter().take_while(|&&n| n == 1).count();
+    &xs[k..]
 }

@@ -116,6 +116,75 @@ pub fn directml_allows(t: DType) -> bool {
     !matches!(t, DType::Bool | DType::BF16)
 }
 
+/// The two forms of a slice: a DirectML SLICE1 window (offsets, sizes, signed strides) or ONNX
+/// Slice-13 (starts, ends, axes, steps).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SliceForm {
+    DirectMl,
+    Onnx,
+}
+
+impl SliceForm {
+    pub const ALL: [SliceForm; 2] = [SliceForm::DirectMl, SliceForm::Onnx];
+    /// The keywords in descriptors (`rules: onnx`).
+    pub const NAMES: [&'static str; 2] = ["directml", "onnx"];
+
+    pub const fn name(self) -> &'static str {
+        match self {
+            SliceForm::DirectMl => "directml",
+            SliceForm::Onnx => "onnx",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<SliceForm> {
+        SliceForm::ALL.into_iter().find(|f| f.name() == s)
+    }
+
+    /// DirectML's type list has no bool or bf16; ONNX Slice takes every type.
+    pub fn allows_data_type(self, t: DType) -> bool {
+        match self {
+            SliceForm::DirectMl => directml_allows(t),
+            SliceForm::Onnx => true,
+        }
+    }
+}
+
+/// The standard a rule comes from, as messages name it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RuleSet {
+    /// What every stridex tensor obeys (SPEC section 1).
+    Layout,
+    Gather(GatherRules),
+    Slice(SliceForm),
+}
+
+impl RuleSet {
+    pub const fn op_name(self) -> &'static str {
+        match self {
+            RuleSet::Layout => "tensor layout",
+            RuleSet::Gather(r) => r.op_name(),
+            RuleSet::Slice(SliceForm::DirectMl) => "DirectML SLICE1",
+            RuleSet::Slice(SliceForm::Onnx) => "ONNX Slice",
+        }
+    }
+
+    /// Whether the rule set's operator takes data of type `t`: the predicate behind both the
+    /// rule and the list of types its message prints.
+    pub fn allows_data_type(self, t: DType) -> bool {
+        match self {
+            RuleSet::Layout => true,
+            RuleSet::Gather(r) => r.allows_data_type(t),
+            RuleSet::Slice(f) => f.allows_data_type(t),
+        }
+    }
+}
+
+impl fmt::Display for RuleSet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.op_name())
+    }
+}
+
 impl fmt::Display for GatherRules {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())

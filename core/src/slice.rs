@@ -3,7 +3,7 @@
 use crate::dims::{Dims, SignedDims};
 use crate::error::{Operand, RuleError, Window};
 use crate::layout::TensorLayout;
-use crate::rules::directml_allows;
+use crate::rules::{RuleSet, SliceForm};
 use crate::tensor::{
     check_addressable, check_output_decl, check_output_layout, check_rank, layout, OutputDecl, TensorDecl,
 };
@@ -19,6 +19,15 @@ pub enum SliceWindow {
 }
 
 /// A slice as a descriptor states it.
+impl SliceWindow {
+    pub const fn form(&self) -> SliceForm {
+        match self {
+            SliceWindow::DirectMl { .. } => SliceForm::DirectMl,
+            SliceWindow::Onnx { .. } => SliceForm::Onnx,
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct SliceDesc {
     pub input: TensorDecl,
@@ -53,14 +62,15 @@ impl SliceDesc {
     pub fn plan(&self) -> Result<SlicePlan, RuleError> {
         let input = layout(Operand::Input, self.input.sizes, self.input.strides)?;
         let dtype = self.input.dtype;
-        let directml = matches!(self.window, SliceWindow::DirectMl { .. });
-        if directml && !directml_allows(dtype) {
-            return Err(RuleError::DataTypeNotAllowed { rules: "DirectML SLICE1", dtype });
+        let form = self.window.form();
+        let directml = form == SliceForm::DirectMl;
+        let rules = RuleSet::Slice(form);
+        if !form.allows_data_type(dtype) {
+            return Err(RuleError::DataTypeNotAllowed { rules, dtype });
         }
         if let Some(t) = self.output.and_then(|o| o.dtype).filter(|&t| t != dtype) {
             return Err(RuleError::OutputDType { data: dtype, output: t });
         }
-        let rules = if directml { "DirectML SLICE1" } else { "ONNX Slice" };
         check_rank(Operand::Input, input.rank(), 1, rules)?;
         // Before any window arithmetic: sizes then fit the 32-bit offsets (and i64).
         check_addressable(Operand::Input, &input, dtype.size())?;
@@ -91,7 +101,7 @@ impl SliceDesc {
                         rank: decl.sizes.len(),
                         min: input.rank(),
                         max: input.rank(),
-                        rules: "slice (input and output have the same DimensionCount)",
+                        rules,
                     });
                 }
                 if window.is_some() && directml {

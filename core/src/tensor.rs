@@ -4,6 +4,7 @@ use crate::dims::{Dims, MAX_RANK};
 use crate::dtype::DType;
 use crate::error::{Operand, RuleError};
 use crate::layout::TensorLayout;
+use crate::rules::RuleSet;
 
 /// A tensor as a descriptor declares it: element type, sizes and optional strides.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -35,7 +36,7 @@ pub fn dims(tensor: Operand, values: &[usize]) -> Result<Dims, RuleError> {
         rank: values.len(),
         min: 0,
         max: MAX_RANK,
-        rules: "tensor rank",
+        rules: RuleSet::Layout,
     })
 }
 
@@ -53,17 +54,19 @@ pub fn layout(tensor: Operand, sizes: Dims, strides: Option<Dims>) -> Result<Ten
     }
 }
 
-/// Kernels address buffers with 32-bit offsets, in elements (8- and 16-bit lanes) or in words,
-/// and round a buffer up to whole vectors of up to four words.
+/// The most 32-bit words a buffer may span: kernels address buffers with 32-bit offsets and
+/// round a buffer up to whole vectors of up to four words.
+pub const MAX_WORDS: usize = u32::MAX as usize - 3;
+
+/// Kernels address buffers with 32-bit offsets, in elements (8- and 16-bit lanes) or in words.
 pub fn check_addressable(tensor: Operand, layout: &TensorLayout, elem_bytes: usize) -> Result<(), RuleError> {
-    const MAX_WORDS: usize = u32::MAX as usize - 3;
     let fits = layout.min_buffer_len().is_some_and(|n| {
         n <= u32::MAX as usize && n.checked_mul(elem_bytes).is_some_and(|b| b.div_ceil(4) <= MAX_WORDS)
     });
     if fits {
         Ok(())
     } else {
-        Err(RuleError::TooLarge { tensor })
+        Err(RuleError::TooLarge { tensor, elements: layout.min_buffer_len(), elem_bytes })
     }
 }
 
@@ -74,7 +77,7 @@ pub fn check_output_layout(layout: &TensorLayout) -> Result<(), RuleError> {
         .map_err(|overlap| RuleError::OutputOverlap { overlap, strides: layout.strides.to_vec() })
 }
 
-pub fn check_rank(tensor: Operand, rank: usize, min: usize, rules: &'static str) -> Result<(), RuleError> {
+pub fn check_rank(tensor: Operand, rank: usize, min: usize, rules: RuleSet) -> Result<(), RuleError> {
     if rank < min || rank > MAX_RANK {
         return Err(RuleError::Rank { tensor, rank, min, max: MAX_RANK, rules });
     }

@@ -155,7 +155,8 @@ fn directml_example_3_is_refused_as_written_with_a_fix() {
             original_rank: 2,
             index_dims: 2,
             dimension_count: 2,
-            suggest_index_dims: Some(1)
+            suggest_index_dims: Some(1),
+            index_dims_given: true,
         }
     );
     g.index_dims = Some(1);
@@ -182,7 +183,10 @@ fn directml_example_3_is_refused_as_written_with_a_fix() {
 fn a_broadcast_axis_longer_than_32_bits_is_refused() {
     let mut g = gather(GatherRules::OpenVino, &[1 << 33], &[1], 0);
     g.data.strides = Some(d(&[0]));
-    assert_eq!(g.plan().unwrap_err(), RuleError::TooLarge { tensor: Operand::Data });
+    assert_eq!(
+        g.plan().unwrap_err(),
+        RuleError::TooLarge { tensor: Operand::Data, elements: Some(1 << 33), elem_bytes: 4 }
+    );
 }
 
 #[test]
@@ -213,7 +217,7 @@ fn directml_dimension_counts_and_index_dims() {
     let g = gather(GatherRules::DirectMl, &[3, 2], &[4], 0);
     assert_eq!(
         g.plan().unwrap_err(),
-        RuleError::DimensionCount { tensor: Operand::Indices, count: 1, expected: 2 }
+        RuleError::DimensionCount { tensor: Operand::Indices, sizes: vec![4], expected: 2 }
     );
     let mut g = gather(GatherRules::DirectMl, &[3, 2], &[1, 4], 0);
     g.index_dims = Some(3);
@@ -227,7 +231,7 @@ fn directml_dimension_counts_and_index_dims() {
     g.output = Some(OutputDecl { dtype: None, sizes: d(&[4, 2, 1]), strides: None });
     assert_eq!(
         g.plan().unwrap_err(),
-        RuleError::DimensionCount { tensor: Operand::Output, count: 3, expected: 2 }
+        RuleError::DimensionCount { tensor: Operand::Output, sizes: vec![4, 2, 1], expected: 2 }
     );
 }
 
@@ -273,7 +277,12 @@ fn strided_inputs_are_accepted() {
 #[test]
 fn too_large_for_32_bit_offsets() {
     let g = gather(GatherRules::Onnx, &[1 << 20, 1 << 13], &[2], 0);
-    assert_eq!(g.plan().unwrap_err(), RuleError::TooLarge { tensor: Operand::Data });
+    let e = g.plan().unwrap_err();
+    assert_eq!(e, RuleError::TooLarge { tensor: Operand::Data, elements: Some(1 << 33), elem_bytes: 4 });
+    assert!(
+        e.to_string().contains("spans 8589934592 elements of 4 byte(s) (8589934592 32-bit words)"),
+        "{e}"
+    );
 }
 
 fn slice(input: &[usize], offsets: &[usize], sizes: &[usize], strides: &[i64]) -> SliceDesc {

@@ -1,13 +1,13 @@
 //! Writes the tokens of a validated descriptor: a `const` descriptor literal and the op built
 //! from it. Nothing here checks a rule.
 
-use crate::parse::{GatherInput, ItemHead, SliceInput};
 use proc_macro2::TokenStream;
 use quote::quote;
 use stridex_core::{
     DType, Dims, GatherDesc, GatherRules, OutOfRange, OutputDecl, SignedDims, SliceDesc, SliceWindow,
     TensorDecl,
 };
+use stridex_syntax::{GatherInput, ItemHead, SliceInput};
 
 pub fn gather(input: &GatherInput, desc: &GatherDesc) -> TokenStream {
     let t = rust_type(desc.data.dtype);

@@ -1,8 +1,9 @@
 //! Applies the rules of `stridex-core` to a parsed descriptor and turns a broken rule into a
 //! `syn::Error` on the token at fault.
 
-use crate::parse::{GatherInput, List, SliceInput, SliceRules, TensorArg};
+use crate::parse::{GatherInput, List, SliceInput, TensorArg};
 use proc_macro2::Span;
+use stridex_core::SliceForm;
 use stridex_core::{
     tensor, Dims, GatherDesc, GatherRules, Location, Operand, OutputDecl, RuleError, SignedDims, SliceDesc,
     SliceWindow, TensorDecl, Window,
@@ -31,13 +32,13 @@ pub fn slice(input: &SliceInput) -> syn::Result<SliceDesc> {
     // The input first: a rank over 8 is reported as such, not as a window too long.
     let tensor = decl(&input.input, Operand::Input).map_err(err)?;
     let rank = input.input.sizes.items.len();
-    let window = match input.rules.as_ref().map_or(SliceRules::DirectMl, |r| r.1) {
-        SliceRules::DirectMl => SliceWindow::DirectMl {
+    let window = match input.form() {
+        SliceForm::DirectMl => SliceWindow::DirectMl {
             offsets: window_dims(req(&input.offsets), Window::Offsets, rank).map_err(err)?,
             sizes: window_dims(req(&input.sizes), Window::Sizes, rank).map_err(err)?,
             strides: window_signed(req(&input.strides), Window::Strides, rank).map_err(err)?,
         },
-        SliceRules::Onnx => {
+        SliceForm::Onnx => {
             let opt = |l: &Option<List<i64>>, w| l.as_ref().map(|l| window_signed(l, w, rank)).transpose();
             SliceWindow::Onnx {
                 starts: window_signed(req(&input.starts), Window::Starts, rank).map_err(err)?,

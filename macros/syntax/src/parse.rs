@@ -1,21 +1,26 @@
 //! Tokens to a typed descriptor. Nothing here knows a rule of SPEC.md: it checks only the
 //! shape of the input (keys, literals, element type names) and keeps every token for spans.
+//! Independent mistakes (unknown or repeated keys, unknown names, malformed values) are all
+//! collected; a value that fails to parse is skipped up to the next `,`.
 
-use proc_macro2::{Span, TokenStream};
+use crate::ctxt::Ctxt;
+use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::ToTokens;
+use stridex_core::keys;
+use stridex_core::SliceForm;
 use stridex_core::{DType, GatherRules, OutOfRange};
 use syn::parse::{Parse, ParseStream};
 use syn::{bracketed, Ident, LitInt, Token, Visibility};
 
 /// A literal value and the tokens it came from (`-2` is two tokens).
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct Lit<T> {
     pub value: T,
     pub tokens: TokenStream,
 }
 
 /// A bracketed list `[a, b, c]`, with the span of the brackets.
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct List<T> {
     pub items: Vec<Lit<T>>,
     pub span: Span,
@@ -28,6 +33,7 @@ impl<T: Copy> List<T> {
 }
 
 /// `f32[3, 2]`, `i64[]`, `f32[2, 3] strides [1, 2]`; for outputs the type may be left out.
+#[derive(Clone, Debug)]
 pub struct TensorArg {
     pub key: Ident,
     pub dtype: Option<(Ident, DType)>,
@@ -36,6 +42,7 @@ pub struct TensorArg {
 }
 
 /// `static NAME;` or `pub static NAME;` before the keys: the item form.
+#[derive(Clone)]
 pub struct ItemHead {
     pub vis: Visibility,
     pub static_token: Token![static],
@@ -54,16 +61,9 @@ pub struct GatherInput {
     pub output: Option<TensorArg>,
 }
 
-/// `rules: directml` (SLICE1 windows, the default) or `rules: onnx` (Slice-13).
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub enum SliceRules {
-    DirectMl,
-    Onnx,
-}
-
 pub struct SliceInput {
     pub item: Option<ItemHead>,
-    pub rules: Option<(Ident, SliceRules)>,
+    pub rules: Option<(Ident, SliceForm)>,
     pub input: TensorArg,
     pub offsets: Option<List<usize>>,
     pub sizes: Option<List<usize>>,
@@ -75,51 +75,52 @@ pub struct SliceInput {
     pub output: Option<TensorArg>,
 }
 
-const GATHER_KEYS: &[&str] =
-    &["rules", "data", "indices", "axis", "batch_dims", "index_dims", "out_of_range", "output"];
-const SLICE_KEYS: &[&str] =
-    &["rules", "input", "offsets", "sizes", "strides", "starts", "ends", "axes", "steps", "output"];
+impl SliceInput {
+    pub fn form(&self) -> SliceForm {
+        self.rules.as_ref().map_or(SliceForm::DirectMl, |r| r.1)
+    }
+}
 
 impl Parse for GatherInput {
     fn parse(input: ParseStream) -> syn::Result<Self> {
+        let cx = Ctxt::default();
+        let all = input.fork().parse::<TokenStream>()?;
         let item = parse_item_head(input)?;
-        let mut keys = Keys::new("gather!", GATHER_KEYS);
+        let mut keys = Keys::new("gather!", keys::GATHER_KEYS);
         let (mut rules, mut data, mut indices, mut axis) = (None, None, None, None);
         let (mut batch_dims, mut index_dims, mut out_of_range, mut output) = (None, None, None, None);
         while !input.is_empty() {
-            let key = keys.next(input)?;
-            match key.to_string().as_str() {
+            let Some(key) = keys.next(input, &cx) else { continue };
+            let parsed = match key.to_string().as_str() {
                 "rules" => {
-                    rules = Some(parse_keyword(
-                        input,
-                        "rule set",
-                        GatherRules::from_name,
-                        &["onnx", "openvino", "directml"],
-                    )?)
+                    parse_keyword(input, "rule set", GatherRules::from_name, &keys::gather_rule_names())
+                        .map(|v| rules = Some(v))
                 }
-                "data" => data = Some(parse_tensor(input, key, true)?),
-                "indices" => indices = Some(parse_tensor(input, key, true)?),
-                "axis" => axis = Some(parse_int(input)?),
-                "batch_dims" => batch_dims = Some(parse_int(input)?),
-                "index_dims" => index_dims = Some(parse_uint(input)?),
-                "out_of_range" => {
-                    out_of_range = Some(parse_keyword(
-                        input,
-                        "out-of-range policy",
-                        OutOfRange::from_name,
-                        &["error", "zero", "clamp"],
-                    )?)
-                }
-                "output" => output = Some(parse_tensor(input, key, false)?),
+                "data" => parse_tensor(input, key, true, &cx).map(|v| data = Some(v)),
+                "indices" => parse_tensor(input, key, true, &cx).map(|v| indices = Some(v)),
+                "axis" => parse_int(input).map(|v| axis = Some(v)),
+                "batch_dims" => parse_int(input).map(|v| batch_dims = Some(v)),
+                "index_dims" => parse_uint(input).map(|v| index_dims = Some(v)),
+                "out_of_range" => parse_keyword(
+                    input,
+                    "out-of-range policy",
+                    OutOfRange::from_name,
+                    &["error", "zero", "clamp"],
+                )
+                .map(|v| out_of_range = Some(v)),
+                "output" => parse_tensor(input, key, false, &cx).map(|v| output = Some(v)),
                 _ => unreachable!("Keys::next accepts known keys only"),
-            }
-            end_of_entry(input)?;
+            };
+            end_of_entry(input, parsed, &cx);
         }
+        let data = keys.require(data, "data", "data: f32[3, 2]", &all, &cx);
+        let indices = keys.require(indices, "indices", "indices: i64[2, 2]", &all, &cx);
+        cx.check()?;
         Ok(GatherInput {
             item,
             rules,
-            data: keys.require(data, "data", "data: f32[3, 2]")?,
-            indices: keys.require(indices, "indices", "indices: i64[2, 2]")?,
+            data: data.expect("checked above"),
+            indices: indices.expect("checked above"),
             axis,
             batch_dims,
             index_dims,
@@ -131,8 +132,10 @@ impl Parse for GatherInput {
 
 impl Parse for SliceInput {
     fn parse(input: ParseStream) -> syn::Result<Self> {
+        let cx = Ctxt::default();
+        let all = input.fork().parse::<TokenStream>()?;
         let item = parse_item_head(input)?;
-        let mut keys = Keys::new("slice!", SLICE_KEYS);
+        let mut keys = Keys::new("slice!", keys::SLICE_KEYS);
         let mut s = SliceInput {
             item,
             rules: None,
@@ -153,65 +156,38 @@ impl Parse for SliceInput {
         };
         let mut tensor = None;
         while !input.is_empty() {
-            let key = keys.next(input)?;
-            match key.to_string().as_str() {
-                "rules" => {
-                    let parse_rules = |s: &str| match s {
-                        "directml" => Some(SliceRules::DirectMl),
-                        "onnx" => Some(SliceRules::Onnx),
-                        _ => None,
-                    };
-                    s.rules =
-                        Some(parse_keyword(input, "slice rule set", parse_rules, &["directml", "onnx"])?);
-                }
-                "input" => tensor = Some(parse_tensor(input, key, true)?),
-                "offsets" => s.offsets = Some(parse_list(input, parse_uint)?),
-                "sizes" => s.sizes = Some(parse_list(input, parse_uint)?),
-                "strides" => s.strides = Some(parse_list(input, parse_int)?),
-                "starts" => s.starts = Some(parse_list(input, parse_int)?),
-                "ends" => s.ends = Some(parse_list(input, parse_int)?),
-                "axes" => s.axes = Some(parse_list(input, parse_int)?),
-                "steps" => s.steps = Some(parse_list(input, parse_int)?),
-                "output" => s.output = Some(parse_tensor(input, key, false)?),
+            let Some(key) = keys.next(input, &cx) else { continue };
+            let parsed = match key.to_string().as_str() {
+                "rules" => parse_keyword(input, "slice rule set", SliceForm::from_name, &SliceForm::NAMES)
+                    .map(|v| s.rules = Some(v)),
+                "input" => parse_tensor(input, key, true, &cx).map(|v| tensor = Some(v)),
+                "offsets" => parse_list(input, parse_uint).map(|v| s.offsets = Some(v)),
+                "sizes" => parse_list(input, parse_uint).map(|v| s.sizes = Some(v)),
+                "strides" => parse_list(input, parse_int).map(|v| s.strides = Some(v)),
+                "starts" => parse_list(input, parse_int).map(|v| s.starts = Some(v)),
+                "ends" => parse_list(input, parse_int).map(|v| s.ends = Some(v)),
+                "axes" => parse_list(input, parse_int).map(|v| s.axes = Some(v)),
+                "steps" => parse_list(input, parse_int).map(|v| s.steps = Some(v)),
+                "output" => parse_tensor(input, key, false, &cx).map(|v| s.output = Some(v)),
                 _ => unreachable!("Keys::next accepts known keys only"),
-            }
-            end_of_entry(input)?;
+            };
+            end_of_entry(input, parsed, &cx);
         }
-        s.input = keys.require(tensor, "input", "input: f32[1, 1, 4, 4]")?;
-        let onnx = matches!(s.rules, Some((_, SliceRules::Onnx)));
-        let (needed, not_here): (&[&str], &[&str]) = if onnx {
-            (&["starts", "ends"], &["offsets", "sizes", "strides"])
-        } else {
-            (&["offsets", "sizes", "strides"], &["starts", "ends", "axes", "steps"])
-        };
-        for k in not_here {
-            if let Some(ident) = keys.seen.iter().find(|i| i == k) {
-                return Err(syn::Error::new(
-                    ident.span(),
-                    format!(
-                        "`{k}` belongs to {}: {}",
-                        if onnx { "DirectML SLICE1 windows" } else { "ONNX Slice" },
-                        if onnx {
-                            "with `rules: onnx` write starts/ends/axes/steps"
-                        } else {
-                            "write `rules: onnx` to slice with starts/ends/axes/steps, or use offsets/sizes/strides"
-                        }
-                    ),
-                ));
+        let tensor = keys.require(tensor, "input", "input: f32[1, 1, 4, 4]", &all, &cx);
+        // Which window keys belong to which form is a rule of `core`, shared with the builders.
+        let form = s.form();
+        for key in &keys.seen {
+            if let Err(e) = form.check_key(&key.to_string()) {
+                cx.error(syn::Error::new(key.span(), e.to_string()));
             }
         }
-        for k in needed {
+        for &k in form.required() {
             if !keys.seen.iter().any(|i| i == k) {
-                return Err(keys.missing(
-                    k,
-                    if onnx {
-                        "starts: [0], ends: [2]"
-                    } else {
-                        "offsets: [0, 1], sizes: [2, 3], strides: [1, 2]"
-                    },
-                ));
+                cx.error(keys.missing(k, form.example(), &all));
             }
         }
+        cx.check()?;
+        s.input = tensor.expect("checked above");
         Ok(s)
     }
 }
@@ -221,46 +197,78 @@ struct Keys {
     macro_name: &'static str,
     known: &'static [&'static str],
     seen: Vec<Ident>,
+    /// Known keys that an unknown one was taken for (`dat` for `data`): not reported missing.
+    suggested: Vec<&'static str>,
 }
 
 impl Keys {
     fn new(macro_name: &'static str, known: &'static [&'static str]) -> Keys {
-        Keys { macro_name, known, seen: Vec::new() }
+        Keys { macro_name, known, seen: Vec::new(), suggested: Vec::new() }
     }
 
-    /// Reads `key:`.
-    fn next(&mut self, input: ParseStream) -> syn::Result<Ident> {
-        let key: Ident = input.parse()?;
+    /// Reads `key:`. An unknown, repeated or malformed key is reported and its entry skipped
+    /// (`None`).
+    fn next(&mut self, input: ParseStream, cx: &Ctxt) -> Option<Ident> {
+        let key = match input.parse::<Ident>() {
+            Ok(key) => key,
+            Err(e) => {
+                cx.error(e);
+                skip_entry(input);
+                return None;
+            }
+        };
         let name = key.to_string();
-        if !self.known.contains(&name.as_str()) {
-            let hint =
-                closest(&name, self.known).map(|k| format!("did you mean `{k}`? ")).unwrap_or_default();
-            return Err(syn::Error::new(
-                key.span(),
-                format!(
-                    "unknown key `{name}` in {}; {hint}known keys: {}",
-                    self.macro_name,
-                    self.known.join(", ")
-                ),
-            ));
+        let fault = if !self.known.contains(&name.as_str()) {
+            let near = closest(&name, self.known);
+            self.suggested.extend(near);
+            let hint = near.map(|k| format!("did you mean `{k}`? ")).unwrap_or_default();
+            Some(format!(
+                "unknown key `{name}` in {}; {hint}known keys: {}",
+                self.macro_name,
+                self.known.join(", ")
+            ))
+        } else if self.seen.iter().any(|k| *k == name) {
+            Some(format!("key `{name}` is given twice; keep one"))
+        } else {
+            None
+        };
+        if let Some(message) = fault {
+            cx.error(syn::Error::new(key.span(), message));
+            skip_entry(input);
+            return None;
         }
-        if self.seen.iter().any(|k| *k == name) {
-            return Err(syn::Error::new(key.span(), format!("key `{name}` is given twice; keep one")));
+        if let Err(e) = input.parse::<Token![:]>() {
+            cx.error(e);
+            skip_entry(input);
+            return None;
         }
-        input.parse::<Token![:]>()?;
         self.seen.push(key.clone());
-        Ok(key)
+        Some(key)
     }
 
-    fn require<T>(&self, value: Option<T>, key: &str, example: &str) -> syn::Result<T> {
-        value.ok_or_else(|| self.missing(key, example))
+    fn require<T>(
+        &self,
+        value: Option<T>,
+        key: &str,
+        example: &str,
+        all: &TokenStream,
+        cx: &Ctxt,
+    ) -> Option<T> {
+        if value.is_none() && !self.seen.iter().any(|k| k == key) && !self.suggested.contains(&key) {
+            cx.error(self.missing(key, example, all));
+        }
+        value
     }
 
-    fn missing(&self, key: &str, example: &str) -> syn::Error {
-        syn::Error::new(
-            Span::call_site(),
-            format!("{} is missing the key `{key}`; add it, e.g. `{example}`", self.macro_name),
-        )
+    /// A required key is absent: the error covers the macro's whole input (the tokens between
+    /// its braces), so it points into the user's code rather than at the macro call.
+    fn missing(&self, key: &str, example: &str, all: &TokenStream) -> syn::Error {
+        let message = format!("{} is missing the key `{key}`; add it, e.g. `{example}`", self.macro_name);
+        if all.is_empty() {
+            syn::Error::new(Span::call_site(), message)
+        } else {
+            syn::Error::new_spanned(all, message)
+        }
     }
 }
 
@@ -283,6 +291,34 @@ fn closest<'a>(name: &str, known: &[&'a str]) -> Option<&'a str> {
     known.iter().copied().filter(|k| distance(name, k) <= 2).min_by_key(|k| distance(name, k))
 }
 
+/// Skips the rest of an entry: every token up to and including the next top-level `,`.
+fn skip_entry(input: ParseStream) {
+    while !input.is_empty() && !input.peek(Token![,]) {
+        if input.parse::<TokenTree>().is_err() {
+            return;
+        }
+    }
+    let _ = input.parse::<Option<Token![,]>>();
+}
+
+/// After a value: its parse error (if any) is recorded, then the entry must end at `,` or the
+/// end of the input.
+fn end_of_entry(input: ParseStream, parsed: syn::Result<()>, cx: &Ctxt) {
+    match parsed {
+        Err(e) => {
+            cx.error(e);
+            skip_entry(input);
+        }
+        Ok(()) if input.is_empty() => {}
+        Ok(()) => {
+            if let Err(e) = input.parse::<Token![,]>() {
+                cx.error(e);
+                skip_entry(input);
+            }
+        }
+    }
+}
+
 fn parse_item_head(input: ParseStream) -> syn::Result<Option<ItemHead>> {
     let fork = input.fork();
     fork.parse::<Visibility>()?;
@@ -294,13 +330,6 @@ fn parse_item_head(input: ParseStream) -> syn::Result<Option<ItemHead>> {
     let name = input.parse()?;
     input.parse::<Token![;]>()?;
     Ok(Some(ItemHead { vis, static_token, name }))
-}
-
-fn end_of_entry(input: ParseStream) -> syn::Result<()> {
-    if !input.is_empty() {
-        input.parse::<Token![,]>()?;
-    }
-    Ok(())
 }
 
 fn parse_keyword<T>(
@@ -319,17 +348,20 @@ fn parse_keyword<T>(
     }
 }
 
-fn parse_tensor(input: ParseStream, key: Ident, dtype_required: bool) -> syn::Result<TensorArg> {
+/// A tensor: an unknown element type is recorded and the sizes are still read, so mistakes in
+/// them are reported too.
+fn parse_tensor(input: ParseStream, key: Ident, dtype_required: bool, cx: &Ctxt) -> syn::Result<TensorArg> {
     let dtype = if input.peek(Ident) {
         let ident: Ident = input.parse()?;
         match DType::from_name(&ident.to_string()) {
             Some(t) => Some((ident, t)),
             None => {
                 let names: Vec<&str> = DType::ALL.iter().map(|t| t.name()).collect();
-                return Err(syn::Error::new(
+                cx.error(syn::Error::new(
                     ident.span(),
                     format!("unknown element type `{ident}`; stridex knows {}", names.join(", ")),
                 ));
+                None
             }
         }
     } else if dtype_required {
@@ -382,7 +414,7 @@ fn parse_int(input: ParseStream) -> syn::Result<Lit<i64>> {
 fn parse_uint(input: ParseStream) -> syn::Result<Lit<usize>> {
     if input.peek(Token![-]) {
         return Err(input.error(
-            "expected a non-negative integer here (sizes, strides, offsets and index_dims are unsigned)",
+            "expected a non-negative integer here (tensor sizes and strides, window offsets and sizes, and index_dims are unsigned)",
         ));
     }
     let lit: LitInt = input.parse()?;

@@ -1,0 +1,244 @@
+//! What a broken rule says: the rule set, the numbers, and the fix.
+
+use super::{Operand, RuleError};
+use crate::dims::list;
+use crate::dtype::DType;
+use crate::layout::Overlap;
+use crate::rules::{GatherRules, RuleSet, SliceForm};
+use std::fmt;
+
+impl fmt::Display for RuleError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use RuleError::*;
+        match self {
+            Rank { tensor, rank, max, .. } if rank > max => write!(
+                f,
+                "tensor rank: `{tensor}` has {rank} dimensions, but stridex tensors have at most {max} (DirectML's limit); merge or drop dimensions"
+            ),
+            Rank { tensor, rank, min, max, rules } if min == max => write!(
+                f,
+                "{rules}: `{tensor}` has rank {rank}, but it must have rank {min}{}; give it {min} dimension(s)",
+                if matches!(rules, RuleSet::Slice(_)) && *tensor == Operand::Output { " (the input's)" } else { "" }
+            ),
+            Rank { tensor, rank, min, max, rules } => write!(
+                f,
+                "{rules}: `{tensor}` has rank {rank}, but ranks {min} to {max} are allowed; {}",
+                if rank < min {
+                    format!("give `{tensor}` at least {min} dimension(s) (a size-1 dimension changes nothing)")
+                } else {
+                    format!("merge or drop dimensions until `{tensor}` has at most {max}")
+                }
+            ),
+            StridesLen { tensor, sizes, strides } => write!(
+                f,
+                "strided layout: `{tensor}` has {sizes} size(s) but {strides} stride(s); give exactly one stride per dimension"
+            ),
+            OutputOverlap { overlap: Overlap::Collision { a, b, offset }, strides } => write!(
+                f,
+                "output layout: strides {} map coordinates {} and {} to the same element offset {offset}, and parallel writes to one address race; use strides that give every output element its own offset (zero strides are for inputs only), e.g. the packed default",
+                list(strides),
+                list(a),
+                list(b)
+            ),
+            OutputOverlap { overlap: Overlap::Unproven, strides } => write!(
+                f,
+                "output layout: strides {} interleave dimensions, so stridex cannot show that every output element has its own offset; order the strides so that each is at least the span of the smaller ones (packed, permuted or padded layouts all do)",
+                list(strides)
+            ),
+            TooLarge { tensor, elements, elem_bytes } => {
+                let span = match elements {
+                    Some(n) => format!(
+                        "{n} elements of {elem_bytes} byte(s) ({} 32-bit words)",
+                        (*n as u128 * *elem_bytes as u128).div_ceil(4)
+                    ),
+                    None => "more elements than a usize counts".into(),
+                };
+                write!(
+                    f,
+                    "size limit: `{tensor}` spans {span}, but stridex kernels address at most {} elements and {} words (32-bit offsets; an axis counts too); split the tensor",
+                    u32::MAX,
+                    crate::tensor::MAX_WORDS
+                )
+            }
+            IndexNotInteger { dtype } => write!(
+                f,
+                "index type: `indices` has element type {dtype}, but index values must be integers; use i64 or i32 (u32/u64 where the rules allow them)"
+            ),
+            IndexTypeNotAllowed { rules, dtype } => write!(
+                f,
+                "{}: index type {dtype} is not allowed ({} takes {}); {}",
+                rules.op_name(),
+                rules.op_name(),
+                rules.index_types_text(),
+                match rules {
+                    GatherRules::Onnx => "use i64 or i32, or pick `rules: directml` / `rules: openvino`, which accept unsigned indices",
+                    _ => "use i32 or i64 (stridex reads indices of i32, i64, u32 and u64)",
+                }
+            ),
+            DataTypeNotAllowed { rules, dtype } => {
+                // The list comes from the predicate the rule applies.
+                let allowed: Vec<&str> =
+                    DType::ALL.iter().filter(|&&t| rules.allows_data_type(t)).map(|t| t.name()).collect();
+                write!(
+                    f,
+                    "{rules}: data type {dtype} is not in its list ({}); {}, or use a listed type of the same width (the bits move unchanged)",
+                    allowed.join(", "),
+                    match rules {
+                        RuleSet::Slice(_) => "slice with `rules: onnx` (starts/ends/steps), which takes every type",
+                        _ => "use `rules: openvino`, which takes every type and unsigned indices",
+                    }
+                )
+            }
+            KeyOfOtherForm { window, form } => {
+                let key = window.key();
+                match form {
+                    SliceForm::DirectMl => write!(
+                        f,
+                        "DirectML SLICE1: `{key}` belongs to ONNX Slice, and a SLICE1 window would ignore it; write `rules: onnx` to slice with starts/ends/axes/steps, or give the window as offsets/sizes/strides"
+                    ),
+                    SliceForm::Onnx => write!(
+                        f,
+                        "ONNX Slice: `{key}` belongs to DirectML SLICE1 windows, and ONNX Slice would ignore it; with `rules: onnx` write starts/ends/axes/steps"
+                    ),
+                }
+            }
+            OutputDType { data, output } => write!(
+                f,
+                "output type: input and output must have the same data type, but the input is {data} and the output {output}; write `output: {data}[..]` or leave the type out"
+            ),
+            AxisOutOfRange { rules, axis, rank } => {
+                let (lo, hi) = rules.axis_range(*rank);
+                write!(
+                    f,
+                    "{}: axis {axis} is out of range for data of rank {rank}; allowed: {lo} to {hi}{}",
+                    rules.op_name(),
+                    match rules {
+                        GatherRules::DirectMl if *axis < 0 && axis.unsigned_abs() as usize <= *rank => format!(
+                            " (DirectML has no negative axis): write axis: {}",
+                            *rank as i64 + axis
+                        ),
+                        _ => String::new(),
+                    }
+                )
+            }
+            KeyNotAllowed { rules, key } => write!(
+                f,
+                "{}: `{key}` is not part of this operator; {}",
+                rules.op_name(),
+                if *key == "batch_dims" {
+                    "batch_dims belongs to OpenVINO Gather-8: write `rules: openvino` or remove it"
+                } else {
+                    "index_dims (IndexDimensions) belongs to DirectML GATHER: write `rules: directml` or remove it"
+                }
+            ),
+            OutputRank { rank, indices_rank, data_rank } => write!(
+                f,
+                "output rank: gathering with indices of rank {indices_rank} from data of rank {data_rank} gives an output of rank {rank}, over the limit of 8; use fewer index dimensions"
+            ),
+            BatchDimsOutOfRange { batch_dims, limit } => write!(
+                f,
+                "OpenVINO Gather-8: batch_dims {batch_dims} is out of range; allowed: -{limit} to {limit} (min of the data and indices ranks)"
+            ),
+            BatchDimsAfterAxis { batch_dims, axis } => write!(
+                f,
+                "OpenVINO Gather-8: batch_dims (normalized {batch_dims}) must be <= axis (normalized {axis}); gather along a dimension after the batch dimensions, e.g. axis: {batch_dims}"
+            ),
+            BatchDimMismatch { dim, data, indices } => write!(
+                f,
+                "OpenVINO Gather-8: batch dimension {dim} differs: data has {data}, indices have {indices}; the first batch_dims sizes of data and indices must be equal"
+            ),
+            DimensionCount { tensor, sizes, expected } => write!(
+                f,
+                "DirectML GATHER: `{tensor}` has DimensionCount {}, but input, indices and output must all have {expected}; {}",
+                sizes.len(),
+                dimension_count_hint(sizes, *expected)
+            ),
+            IndexDimsOutOfRange { index_dims, dimension_count } => write!(
+                f,
+                "DirectML GATHER: index_dims {index_dims} is more than the indices' DimensionCount {dimension_count}; use at most {dimension_count}"
+            ),
+            IndexPadding { dim, size, index_dims } => write!(
+                f,
+                "DirectML GATHER: indices dimension {dim} has size {size}, but with index_dims {index_dims} the leading dimensions are padding and must be 1; raise index_dims to include it"
+            ),
+            OutputDoesNotFit { formula, meaningful, original_rank, index_dims, dimension_count, suggest_index_dims, index_dims_given } => write!(
+                f,
+                "DirectML GATHER: with index_dims {index_dims}{} the output (sizes {}) has {meaningful} meaningful dimensions (original input rank {original_rank} + index_dims {index_dims} - 1 = {}), more than DimensionCount {dimension_count}{}",
+                if *index_dims_given { String::new() } else { " (the default: every indices dimension)".into() },
+                list(formula),
+                original_rank + index_dims - 1,
+                match suggest_index_dims {
+                    Some(k) => format!(
+                        "; the extra dimensions are size-1 padding of the indices: write index_dims: {k}, which gives the same values"
+                    ),
+                    None => "; use fewer index dimensions or gather along another axis".to_string(),
+                }
+            ),
+            OutputShape { declared, inferred } => write!(
+                f,
+                "output shape: declared {}, but the rules give {}; write output: {} or leave it out",
+                list(declared),
+                list(inferred),
+                list(inferred)
+            ),
+            WindowLen { window, len, expected, against } => write!(
+                f,
+                "slice: `{}` has {len} value(s), but {against} is {expected}; give {expected}",
+                window.key()
+            ),
+            WindowStrideZero { dim } => write!(
+                f,
+                "DirectML SLICE1: window stride of dimension {dim} is 0; strides are signed and non-zero (use 1 to take every element, -1 to reverse)"
+            ),
+            WindowEmpty { dim } => write!(
+                f,
+                "DirectML SLICE1: window size of dimension {dim} is 0, and windows may not be empty; use a size of at least 1"
+            ),
+            WindowPastInput { dim, offset, size, input } if offset >= input => write!(
+                f,
+                "DirectML SLICE1: window of dimension {dim} starts at offset {offset}, past the input size {input}; use an offset of at most {}",
+                input.saturating_sub((*size).max(1))
+            ),
+            WindowPastInput { dim, offset, size, input } => write!(
+                f,
+                "DirectML SLICE1: window of dimension {dim} ends past the input: offset {offset} + size {size} = {} > input size {input}; use size <= {}",
+                offset.saturating_add(*size),
+                input - offset
+            ),
+            SliceOutputSize { dim, size, max } => write!(
+                f,
+                "DirectML SLICE1: output size {size} of dimension {dim} must be in 1 to MaxCopiedElements = 1 + (size - 1) / |stride| = {max}; use a size in 1..={max}"
+            ),
+            SliceAxisOutOfRange { axis, rank, .. } => write!(
+                f,
+                "ONNX Slice: axis {axis} is out of range for input of rank {rank}; allowed: -{rank} to {}",
+                *rank as i64 - 1
+            ),
+            SliceAxisRepeated { axis, .. } => write!(
+                f,
+                "ONNX Slice: axis {axis} appears twice in `axes`; name each axis once"
+            ),
+            SliceStepZero { position } => write!(
+                f,
+                "ONNX Slice: steps[{position}] is 0; steps are non-zero (1 takes every element, -1 reverses)"
+            ),
+        }
+    }
+}
+
+/// The shape to write instead: padded with leading 1s, or with leading 1s dropped.
+fn dimension_count_hint(sizes: &[usize], expected: usize) -> String {
+    let count = sizes.len();
+    if count < expected {
+        let mut padded = vec![1; expected - count];
+        padded.extend_from_slice(sizes);
+        format!("pad it with leading 1s: {}", list(&padded))
+    } else {
+        let extra = count - expected;
+        if sizes[..extra].iter().all(|&n| n == 1) {
+            format!("drop its leading 1s: {}", list(&sizes[extra..]))
+        } else {
+            format!("it has {extra} more dimension(s) than {expected}, and they are not 1s; merge dimensions or give the other tensors {count}")
+        }
+    }
+}

@@ -1,0 +1,270 @@
+//! Typed rule violations. Each carries the numbers involved and the place in the descriptor it
+//! belongs to, so the macro can span it on the offending token and the runtime can name it.
+
+mod messages;
+
+use crate::dtype::DType;
+use crate::layout::Overlap;
+use crate::rules::{GatherRules, RuleSet, SliceForm};
+use std::fmt;
+
+/// A tensor of a descriptor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Operand {
+    Data,
+    Indices,
+    Output,
+    /// The input of a slice.
+    Input,
+}
+
+impl Operand {
+    pub const fn key(self) -> &'static str {
+        match self {
+            Operand::Data => "data",
+            Operand::Indices => "indices",
+            Operand::Output => "output",
+            Operand::Input => "input",
+        }
+    }
+}
+
+impl fmt::Display for Operand {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.key())
+    }
+}
+
+/// A per-dimension list of a slice descriptor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Window {
+    Offsets,
+    Sizes,
+    Strides,
+    Starts,
+    Ends,
+    Axes,
+    Steps,
+}
+
+impl Window {
+    pub const fn key(self) -> &'static str {
+        match self {
+            Window::Offsets => "offsets",
+            Window::Sizes => "sizes",
+            Window::Strides => "strides",
+            Window::Starts => "starts",
+            Window::Ends => "ends",
+            Window::Axes => "axes",
+            Window::Steps => "steps",
+        }
+    }
+}
+
+/// Where in a descriptor a rule is broken.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Location {
+    DType(Operand),
+    /// A tensor's whole size list.
+    Shape(Operand),
+    /// One size of a tensor.
+    Size(Operand, usize),
+    /// A tensor's whole stride list.
+    Strides(Operand),
+    Axis,
+    BatchDims,
+    IndexDims,
+    Window(Window),
+    WindowAt(Window, usize),
+}
+
+/// A descriptor that breaks a rule of SPEC.md.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RuleError {
+    Rank {
+        tensor: Operand,
+        rank: usize,
+        min: usize,
+        max: usize,
+        rules: RuleSet,
+    },
+    StridesLen {
+        tensor: Operand,
+        sizes: usize,
+        strides: usize,
+    },
+    OutputOverlap {
+        overlap: Overlap,
+        strides: Vec<usize>,
+    },
+    /// The buffer would need more 32-bit words than stridex's 32-bit offsets address:
+    /// `elements` (`None`: beyond `usize`) of `elem_bytes` bytes each.
+    TooLarge {
+        tensor: Operand,
+        elements: Option<usize>,
+        elem_bytes: usize,
+    },
+    IndexNotInteger {
+        dtype: DType,
+    },
+    IndexTypeNotAllowed {
+        rules: GatherRules,
+        dtype: DType,
+    },
+    DataTypeNotAllowed {
+        rules: RuleSet,
+        dtype: DType,
+    },
+    /// A window key of the other slice form (it would be ignored).
+    KeyOfOtherForm {
+        window: Window,
+        form: SliceForm,
+    },
+    OutputDType {
+        data: DType,
+        output: DType,
+    },
+    AxisOutOfRange {
+        rules: GatherRules,
+        axis: i64,
+        rank: usize,
+    },
+    KeyNotAllowed {
+        rules: GatherRules,
+        key: &'static str,
+    },
+    OutputRank {
+        rank: usize,
+        indices_rank: usize,
+        data_rank: usize,
+    },
+    BatchDimsOutOfRange {
+        batch_dims: i64,
+        limit: usize,
+    },
+    BatchDimsAfterAxis {
+        batch_dims: usize,
+        axis: usize,
+    },
+    BatchDimMismatch {
+        dim: usize,
+        data: usize,
+        indices: usize,
+    },
+    /// `sizes`: the tensor's sizes, whose count is its DimensionCount.
+    DimensionCount {
+        tensor: Operand,
+        sizes: Vec<usize>,
+        expected: usize,
+    },
+    IndexDimsOutOfRange {
+        index_dims: usize,
+        dimension_count: usize,
+    },
+    IndexPadding {
+        dim: usize,
+        size: usize,
+        index_dims: usize,
+    },
+    /// `meaningful`: the larger of seed 000's `original input rank + IndexDimensions - 1` and
+    /// the formula's length after trimming leading 1s.
+    OutputDoesNotFit {
+        formula: Vec<usize>,
+        meaningful: usize,
+        original_rank: usize,
+        index_dims: usize,
+        dimension_count: usize,
+        suggest_index_dims: Option<usize>,
+        /// Whether `index_dims` was written (else it is the default: every indices dimension).
+        index_dims_given: bool,
+    },
+    OutputShape {
+        declared: Vec<usize>,
+        inferred: Vec<usize>,
+    },
+    /// `against`: what the length must match ("the input's rank", "`starts`").
+    WindowLen {
+        window: Window,
+        len: usize,
+        expected: usize,
+        against: &'static str,
+    },
+    WindowStrideZero {
+        dim: usize,
+    },
+    WindowEmpty {
+        dim: usize,
+    },
+    WindowPastInput {
+        dim: usize,
+        offset: usize,
+        size: usize,
+        input: usize,
+    },
+    SliceOutputSize {
+        dim: usize,
+        size: usize,
+        max: usize,
+    },
+    SliceAxisOutOfRange {
+        position: usize,
+        axis: i64,
+        rank: usize,
+    },
+    SliceAxisRepeated {
+        position: usize,
+        axis: usize,
+    },
+    SliceStepZero {
+        position: usize,
+    },
+}
+
+impl RuleError {
+    /// The place in the descriptor to point at.
+    pub fn location(&self) -> Location {
+        use RuleError::*;
+        match *self {
+            Rank { tensor, .. } | DimensionCount { tensor, .. } => Location::Shape(tensor),
+            StridesLen { tensor, .. } => Location::Strides(tensor),
+            OutputOverlap { .. } => Location::Strides(Operand::Output),
+            TooLarge { tensor, .. } => Location::Shape(tensor),
+            IndexNotInteger { .. } | IndexTypeNotAllowed { .. } => Location::DType(Operand::Indices),
+            DataTypeNotAllowed { .. } => Location::DType(Operand::Data),
+            KeyOfOtherForm { window, .. } => Location::Window(window),
+            OutputDType { .. } => Location::DType(Operand::Output),
+            AxisOutOfRange { .. } => Location::Axis,
+            KeyNotAllowed { key, .. } => match key {
+                "batch_dims" => Location::BatchDims,
+                _ => Location::IndexDims,
+            },
+            OutputRank { .. } => Location::Shape(Operand::Indices),
+            BatchDimsOutOfRange { .. } | BatchDimsAfterAxis { .. } => Location::BatchDims,
+            BatchDimMismatch { dim, .. } => Location::Size(Operand::Indices, dim),
+            IndexDimsOutOfRange { .. } | OutputDoesNotFit { .. } => Location::IndexDims,
+            IndexPadding { dim, .. } => Location::Size(Operand::Indices, dim),
+            OutputShape { ref declared, ref inferred } => {
+                if declared.len() != inferred.len() {
+                    Location::Shape(Operand::Output)
+                } else {
+                    let dim = (0..declared.len()).find(|&i| declared[i] != inferred[i]).unwrap_or(0);
+                    Location::Size(Operand::Output, dim)
+                }
+            }
+            WindowLen { window, .. } => Location::Window(window),
+            WindowStrideZero { dim } => Location::WindowAt(Window::Strides, dim),
+            WindowEmpty { dim } => Location::WindowAt(Window::Sizes, dim),
+            WindowPastInput { dim, offset, input, .. } if offset >= input => {
+                Location::WindowAt(Window::Offsets, dim)
+            }
+            WindowPastInput { dim, .. } => Location::WindowAt(Window::Sizes, dim),
+            SliceOutputSize { dim, .. } => Location::Size(Operand::Output, dim),
+            SliceAxisOutOfRange { position, .. } | SliceAxisRepeated { position, .. } => {
+                Location::WindowAt(Window::Axes, position)
+            }
+            SliceStepZero { position } => Location::WindowAt(Window::Steps, position),
+        }
+    }
+}
+
+impl std::error::Error for RuleError {}

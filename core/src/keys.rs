@@ -1,0 +1,53 @@
+//! Which keys a descriptor takes, and which belong to which form: shared by the macros'
+//! parser and the runtime builders, so both accept and refuse the same things.
+
+use crate::error::{RuleError, Window};
+use crate::rules::{GatherRules, SliceForm};
+
+pub const GATHER_KEYS: &[&str] =
+    &["rules", "data", "indices", "axis", "batch_dims", "index_dims", "out_of_range", "output"];
+pub const SLICE_KEYS: &[&str] =
+    &["rules", "input", "offsets", "sizes", "strides", "starts", "ends", "axes", "steps", "output"];
+
+/// The gather rule sets' keywords, in the order messages list them.
+pub fn gather_rule_names() -> [&'static str; 3] {
+    GatherRules::ALL.map(GatherRules::name)
+}
+
+impl SliceForm {
+    /// The window keys of this form.
+    pub const fn window_keys(self) -> &'static [Window] {
+        match self {
+            SliceForm::DirectMl => &[Window::Offsets, Window::Sizes, Window::Strides],
+            SliceForm::Onnx => &[Window::Starts, Window::Ends, Window::Axes, Window::Steps],
+        }
+    }
+
+    /// The window keys this form cannot do without.
+    pub const fn required(self) -> &'static [&'static str] {
+        match self {
+            SliceForm::DirectMl => &["offsets", "sizes", "strides"],
+            SliceForm::Onnx => &["starts", "ends"],
+        }
+    }
+
+    /// A complete window of this form, for messages.
+    pub const fn example(self) -> &'static str {
+        match self {
+            SliceForm::DirectMl => "offsets: [0, 1], sizes: [2, 3], strides: [1, 2]",
+            SliceForm::Onnx => "starts: [0], ends: [2]",
+        }
+    }
+
+    /// A key of the other form's window is an error (it would be ignored).
+    pub fn check_key(self, key: &str) -> Result<(), RuleError> {
+        let other = match self {
+            SliceForm::DirectMl => SliceForm::Onnx,
+            SliceForm::Onnx => SliceForm::DirectMl,
+        };
+        match other.window_keys().iter().find(|w| w.key() == key) {
+            Some(&window) => Err(RuleError::KeyOfOtherForm { window, form: self }),
+            None => Ok(()),
+        }
+    }
+}

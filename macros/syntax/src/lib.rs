@@ -1,0 +1,47 @@
+//! The descriptor front end of stridex: the key language of `gather!` and `slice!` (tokens to a
+//! typed, spanned input, then to a descriptor that passed every rule of `stridex-core`), as a
+//! plain library. The proc-macro crate wraps it thinly; tools (the `explain` example) and other
+//! front ends use it as a normal dependency, so text means exactly what the macros read.
+//!
+//! Modelled on serde_derive and sqlx-macros-core: [`parse`] only reads tokens, collecting every
+//! independent mistake ([`ctxt`]); [`validate`] only applies the rules of `stridex-core` and
+//! reports a broken one on the token at fault.
+
+pub mod ctxt;
+pub mod parse;
+pub mod validate;
+
+pub use parse::{GatherInput, ItemHead, SliceInput};
+use proc_macro2::TokenStream;
+use stridex_core::{GatherDesc, SliceDesc};
+
+/// The keys of a `gather!` (the tokens between its braces), parsed and checked.
+pub fn gather(tokens: TokenStream) -> syn::Result<(GatherInput, GatherDesc)> {
+    let input: GatherInput = syn::parse2(tokens)?;
+    let desc = validate::gather(&input)?;
+    Ok((input, desc))
+}
+
+/// The keys of a `slice!`, parsed and checked.
+pub fn slice(tokens: TokenStream) -> syn::Result<(SliceInput, SliceDesc)> {
+    let input: SliceInput = syn::parse2(tokens)?;
+    let desc = validate::slice(&input)?;
+    Ok((input, desc))
+}
+
+/// [`gather`] on text: `"rules: onnx, data: f32[3, 2], indices: i64[2]"`. Every error message,
+/// one per line.
+pub fn gather_str(text: &str) -> Result<GatherDesc, String> {
+    let tokens: TokenStream = text.parse().map_err(|e| format!("{e}"))?;
+    gather(tokens).map(|(_, desc)| desc).map_err(messages)
+}
+
+/// [`slice`] on text.
+pub fn slice_str(text: &str) -> Result<SliceDesc, String> {
+    let tokens: TokenStream = text.parse().map_err(|e| format!("{e}"))?;
+    slice(tokens).map(|(_, desc)| desc).map_err(messages)
+}
+
+fn messages(e: syn::Error) -> String {
+    e.into_iter().map(|e| e.to_string()).collect::<Vec<_>>().join("\n")
+}
