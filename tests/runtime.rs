@@ -85,6 +85,36 @@ fn short_buffers_name_the_tensor_and_the_lengths() {
 }
 
 #[test]
+fn packed_buffers_must_match_exactly() {
+    // 33 ids for an i64[32] op: an embedding lookup's batch-size bug, not silently dropped.
+    let op = stridex::gather! { data: f32[8, 4], indices: i64[32] };
+    let e = op.run(&[0.0; 32], &[0; 33]).unwrap_err();
+    assert_eq!(e, Error::BufferTooLong { tensor: Operand::Indices, expected: 32, given: 33 });
+    assert!(e.to_string().contains("pass exactly 32"), "{e}");
+    // A strided layout may take a longer buffer: its span is what it needs.
+    let strided = stridex::gather! { data: f32[2, 2] strides [4, 1], indices: i64[1] };
+    assert_eq!(strided.run(&[1.0, 2.0, 0.0, 0.0, 3.0, 4.0, 0.0, 0.0], &[1]).unwrap().data(), &[3.0, 4.0]);
+}
+
+#[test]
+fn get_checks_rank_and_bounds() {
+    let op = stridex::gather! { data: f32[3, 2], indices: i64[2] };
+    let y = op.run(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 0]).unwrap();
+    assert_eq!(op.output_shape().unwrap(), &[2, 2]);
+    assert_eq!(y.get(&[1, 1]), Some(2.0));
+    assert_eq!(y.get(&[0, 2]), None, "past a dimension");
+    assert_eq!(y.get(&[2, 0]), None, "past the first dimension");
+    assert_eq!(y.get(&[1]), None, "wrong rank");
+}
+
+#[test]
+fn ops_are_send_and_sync() {
+    fn shared<T: Send + Sync>() {}
+    shared::<stridex::GatherOp<f32, i64>>();
+    shared::<stridex::SliceOp<u8>>();
+}
+
+#[test]
 fn error_policy_names_the_first_bad_index_row_major() {
     let op = stridex::gather! { data: f32[5], indices: i64[2, 3] };
     let e = op.run(&[1.0; 5], &[0, 4, -5, 3, 5, -6]).unwrap_err();
@@ -152,7 +182,7 @@ fn padded_and_permuted_outputs() {
     let op = stridex::gather! { data: f64[3, 2], indices: i64[2], output: [2, 2] strides [1, 2] };
     let y = op.run(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 0]).unwrap();
     assert_eq!(y.data(), &[5.0, 1.0, 6.0, 2.0]);
-    assert_eq!(y.get(&[0, 1]), 6.0);
+    assert_eq!(y.get(&[0, 1]), Some(6.0));
 }
 
 #[test]
@@ -291,8 +321,8 @@ fn vectorized_rows_into_a_padded_output() {
     );
     let input: Vec<u16> = (0..64).collect();
     let y = s.run(&input).unwrap();
-    assert_eq!(y.get(&[0, 3]), 51);
-    assert_eq!(y.get(&[3, 15]), 15);
+    assert_eq!(y.get(&[0, 3]), Some(51));
+    assert_eq!(y.get(&[3, 15]), Some(15));
     assert_eq!(&y.data()[16..24], &[0; 8]);
     assert_eq!(y.to_row_major(), (0..4).rev().flat_map(|r| (r * 16)..(r * 16 + 16)).collect::<Vec<u16>>());
 }

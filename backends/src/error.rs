@@ -10,6 +10,9 @@ pub enum Error {
     Rule(RuleError),
     /// A buffer holds fewer elements than its layout needs (`1 + sum((size - 1) * stride)`).
     BufferTooShort { tensor: Operand, needed: usize, given: usize },
+    /// A host buffer for a packed tensor holds more elements than the tensor has (a longer
+    /// buffer would be read only in part, hiding a batch-size mistake).
+    BufferTooLong { tensor: Operand, expected: usize, given: usize },
     /// A device buffer given to `launch` has fewer bytes than the kernel touches
     /// (`op.buffer_bytes(tensor)`).
     HandleTooSmall { tensor: Operand, needed: usize, given: usize },
@@ -31,6 +34,10 @@ impl fmt::Display for Error {
             Error::BufferTooShort { tensor, needed, given } => write!(
                 f,
                 "buffer too short: `{tensor}` needs at least {needed} elements for its layout, but {given} were given"
+            ),
+            Error::BufferTooLong { tensor, expected, given } => write!(
+                f,
+                "buffer too long: `{tensor}` is packed with {expected} elements, but {given} were given; pass exactly {expected} (a strided layout may take a longer buffer)"
             ),
             Error::HandleTooSmall { tensor, needed, given } => write!(
                 f,

@@ -110,8 +110,37 @@ pub(crate) fn check_handle(tensor: Operand, handle: &Handle, needed: usize) -> R
     Ok(())
 }
 
+/// A kernel descriptor stridex can queue: its walk, and how it binds its buffers.
+pub(crate) trait Queue {
+    fn walk(&self) -> &Walk;
+
+    /// Queues the kernel on `inputs` (a gather's data and indices, a slice's input) and
+    /// `output`, buffers the caller checked against the descriptor.
+    fn queue<R: Runtime>(&self, client: &ComputeClient<R>, inputs: &[Handle], output: &Handle) -> Queued;
+}
+
+impl Queue for GatherKernelDesc {
+    fn walk(&self) -> &Walk {
+        &self.walk
+    }
+
+    fn queue<R: Runtime>(&self, client: &ComputeClient<R>, inputs: &[Handle], output: &Handle) -> Queued {
+        gather(client, self, &inputs[0], &inputs[1], output)
+    }
+}
+
+impl Queue for SliceKernelDesc {
+    fn walk(&self) -> &Walk {
+        &self.walk
+    }
+
+    fn queue<R: Runtime>(&self, client: &ComputeClient<R>, inputs: &[Handle], output: &Handle) -> Queued {
+        slice(client, self, &inputs[0], output)
+    }
+}
+
 /// Queues a gather on device buffers (checked by the caller against the descriptor).
-pub(crate) fn gather<R: Runtime>(
+fn gather<R: Runtime>(
     client: &ComputeClient<R>,
     k: &GatherKernelDesc,
     data: &Handle,
@@ -147,7 +176,7 @@ pub(crate) fn gather<R: Runtime>(
 }
 
 /// Queues a slice on device buffers checked by the caller.
-pub(crate) fn slice<R: Runtime>(
+fn slice<R: Runtime>(
     client: &ComputeClient<R>,
     k: &SliceKernelDesc,
     input: &Handle,
@@ -230,41 +259,4 @@ fn tile_spread<R: Runtime>(client: &ComputeClient<R>) -> bool {
         _ => None,
     });
     forced.unwrap_or_else(|| matches!(R::name(client), "cuda" | "hip"))
-}
-
-/// Bytes of a known pattern on each side of a guarded buffer; a multiple of every backend's
-/// storage-buffer offset alignment.
-const GUARD_BYTES: u64 = 256;
-const GUARD: u8 = 0xA5;
-
-/// A device buffer holding `middle` between two guard regions; kernels see only the middle.
-pub(crate) struct Guarded {
-    base: Handle,
-    pub(crate) view: Handle,
-}
-
-pub(crate) fn guarded<R: Runtime>(client: &ComputeClient<R>, middle: &[u8]) -> Guarded {
-    let g = GUARD_BYTES as usize;
-    let mut all = vec![GUARD; g];
-    all.extend_from_slice(middle);
-    all.resize(all.len() + g, GUARD);
-    let base = client.create_from_slice(&all);
-    let view = base.clone().offset_start(GUARD_BYTES).offset_end(GUARD_BYTES);
-    Guarded { base, view }
-}
-
-/// The middle of a guarded buffer, or an error if anything touched its guards.
-pub(crate) fn unguard<R: Runtime>(
-    client: &ComputeClient<R>,
-    g: Guarded,
-    tensor: Operand,
-) -> Result<Vec<u8>, Error> {
-    let all = read(client, g.base)?;
-    let n = GUARD_BYTES as usize;
-    let (head, rest) = all.split_at(n);
-    let (middle, tail) = rest.split_at(rest.len() - n);
-    if let Some(i) = head.iter().chain(tail).position(|&b| b != GUARD) {
-        return Err(Error::Device(format!("guard byte {i} around `{tensor}` was overwritten")));
-    }
-    Ok(middle.to_vec())
 }

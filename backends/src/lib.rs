@@ -10,6 +10,7 @@ pub mod kernels;
 mod launch;
 mod ops;
 mod staging;
+mod tensor;
 
 pub use builder::{Gather, Slice};
 /// The CubeCL this crate launches with, for [`GatherOp::launch`] on your own client and buffers.
@@ -20,5 +21,6 @@ pub use error::Error;
 #[cfg(feature = "cuda")]
 pub use explain::cuda_options;
 pub use explain::Dialect;
-pub use ops::{GatherOp, SliceOp, Tensor};
+pub use ops::{GatherOp, SliceOp};
 pub use stridex_core as core;
+pub use tensor::Tensor;

@@ -1,0 +1,160 @@
+use super::{
+    check_len, check_type, has_gaps, launch_on, prepare, run_kernel, word_bytes, Cell, Prepared, Verified,
+};
+use crate::device::Device;
+use crate::element::{Element, IndexElement};
+use crate::error::Error;
+use crate::tensor::Tensor;
+use std::marker::PhantomData;
+use std::sync::OnceLock;
+use stridex_core::kernel::GatherKernelDesc;
+use stridex_core::layout::next_coords;
+use stridex_core::{GatherDesc, GatherPlan, Operand, OutOfRange};
+
+/// A gather checked against its rules, with its kernel specialized on the checked constants.
+/// `gather!` builds one at compile time; [`GatherOp::new`] (or `Gather`'s builder) at run time.
+///
+/// An op is `Send + Sync`: a `static` op serves every thread. Its plan and kernel descriptor
+/// are built once, on first use; CubeCL compiles the kernel once per device.
+pub struct GatherOp<T, I> {
+    desc: GatherDesc,
+    prepared: Cell<GatherPlan, GatherKernelDesc>,
+    verified: Verified,
+    types: PhantomData<fn() -> (T, I)>,
+}
+
+impl<T: Element, I: IndexElement> GatherOp<T, I> {
+    /// Checks `desc` (the same rule functions the macro runs) and the Rust types against it.
+    pub fn new(desc: GatherDesc) -> Result<Self, Error> {
+        check_type::<T>(Operand::Data, desc.data.dtype)?;
+        check_type::<I>(Operand::Indices, desc.indices.dtype)?;
+        let op = Self::__from_checked(desc);
+        op.prepared()?;
+        Ok(op)
+    }
+
+    /// For `gather!` expansions: `desc` passed every rule at compile time, with these types.
+    #[doc(hidden)]
+    pub const fn __from_checked(desc: GatherDesc) -> Self {
+        GatherOp { desc, prepared: OnceLock::new(), verified: Verified::new(), types: PhantomData }
+    }
+
+    pub(super) fn prepared(&self) -> Result<&Prepared<GatherPlan, GatherKernelDesc>, Error> {
+        prepare(&self.prepared, || self.desc.plan(), GatherKernelDesc::new)
+    }
+
+    pub fn desc(&self) -> &GatherDesc {
+        &self.desc
+    }
+
+    /// The validated, normalized form: layouts, normalized axis and batch dims, policy.
+    pub fn plan(&self) -> Result<&GatherPlan, Error> {
+        Ok(&self.prepared()?.plan)
+    }
+
+    /// The output's shape, as `run` returns it.
+    pub fn output_shape(&self) -> Result<&[usize], Error> {
+        Ok(self.plan()?.output.sizes.as_slice())
+    }
+
+    /// The constants the kernel is specialized on (`None` for an empty output).
+    pub fn kernel(&self) -> Result<Option<&GatherKernelDesc>, Error> {
+        Ok(self.prepared()?.kernel.as_ref())
+    }
+
+    /// The generated kernel source in `dialect` (`None` for an empty output: no kernel).
+    pub fn kernel_source(&self, dialect: crate::Dialect) -> Result<Option<String>, Error> {
+        self.kernel()?.map(|k| crate::explain::source(crate::explain::Kernel::Gather(k), dialect)).transpose()
+    }
+
+    /// Runs on the default device (see [`Device::default_device`]).
+    pub fn run(&self, data: &[T], indices: &[I]) -> Result<Tensor<T>, Error> {
+        self.run_on(Device::default_device()?, data, indices)
+    }
+
+    pub fn run_on(&self, device: &Device, data: &[T], indices: &[I]) -> Result<Tensor<T>, Error> {
+        let p = self.prepared()?;
+        self.check_lens(data, indices)?;
+        let Some(kernel) = &p.kernel else {
+            // Empty output: nothing to gather, no launch.
+            return Ok(Tensor::from_bytes(&p.plan.output, &[]));
+        };
+        let inputs = [(&*T::bytes(data), kernel.walk.src_words() as usize), (&*I::bytes(indices), 0)];
+        let (flagged, bytes) = run_kernel(device, kernel, &inputs, has_gaps(&p.plan.output))?;
+        if flagged {
+            return Err(first_bad_index(&p.plan, indices));
+        }
+        Ok(Tensor::from_bytes(&p.plan.output, &bytes))
+    }
+
+    pub(super) fn check_lens(&self, data: &[T], indices: &[I]) -> Result<(), Error> {
+        let p = self.prepared()?;
+        check_len(Operand::Data, &p.plan.data, data.len())?;
+        check_len(Operand::Indices, &p.plan.indices, indices.len())
+    }
+
+    /// Bytes a device buffer needs for [`GatherOp::launch`] (`Operand::Data`, `Indices` or
+    /// `Output`): the tensor's elements, rounded up to whole 32-bit words (and, for data and
+    /// output, to the kernel's vector width). A `u8[3, 5, 5]` tensor needs 76 bytes, not 75.
+    ///
+    /// Kernels write whole 32-bit words: for 1- and 2-byte elements, bytes of a padded output
+    /// that lie between elements, and those after the last element in its word, are written
+    /// as zero. Padding between wider elements is left as it was.
+    pub fn buffer_bytes(&self, tensor: Operand) -> Result<usize, Error> {
+        let p = self.prepared()?;
+        Ok(match (tensor, &p.kernel) {
+            (Operand::Indices, _) => word_bytes(&p.plan.indices, I::INDEX.words() * 4),
+            (Operand::Output, Some(k)) => k.walk.out_words() as usize * 4,
+            (Operand::Output, None) => word_bytes(&p.plan.output, T::DTYPE.size()),
+            (_, Some(k)) => k.walk.src_words() as usize * 4,
+            (_, None) => word_bytes(&p.plan.data, T::DTYPE.size()),
+        })
+    }
+
+    /// Launches on buffers already on the device (`client` must be the one that made them):
+    /// `data` and `indices` laid out as the descriptor says, each at least
+    /// [`GatherOp::buffer_bytes`] long. Returns once the kernel is queued, except under the
+    /// `error` policy, where it waits so that an index out of range comes back as `Err` (the
+    /// indices are then read back to name it), and on the op's first launch on a runtime, which
+    /// waits to confirm the kernel built and ran.
+    pub fn launch<R: cubecl::Runtime>(
+        &self,
+        client: &cubecl::client::ComputeClient<R>,
+        data: &cubecl::server::Handle,
+        indices: &cubecl::server::Handle,
+        output: &cubecl::server::Handle,
+    ) -> Result<(), Error> {
+        let p = self.prepared()?;
+        let Some(kernel) = &p.kernel else { return Ok(()) };
+        let inputs = [
+            (Operand::Data, data, self.buffer_bytes(Operand::Data)?),
+            (Operand::Indices, indices, self.buffer_bytes(Operand::Indices)?),
+        ];
+        let output = (output, self.buffer_bytes(Operand::Output)?);
+        let error_policy = p.plan.out_of_range == OutOfRange::Error;
+        if launch_on(client, kernel, &inputs, output, error_policy, &self.verified)? {
+            let bytes = crate::launch::exclusive(|| crate::launch::read(client, indices.clone()))?;
+            let n = p.plan.indices.min_buffer_len().unwrap_or(0) * I::INDEX.words() * 4;
+            return Err(first_bad_index(&p.plan, &I::from_bytes(&bytes[..n])));
+        }
+        Ok(())
+    }
+}
+
+/// The first index, row-major over the indices tensor, outside `[-s, s-1]` (or `[0, s-1]` for
+/// unsigned types). Called after the kernel raised its flag.
+pub(super) fn first_bad_index<I: IndexElement>(plan: &GatherPlan, indices: &[I]) -> Error {
+    let s = plan.axis_size as i128;
+    let layout = &plan.indices;
+    let mut c = vec![0; layout.rank()];
+    loop {
+        let v = indices[layout.offset(&c)].value();
+        if v < -s || v >= s {
+            return Error::IndexOutOfRange { position: c, value: v, axis_size: plan.axis_size };
+        }
+        if !next_coords(&mut c, &layout.sizes) {
+            break;
+        }
+    }
+    Error::Device("the kernel flagged an out-of-range index, but the host found none".into())
+}

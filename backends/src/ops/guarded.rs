@@ -1,0 +1,106 @@
+//! Test support (feature `test-support`): runs with every buffer between guard regions that
+//! must come back untouched, and inputs that must come back unchanged.
+
+use super::gather::first_bad_index;
+use super::{GatherOp, SliceOp};
+use crate::device::{with_client, Device};
+use crate::element::{Element, IndexElement};
+use crate::error::Error;
+use crate::launch::{read, Queue};
+use crate::tensor::Tensor;
+use cubecl::prelude::*;
+use cubecl::server::Handle;
+use stridex_core::Operand;
+
+/// Runs `kernel` on guarded copies of `inputs` (each padded to the bytes the kernel needs) and a
+/// zeroed, guarded output of `out_bytes`: whether an index was flagged, and the output bytes.
+fn run_guarded<K: Queue>(
+    device: &Device,
+    kernel: &K,
+    inputs: &[(Operand, Vec<u8>)],
+    out_bytes: usize,
+) -> Result<(bool, Vec<u8>), Error> {
+    with_client!(device, c => {
+        let buffers: Vec<_> = inputs.iter().map(|(_, bytes)| guarded(c, bytes)).collect();
+        let o = guarded(c, &vec![0; out_bytes]);
+        let views: Vec<_> = buffers.iter().map(|g| g.view.clone()).collect();
+        let (flagged, _) = kernel.queue(c, &views, &o.view).wait(c, vec![])?;
+        for (g, (tensor, bytes)) in buffers.into_iter().zip(inputs) {
+            if unguard(c, g, *tensor)? != *bytes {
+                return Err(Error::Device(format!("the `{tensor}` buffer was written")));
+            }
+        }
+        Ok((flagged, unguard(c, o, Operand::Output)?))
+    })
+}
+
+fn padded(bytes: &[u8], len: usize) -> Vec<u8> {
+    let mut v = bytes.to_vec();
+    v.resize(len.max(bytes.len()).max(4), 0);
+    v
+}
+
+impl<T: Element, I: IndexElement> GatherOp<T, I> {
+    /// [`GatherOp::run_on`] with guard regions (feature `test-support`; not a stable API).
+    #[doc(hidden)]
+    pub fn __run_guarded(&self, device: &Device, data: &[T], indices: &[I]) -> Result<Tensor<T>, Error> {
+        let p = self.prepared()?;
+        self.check_lens(data, indices)?;
+        let Some(kernel) = &p.kernel else { return Ok(Tensor::from_bytes(&p.plan.output, &[])) };
+        let inputs = [
+            (Operand::Data, padded(&T::bytes(data), self.buffer_bytes(Operand::Data)?)),
+            (Operand::Indices, padded(&I::bytes(indices), self.buffer_bytes(Operand::Indices)?)),
+        ];
+        let (flagged, bytes) = run_guarded(device, kernel, &inputs, self.buffer_bytes(Operand::Output)?)?;
+        if flagged {
+            return Err(first_bad_index(&p.plan, indices));
+        }
+        Ok(Tensor::from_bytes(&p.plan.output, &bytes))
+    }
+}
+
+impl<T: Element> SliceOp<T> {
+    /// [`SliceOp::run_on`] with guard regions (feature `test-support`; not a stable API).
+    #[doc(hidden)]
+    pub fn __run_guarded(&self, device: &Device, input: &[T]) -> Result<Tensor<T>, Error> {
+        let p = self.prepared()?;
+        super::check_len(Operand::Input, &p.plan.input, input.len())?;
+        let Some(kernel) = &p.kernel else { return Ok(Tensor::from_bytes(&p.plan.output, &[])) };
+        let inputs = [(Operand::Input, padded(&T::bytes(input), self.buffer_bytes(Operand::Input)?))];
+        let (_, bytes) = run_guarded(device, kernel, &inputs, self.buffer_bytes(Operand::Output)?)?;
+        Ok(Tensor::from_bytes(&p.plan.output, &bytes))
+    }
+}
+
+/// Bytes of a known pattern on each side of a guarded buffer; a multiple of every backend's
+/// storage-buffer offset alignment.
+const GUARD_BYTES: u64 = 256;
+const GUARD: u8 = 0xA5;
+
+/// A device buffer holding `middle` between two guard regions; kernels see only the middle.
+struct Guarded {
+    base: Handle,
+    view: Handle,
+}
+
+fn guarded<R: Runtime>(client: &ComputeClient<R>, middle: &[u8]) -> Guarded {
+    let g = GUARD_BYTES as usize;
+    let mut all = vec![GUARD; g];
+    all.extend_from_slice(middle);
+    all.resize(all.len() + g, GUARD);
+    let base = client.create_from_slice(&all);
+    let view = base.clone().offset_start(GUARD_BYTES).offset_end(GUARD_BYTES);
+    Guarded { base, view }
+}
+
+/// The middle of a guarded buffer, or an error if anything touched its guards.
+fn unguard<R: Runtime>(client: &ComputeClient<R>, g: Guarded, tensor: Operand) -> Result<Vec<u8>, Error> {
+    let all = read(client, g.base)?;
+    let n = GUARD_BYTES as usize;
+    let (head, rest) = all.split_at(n);
+    let (middle, tail) = rest.split_at(rest.len() - n);
+    if let Some(i) = head.iter().chain(tail).position(|&b| b != GUARD) {
+        return Err(Error::Device(format!("guard byte {i} around `{tensor}` was overwritten")));
+    }
+    Ok(middle.to_vec())
+}

@@ -1,0 +1,143 @@
+//! The ops a macro (or a runtime builder) produces. What a gather and a slice share lives here:
+//! the validated plan built once, the checks of host buffers, and one path that uploads, queues
+//! and reads back any kernel ([`launch::Queue`]).
+
+mod gather;
+#[cfg(feature = "test-support")]
+mod guarded;
+mod slice;
+
+pub use gather::GatherOp;
+pub use slice::SliceOp;
+
+use crate::device::{with_client, Device};
+use crate::element::Element;
+use crate::error::Error;
+use crate::launch::{self, Queue};
+use cubecl::bytes::Bytes;
+use cubecl::prelude::*;
+use cubecl::server::Handle;
+use std::any::TypeId;
+use std::sync::{Mutex, OnceLock};
+use stridex_core::{Operand, RuleError, TensorLayout};
+
+/// A host buffer for `tensor`: a packed layout takes exactly its elements (a longer buffer
+/// would be read only in part, hiding a batch-size mistake); a strided one at least its span.
+fn check_len(tensor: Operand, layout: &TensorLayout, given: usize) -> Result<(), Error> {
+    let needed = layout.min_buffer_len().unwrap_or(usize::MAX);
+    if given < needed {
+        return Err(Error::BufferTooShort { tensor, needed, given });
+    }
+    if layout.is_packed() && given > needed {
+        return Err(Error::BufferTooLong { tensor, expected: needed, given });
+    }
+    Ok(())
+}
+
+fn check_type<T: Element>(tensor: Operand, declared: stridex_core::DType) -> Result<(), Error> {
+    if declared != T::DTYPE {
+        return Err(Error::TypeMismatch { tensor, declared, used: T::DTYPE });
+    }
+    Ok(())
+}
+
+/// Padding slots in the output are zero-initialized so no uninitialized device memory leaks.
+fn has_gaps(layout: &TensorLayout) -> bool {
+    layout.min_buffer_len() != Some(layout.num_elements())
+}
+
+/// Bytes of a buffer of `layout` with `elem_bytes`-byte elements, in whole 32-bit words.
+fn word_bytes(layout: &TensorLayout, elem_bytes: usize) -> usize {
+    (layout.min_buffer_len().unwrap_or(0) * elem_bytes).div_ceil(4) * 4
+}
+
+/// The runtimes on which an op's kernel has been seen to run. CubeCL drops a launch whose
+/// kernel fails to build with only a log line; building is deterministic, so the first launch
+/// per runtime waits for the status word and later ones need not.
+struct Verified(Mutex<Vec<TypeId>>);
+
+impl Verified {
+    const fn new() -> Verified {
+        Verified(Mutex::new(Vec::new()))
+    }
+
+    /// True when `R` was confirmed before.
+    fn seen<R: 'static>(&self) -> bool {
+        self.0.lock().is_ok_and(|v| v.contains(&TypeId::of::<R>()))
+    }
+
+    fn confirm<R: 'static>(&self) {
+        if let Ok(mut v) = self.0.lock() {
+            if !v.contains(&TypeId::of::<R>()) {
+                v.push(TypeId::of::<R>());
+            }
+        }
+    }
+}
+
+/// An op's validated plan and kernel descriptor, built on first use (the macro already checked
+/// the same rules at compile time; building them again is cheap and keeps the unchecked launch's
+/// bounds derived by one code path).
+struct Prepared<P, K> {
+    plan: P,
+    kernel: Option<K>,
+}
+
+type Cell<P, K> = OnceLock<Result<Prepared<P, K>, RuleError>>;
+
+fn prepare<P, K>(
+    cell: &Cell<P, K>,
+    plan: impl FnOnce() -> Result<P, RuleError>,
+    kernel: impl FnOnce(&P) -> Option<K>,
+) -> Result<&Prepared<P, K>, Error> {
+    cell.get_or_init(|| plan().map(|plan| Prepared { kernel: kernel(&plan), plan }))
+        .as_ref()
+        .map_err(|e| Error::Rule(e.clone()))
+}
+
+/// Uploads `inputs` (bytes, and the words each buffer needs), queues `kernel` on them and a new
+/// output, and reads the status and the output back in one round trip. The uploads and the
+/// launch run on CubeCL's device thread, under stridex's device lock (see `launch`).
+fn run_kernel<K: Queue + Sync>(
+    device: &Device,
+    kernel: &K,
+    inputs: &[(&[u8], usize)],
+    output_gaps: bool,
+) -> Result<(bool, Bytes), Error> {
+    with_client!(device, c => {
+        let (queued, out) = launch::on_device_thread(c, || {
+            let handles: Vec<Handle> = inputs.iter().map(|&(bytes, words)| launch::upload(c, bytes, words)).collect();
+            let out = launch::output(c, kernel.walk(), output_gaps);
+            (kernel.queue(c, &handles, &out), out)
+        })?;
+        let (flagged, mut bytes) = queued.wait(c, vec![out])?;
+        Ok((flagged, bytes.remove(0)))
+    })
+}
+
+/// Queues `kernel` on the caller's device buffers after checking each against the bytes it
+/// needs; waits (and returns whether an index was out of range) when `wait`, or on the op's
+/// first launch on `R`.
+fn launch_on<R: Runtime, K: Queue>(
+    client: &ComputeClient<R>,
+    kernel: &K,
+    inputs: &[(Operand, &Handle, usize)],
+    output: (&Handle, usize),
+    wait: bool,
+    verified: &Verified,
+) -> Result<bool, Error> {
+    for &(tensor, handle, needed) in inputs.iter().chain([&(Operand::Output, output.0, output.1)]) {
+        launch::check_handle(tensor, handle, needed)?;
+    }
+    let wait = wait || !verified.seen::<R>();
+    let handles: Vec<Handle> = inputs.iter().map(|(_, h, _)| (*h).clone()).collect();
+    launch::exclusive(|| {
+        let queued = kernel.queue(client, &handles, output.0);
+        if !wait {
+            return Ok(false);
+        }
+        let (flagged, _) = queued.wait(client, vec![])?;
+        verified.confirm::<R>();
+        Ok(flagged)
+    })
+}
