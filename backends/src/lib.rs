@@ -1,6 +1,7 @@
 //! The runtime side of stridex: CubeCL kernels (one gather, one slice), devices, launch and
 //! read-back. Features: `wgpu` (default), `vulkan` (wgpu through SPIR-V), `cuda`, `cpu`.
 
+pub mod buffers;
 mod builder;
 mod device;
 mod element;

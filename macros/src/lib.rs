@@ -7,8 +7,29 @@ mod expand;
 
 use proc_macro::TokenStream;
 
-/// A gather kernel checked at compile time: `stridex::gather! { data: f32[3, 2], indices:
-/// i64[2, 2], axis: 0 }`. The keys are documented on `stridex::gather!`.
+/// A gather kernel checked at compile time (ONNX Gather, OpenVINO Gather-8, DirectML GATHER).
+///
+/// ```text
+/// let op = stridex::gather! { rules: onnx, data: f32[3, 2], indices: i64[2, 2], axis: 0 };
+/// let y = op.run(&data, &ids)?;              // a stridex::GatherOp<f32, i64>
+/// stridex::gather! { pub static EMBED; data: f32[50000, 64], indices: i64[32] }   // item form
+/// ```
+///
+/// | key | value | default |
+/// | --- | --- | --- |
+/// | `rules` | `onnx`, `openvino`, `directml` | `onnx` |
+/// | `data` | `T[sizes]`, or `T[sizes] strides [..]` (element strides) | required |
+/// | `indices` | `I[sizes]` (`I[]` for a scalar), strides allowed | required |
+/// | `axis` | integer; negative counts from the back (not under `directml`) | `0` |
+/// | `batch_dims` | OpenVINO's, in `[-min(r, q), min(r, q)]`, `<= axis` once normalized | `0` (openvino only) |
+/// | `index_dims` | DirectML's `IndexDimensions`, `0..=DimensionCount` | every indices dimension (directml only) |
+/// | `out_of_range` | `error` (`Err` from `run`), `zero`, `clamp` | `onnx`: error, `openvino`: zero, `directml`: clamp |
+/// | `output` | `[sizes]`, `T[sizes]`, with `strides [..]` (padded or permuted, never overlapping) | inferred, packed |
+///
+/// `T`: `f64 f32 f16 bf16 i64 i32 i16 i8 u64 u32 u16 u8 bool` (DirectML: no `bool`, `bf16`);
+/// `I`: `i32 i64`, and `u32 u64` under `openvino` and `directml`. Every rule of the chosen rule
+/// set is checked while your crate compiles; every independent mistake is reported, each on
+/// its token.
 #[proc_macro]
 pub fn gather(input: TokenStream) -> TokenStream {
     let input = proc_macro2::TokenStream::from(input);
@@ -20,8 +41,23 @@ pub fn gather(input: TokenStream) -> TokenStream {
     .into()
 }
 
-/// A slice kernel checked at compile time: `stridex::slice! { input: f32[4, 4], offsets: [0, 1],
-/// sizes: [4, 3], strides: [1, 1] }`. The keys are documented on `stridex::slice!`.
+/// A slice kernel checked at compile time (DirectML SLICE1 windows, or ONNX Slice-13).
+///
+/// ```text
+/// let s = stridex::slice! { input: f32[1, 1, 4, 4], offsets: [0, 0, 0, 1], sizes: [1, 1, 4, 3], strides: [1, 1, -2, 2] };
+/// let o = stridex::slice! { rules: onnx, input: u8[20, 10], starts: [0, -1], ends: [20, 0], steps: [2, -1] };
+/// ```
+///
+/// | key | value | default |
+/// | --- | --- | --- |
+/// | `rules` | `directml` (SLICE1 windows) or `onnx` (Slice-13) | `directml` |
+/// | `input` | `T[sizes]`, strides allowed | required |
+/// | `offsets`, `sizes`, `strides` | one per dimension; `strides` signed and non-zero | required (`directml` only) |
+/// | `starts`, `ends`, `axes`, `steps` | as ONNX Slice: clamped, negative from the end; may be empty | `starts`, `ends` required; `axes`: the first ones; `steps`: 1 (`onnx` only) |
+/// | `output` | `[sizes]` (each in `1..=MaxCopiedElements` under `directml`), strides allowed | every element the window reaches, packed |
+///
+/// A key of the other form is an error, not ignored. `output[c] = input[CopyStart + stride *
+/// c]`, `CopyStart[i] = offset[i] + (stride[i] < 0 ? size[i] - 1 : 0)`.
 #[proc_macro]
 pub fn slice(input: TokenStream) -> TokenStream {
     let input = proc_macro2::TokenStream::from(input);
