@@ -1,6 +1,16 @@
 //! The generated source of a kernel, without a device: the definition is built the way the
 //! `#[cube(launch_unchecked)]` launcher builds it, then compiled by the compiler a runtime would
 //! use (with the options that runtime sets), so a user can see exactly what their macro emits.
+//!
+//! Why by hand: CubeCL 0.10.0 generates a kernel struct per `#[cube]` fn (`RowsKernel` etc.)
+//! whose `define()` gives the definition, but its constructor takes a `ComputeClient` (and
+//! `define` reads the device's properties), so it needs a device. The steps below mirror that
+//! `define()` (cubecl-macros 0.10.0, `generate/kernel.rs`): runtime properties, one
+//! `register_size` per `Size` generic, the address type, each argument expanded in order
+//! (`expand` for inputs, `expand_output` for `&mut` ones), then the kernel's `expand`; and its
+//! kernel name (the fn name, then `_{generic}_{value}` per `Size` generic). `tests/explain.rs`
+//! checks on a device that both compile to the same WGSL, so a CubeCL upgrade that changes the
+//! launcher fails there.
 
 use crate::error::Error;
 use crate::kernels::{gather_kernel, rows_kernel, slice_kernel};
