@@ -265,13 +265,22 @@ fn hostile_runtime_descriptors_never_panic() {
 /// returns without waiting, and the error policy still names the bad index.
 #[test]
 fn launch_on_your_own_buffers() {
-    use stridex::cubecl::wgpu::{WgpuDevice, WgpuRuntime};
     use stridex::cubecl::Runtime;
-    let device = Device::default_device().unwrap();
-    if device.backend() != stridex::Backend::Wgpu {
-        return; // the handles below are wgpu's
+    match Device::default_device().unwrap().backend() {
+        stridex::Backend::Wgpu => {
+            use stridex::cubecl::wgpu::{WgpuDevice, WgpuRuntime};
+            launch_on::<WgpuRuntime>(&WgpuRuntime::client(&WgpuDevice::DefaultDevice));
+        }
+        #[cfg(feature = "cuda")]
+        stridex::Backend::Cuda => {
+            use stridex::cubecl::cuda::{CudaDevice, CudaRuntime};
+            launch_on::<CudaRuntime>(&CudaRuntime::client(&CudaDevice::new(0)));
+        }
+        other => panic!("launch_on_your_own_buffers has no client for {other:?}"),
     }
-    let client = WgpuRuntime::client(&WgpuDevice::DefaultDevice);
+}
+
+fn launch_on<R: stridex::cubecl::Runtime>(client: &stridex::cubecl::client::ComputeClient<R>) {
     let op = stridex::gather! { rules: openvino, data: f32[4, 8], indices: i32[3] };
     let data: Vec<f32> = (0..32).map(|v| v as f32).collect();
     let data_h = client.create_from_slice(&data.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>());
@@ -280,12 +289,12 @@ fn launch_on_your_own_buffers() {
     assert_eq!(out_bytes, 3 * 8 * 4);
     let small = client.empty(out_bytes - 4);
     assert_eq!(
-        op.launch(&client, &data_h, &idx_h, &small).unwrap_err(),
+        op.launch(client, &data_h, &idx_h, &small).unwrap_err(),
         Error::HandleTooSmall { tensor: Operand::Output, needed: out_bytes, given: out_bytes - 4 }
     );
     let out = client.empty(out_bytes);
-    op.launch(&client, &data_h, &idx_h, &out).unwrap();
-    op.launch(&client, &data_h, &idx_h, &out).unwrap();
+    op.launch(client, &data_h, &idx_h, &out).unwrap();
+    op.launch(client, &data_h, &idx_h, &out).unwrap();
     let got: Vec<f32> =
         client.read_one(out).unwrap().chunks(4).map(|b| f32::from_le_bytes(b.try_into().unwrap())).collect();
     let mut expected: Vec<f32> = (16..24).chain(24..32).map(|v| v as f32).collect();
@@ -295,7 +304,7 @@ fn launch_on_your_own_buffers() {
     let strict = stridex::gather! { rules: onnx, data: f32[4, 8], indices: i32[3] };
     let out = client.empty(out_bytes);
     assert_eq!(
-        strict.launch(&client, &data_h, &idx_h, &out).unwrap_err(),
+        strict.launch(client, &data_h, &idx_h, &out).unwrap_err(),
         Error::IndexOutOfRange { position: vec![2], value: 9, axis_size: 4 }
     );
 }
