@@ -29,42 +29,38 @@ fn s<T: stridex::Element>(b: Slice<T>) -> Desc {
     Desc::Slice(b.desc().expect("catalogue descriptors are valid"))
 }
 
-fn catalogue() -> Vec<(&'static str, Desc)> {
-    let dml = Gather::directml;
+/// Every seed example of SPEC.md section 5, from the one table (`stridex::core::seeds`):
+/// DirectML's with unsigned indices (its seed's), the others with i32 ones; data f32, and i32
+/// for OpenVINO's (its seed's integers).
+fn seeds() -> Vec<(String, Desc)> {
+    use stridex::core::seeds::{GATHERS, SLICES};
+    use stridex::{DType, GatherRules};
+    let gathers = GATHERS.iter().map(|s| {
+        let (data, index) = match s.rules {
+            GatherRules::DirectMl => (DType::F32, DType::U32),
+            GatherRules::OpenVino => (DType::I32, DType::I32),
+            GatherRules::Onnx => (DType::F32, DType::I64),
+        };
+        (format!("seed_{}", s.name), Desc::Gather(s.desc(data, index)))
+    });
+    let slices = SLICES.iter().map(|s| (format!("seed_{}", s.name), Desc::Slice(s.desc(DType::F32))));
+    gathers.chain(slices).collect()
+}
+
+fn catalogue() -> Vec<(String, Desc)> {
+    let mut all = seeds();
+    all.extend(others().into_iter().map(|(name, d)| (name.to_string(), d)));
+    all
+}
+
+fn others() -> Vec<(&'static str, Desc)> {
     let ov = Gather::openvino;
     let onnx = Gather::onnx;
-    let slice1 = |strides: [i64; 4]| {
-        s(Slice::directml().input::<f32>(&[1, 1, 4, 4]).window(&[0, 0, 0, 1], &[1, 1, 4, 3], &strides))
-    };
     vec![
-        // Seed 000: DirectML GATHER.
-        ("seed_dml_gather_1", g(dml().data::<f32>(&[4]).indices::<u32>(&[5]).index_dims(1))),
-        ("seed_dml_gather_2", g(dml().data::<f32>(&[3, 2]).indices::<u32>(&[1, 4]).index_dims(1))),
-        ("seed_dml_gather_3", g(dml().data::<f32>(&[3, 2]).indices::<u32>(&[1, 2]).axis(1).index_dims(1))),
-        (
-            "seed_dml_gather_4",
-            g(dml().data::<f32>(&[1, 3, 3]).indices::<u32>(&[1, 1, 2]).axis(2).index_dims(2)),
-        ),
-        (
-            "seed_dml_gather_5",
-            g(dml().data::<f32>(&[1, 3, 2]).indices::<u32>(&[1, 2, 2]).axis(1).index_dims(2)),
-        ),
-        // Seed 001: DirectML SLICE1.
-        ("seed_slice1_1", slice1([1, 1, 2, 2])),
-        ("seed_slice1_2_negative_stride", slice1([1, 1, -2, 2])),
-        // Seed 002: OpenVINO Gather-8.
-        ("seed_openvino_1", g(ov().data::<i32>(&[5]).indices::<i32>(&[3]))),
-        ("seed_openvino_2", g(ov().data::<i32>(&[2, 5]).indices::<i32>(&[2, 3]).axis(1).batch_dims(1))),
-        ("seed_openvino_3", g(ov().data::<i32>(&[2, 2, 5]).indices::<i32>(&[2, 2, 3]).axis(2).batch_dims(2))),
-        ("seed_openvino_4", g(ov().data::<i32>(&[2, 1, 5, 4]).indices::<i32>(&[2, 3]).axis(2).batch_dims(1))),
-        ("seed_openvino_5", g(ov().data::<i32>(&[2, 5]).indices::<i32>(&[2, 3]).axis(1).batch_dims(-1))),
         (
             "seed_openvino_8_ir",
             g(ov().data::<f32>(&[2, 64, 128]).indices::<i64>(&[2, 32, 21]).axis(1).batch_dims(1)),
         ),
-        // Seed 003: ONNX Gather.
-        ("seed_onnx_1", g(onnx().data::<f32>(&[3, 2]).indices::<i64>(&[2, 2]))),
-        ("seed_onnx_2", g(onnx().data::<f32>(&[3, 3]).indices::<i64>(&[1, 2]).axis(1))),
         ("seed_onnx_3_scalar", g(onnx().data::<f32>(&[2, 3, 4]).indices::<i64>(&[]).axis(1))),
         // Seed 004: layouts.
         (

@@ -1,8 +1,9 @@
 //! The seed examples of SPEC.md section 5 re-run for every data type and index type they can
 //! be expressed in, through the runtime builder (the same rules and kernels as the macros).
 
+use stridex::core::seeds;
 use stridex::half::{bf16, f16};
-use stridex::{Element, Gather, IndexElement, Slice};
+use stridex::{Element, Gather, GatherOp, GatherRules, IndexElement, Slice};
 
 /// A data type the seeds' values convert into exactly (small integers; floats for ONNX's).
 trait SeedValue: Element {
@@ -61,110 +62,26 @@ fn iota(n: usize) -> Vec<f64> {
     (1..=n).map(|v| v as f64).collect()
 }
 
-/// Every gather seed for data type `T` and index type `I`; examples whose indices do not fit
-/// `I` (negative ones in an unsigned type) are skipped.
+/// Every gather seed (`stridex::core::seeds`) this data type and index type express: not
+/// DirectML's where its type list lacks `T`, not ONNX's unsigned indices, not fractional
+/// values in an integer type, not negative indices in an unsigned type.
 fn gather_seeds<T: SeedValue, I: SeedIndex>() -> usize {
     let mut ran = 0;
-    let mut check = |g: stridex::Gather<T, I>, data: &[f64], idx: &[i64], shape: &[usize], out: &[f64]| {
-        let Some(idx) = idx.iter().map(|&v| I::of(v)).collect::<Option<Vec<I>>>() else { return };
-        let op = g.build().unwrap_or_else(|e| panic!("{}/{}: {e}", T::DTYPE, I::INDEX));
-        let y = op.run(&vals::<T>(data), &idx).unwrap();
-        assert_eq!(y.shape(), shape, "{}/{}", T::DTYPE, I::INDEX);
-        assert_eq!(y.data(), vals::<T>(out).as_slice(), "{}/{}", T::DTYPE, I::INDEX);
+    for seed in seeds::GATHERS {
+        let skip = (seed.rules == GatherRules::DirectMl && !stridex::core::rules::directml_allows(T::DTYPE))
+            || (seed.rules == GatherRules::Onnx && !I::INDEX.is_signed())
+            || (!T::FLOAT && !seed.integral());
+        let Some(idx) = seed.indices.iter().map(|&v| I::of(v)).collect::<Option<Vec<I>>>() else { continue };
+        if skip {
+            continue;
+        }
+        let what = format!("{} as {}/{}", seed.name, T::DTYPE, I::INDEX);
+        let op = GatherOp::<T, I>::new(seed.desc(T::DTYPE, I::INDEX.dtype()))
+            .unwrap_or_else(|e| panic!("{what}: {e}"));
+        let y = op.run(&vals::<T>(seed.data), &idx).unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert_eq!(y.shape(), seed.out_sizes, "{what}");
+        assert_eq!(y.data(), vals::<T>(seed.out).as_slice(), "{what}");
         ran += 1;
-    };
-    let dml = || Gather::directml().data::<T>(&[1]).indices::<I>(&[1]);
-    let ov = || Gather::openvino().data::<T>(&[1]).indices::<I>(&[1]);
-    // DirectML seed 000 (DirectML's type list has no bf16).
-    let directml = stridex::core::rules::directml_allows(T::DTYPE);
-    if directml {
-        check(
-            dml().data::<T>(&[4]).indices::<I>(&[5]).index_dims(1),
-            &[11., 12., 13., 14.],
-            &[3, 1, 3, 0, 2],
-            &[5],
-            &[14., 12., 14., 11., 13.],
-        );
-        check(
-            dml().data::<T>(&[3, 2]).indices::<I>(&[1, 4]).index_dims(1),
-            &iota(6),
-            &[0, 1, 1, 2],
-            &[4, 2],
-            &[1., 2., 3., 4., 3., 4., 5., 6.],
-        );
-        check(
-            dml().data::<T>(&[3, 2]).indices::<I>(&[1, 2]).axis(1).index_dims(1),
-            &iota(6),
-            &[1, 0],
-            &[3, 2],
-            &[2., 1., 4., 3., 6., 5.],
-        );
-        check(
-            dml().data::<T>(&[1, 3, 3]).indices::<I>(&[1, 1, 2]).axis(2).index_dims(2),
-            &iota(9),
-            &[0, 2],
-            &[3, 1, 2],
-            &[1., 3., 4., 6., 7., 9.],
-        );
-        check(
-            dml().data::<T>(&[1, 3, 2]).indices::<I>(&[1, 2, 2]).axis(1).index_dims(2),
-            &iota(6),
-            &[0, 1, 1, 2],
-            &[2, 2, 2],
-            &[1., 2., 3., 4., 3., 4., 5., 6.],
-        );
-    }
-    // OpenVINO seed 002.
-    check(ov().data::<T>(&[5]).indices::<I>(&[3]), &iota(5), &[0, 0, 4], &[3], &[1., 1., 5.]);
-    check(
-        ov().data::<T>(&[2, 5]).indices::<I>(&[2, 3]).axis(1).batch_dims(1),
-        &iota(10),
-        &[0, 0, 4, 4, 0, 0],
-        &[2, 3],
-        &[1., 1., 5., 10., 6., 6.],
-    );
-    check(
-        ov().data::<T>(&[2, 2, 5]).indices::<I>(&[2, 2, 3]).axis(2).batch_dims(2),
-        &iota(20),
-        &[0, 0, 4, 4, 0, 0, 1, 2, 4, 4, 3, 2],
-        &[2, 2, 3],
-        &[1., 1., 5., 10., 6., 6., 12., 13., 15., 20., 19., 18.],
-    );
-    let ex4: Vec<f64> =
-        [5..=8, 9..=12, 17..=20, 37..=40, 33..=36, 29..=32].into_iter().flatten().map(f64::from).collect();
-    check(
-        ov().data::<T>(&[2, 1, 5, 4]).indices::<I>(&[2, 3]).axis(2).batch_dims(1),
-        &iota(40),
-        &[1, 2, 4, 4, 3, 2],
-        &[2, 1, 3, 4],
-        &ex4,
-    );
-    check(
-        ov().data::<T>(&[2, 5]).indices::<I>(&[2, 3]).axis(1).batch_dims(-1),
-        &iota(10),
-        &[0, 0, 4, 4, 0, 0],
-        &[2, 3],
-        &[1., 1., 5., 10., 6., 6.],
-    );
-    check(ov().data::<T>(&[5]).indices::<I>(&[3]), &iota(5), &[0, -2, -1], &[3], &[1., 4., 5.]);
-    check(ov().data::<T>(&[5]).indices::<I>(&[3]), &iota(5), &[3, 10, -20], &[3], &[4., 0., 0.]);
-    // ONNX seed 003: its values are fractions, so floats only.
-    if T::FLOAT && I::INDEX.is_signed() {
-        let onnx = || Gather::onnx().data::<T>(&[1]).indices::<I>(&[1]);
-        check(
-            onnx().data::<T>(&[3, 2]).indices::<I>(&[2, 2]),
-            &[1.0, 1.2, 2.3, 3.4, 4.5, 5.7],
-            &[0, 1, 1, 2],
-            &[2, 2, 2],
-            &[1.0, 1.2, 2.3, 3.4, 2.3, 3.4, 4.5, 5.7],
-        );
-        check(
-            onnx().data::<T>(&[3, 3]).indices::<I>(&[1, 2]).axis(1),
-            &[1.0, 1.2, 1.9, 2.3, 3.4, 3.9, 4.5, 5.7, 5.9],
-            &[0, 2],
-            &[3, 1, 2],
-            &[1.0, 1.9, 2.3, 3.9, 4.5, 5.9],
-        );
     }
     ran
 }

@@ -1,11 +1,50 @@
-//! Every worked example of SPEC.md section 5, value for value, on a real kernel launch.
+//! Every worked example of SPEC.md section 5, value for value, on a real kernel launch. Each is
+//! written here as the macro takes it; its values come from the one table of examples
+//! (`stridex::core::seeds`), and the macro's op must plan exactly as the table's descriptor does.
+
+use stridex::core::seeds;
+use stridex::{Element, GatherOp, IndexElement, SliceOp};
+
+/// A data type the table's values convert into exactly.
+trait SeedValue: Element {
+    fn of(v: f64) -> Self;
+}
+impl SeedValue for f32 {
+    fn of(v: f64) -> Self {
+        v as f32
+    }
+}
+impl SeedValue for i32 {
+    fn of(v: f64) -> Self {
+        v as i32
+    }
+}
+
+fn check_gather<T: SeedValue, I: IndexElement + TryFrom<i64>>(op: &GatherOp<T, I>, name: &str) {
+    let seed = seeds::gather_seed(name);
+    let table = GatherOp::<T, I>::new(seed.desc(T::DTYPE, I::INDEX.dtype())).unwrap();
+    assert_eq!(op.plan().unwrap(), table.plan().unwrap(), "{name}: the macro and the table disagree");
+    let data: Vec<T> = seed.data.iter().map(|&v| T::of(v)).collect();
+    let idx: Vec<I> = seed.indices.iter().map(|&v| I::try_from(v).ok().expect("index fits")).collect();
+    let y = op.run(&data, &idx).unwrap();
+    assert_eq!(y.shape(), seed.out_sizes, "{name}");
+    let out: Vec<T> = seed.out.iter().map(|&v| T::of(v)).collect();
+    assert_eq!(y.data(), out.as_slice(), "{name}");
+}
+
+fn check_slice(op: &SliceOp<f32>, name: &str) {
+    let seed = seeds::slice_seed(name);
+    let table = SliceOp::<f32>::new(seed.desc(f32::DTYPE)).unwrap();
+    assert_eq!(op.plan().unwrap(), table.plan().unwrap(), "{name}: the macro and the table disagree");
+    let input: Vec<f32> = seed.input.iter().map(|&v| v as f32).collect();
+    let y = op.run(&input).unwrap();
+    assert_eq!(y.shape(), seed.out_sizes, "{name}");
+    let out: Vec<f32> = seed.out.iter().map(|&v| v as f32).collect();
+    assert_eq!(y.data(), out.as_slice(), "{name}");
+}
 
 fn iota_f32(n: usize) -> Vec<f32> {
     (1..=n).map(|v| v as f32).collect()
-}
-
-fn iota_i32(n: usize) -> Vec<i32> {
-    (1..=n as i32).collect()
 }
 
 // DirectML GATHER (seed 000), data f32, indices u32.
@@ -13,18 +52,14 @@ fn iota_i32(n: usize) -> Vec<i32> {
 #[test]
 fn directml_gather_1_remap_1d() {
     let op = stridex::gather! { rules: directml, data: f32[4], indices: u32[5], axis: 0, index_dims: 1 };
-    let y = op.run(&[11.0, 12.0, 13.0, 14.0], &[3, 1, 3, 0, 2]).unwrap();
-    assert_eq!(y.shape(), &[5]);
-    assert_eq!(y.data(), &[14.0, 12.0, 14.0, 11.0, 13.0]);
+    check_gather(&op, "directml_1_remap_1d");
 }
 
 #[test]
 fn directml_gather_2_rows() {
     let op =
         stridex::gather! { rules: directml, data: f32[3, 2], indices: u32[1, 4], axis: 0, index_dims: 1 };
-    let y = op.run(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[0, 1, 1, 2]).unwrap();
-    assert_eq!(y.shape(), &[4, 2]);
-    assert_eq!(y.data(), &[1.0, 2.0, 3.0, 4.0, 3.0, 4.0, 5.0, 6.0]);
+    check_gather(&op, "directml_2_rows");
 }
 
 /// As the seed writes it (IndexDimensions 2), its formula gives {3,1,2}, which does not fit
@@ -34,25 +69,19 @@ fn directml_gather_2_rows() {
 fn directml_gather_3_swap_columns() {
     let op =
         stridex::gather! { rules: directml, data: f32[3, 2], indices: u32[1, 2], axis: 1, index_dims: 1 };
-    let y = op.run(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[1, 0]).unwrap();
-    assert_eq!(y.shape(), &[3, 2]);
-    assert_eq!(y.data(), &[2.0, 1.0, 4.0, 3.0, 6.0, 5.0]);
+    check_gather(&op, "directml_3_swap_columns");
 }
 
 #[test]
 fn directml_gather_4_nested_indices() {
     let op = stridex::gather! { rules: directml, data: f32[1, 3, 3], indices: u32[1, 1, 2], axis: 2, index_dims: 2 };
-    let y = op.run(&iota_f32(9), &[0, 2]).unwrap();
-    assert_eq!(y.shape(), &[3, 1, 2]);
-    assert_eq!(y.data(), &[1.0, 3.0, 4.0, 6.0, 7.0, 9.0]);
+    check_gather(&op, "directml_4_nested_indices");
 }
 
 #[test]
 fn directml_gather_5_nested_indices_axis_1() {
     let op = stridex::gather! { rules: directml, data: f32[1, 3, 2], indices: u32[1, 2, 2], axis: 1, index_dims: 2 };
-    let y = op.run(&iota_f32(6), &[0, 1, 1, 2]).unwrap();
-    assert_eq!(y.shape(), &[2, 2, 2]);
-    assert_eq!(y.data(), &[1.0, 2.0, 3.0, 4.0, 3.0, 4.0, 5.0, 6.0]);
+    check_gather(&op, "directml_5_nested_axis_1");
 }
 
 // DirectML SLICE1 (seed 001), input f32 {1,1,4,4} = 1..16.
@@ -65,9 +94,7 @@ fn slice1_1_positive_strides() {
         sizes: [1, 1, 4, 3],
         strides: [1, 1, 2, 2],
     };
-    let y = s.run(&iota_f32(16)).unwrap();
-    assert_eq!(y.shape(), &[1, 1, 2, 2]);
-    assert_eq!(y.data(), &[2.0, 4.0, 10.0, 12.0]);
+    check_slice(&s, "slice1_1_positive_strides");
 }
 
 #[test]
@@ -79,9 +106,7 @@ fn slice1_2_negative_stride() {
         strides: [1, 1, -2, 2],
         output: [1, 1, 2, 2],
     };
-    let y = s.run(&iota_f32(16)).unwrap();
-    assert_eq!(y.shape(), &[1, 1, 2, 2]);
-    assert_eq!(y.data(), &[14.0, 16.0, 6.0, 8.0]);
+    check_slice(&s, "slice1_2_negative_stride");
 }
 
 // OpenVINO Gather-8 (seed 002).
@@ -89,35 +114,26 @@ fn slice1_2_negative_stride() {
 #[test]
 fn openvino_1_default_batch_dims() {
     let op = stridex::gather! { rules: openvino, data: i32[5], indices: i32[3], axis: 0, batch_dims: 0 };
-    let y = op.run(&iota_i32(5), &[0, 0, 4]).unwrap();
-    assert_eq!(y.data(), &[1, 1, 5]);
+    check_gather(&op, "openvino_1");
 }
 
 #[test]
 fn openvino_2_batch_dims_1() {
     let op =
         stridex::gather! { rules: openvino, data: i32[2, 5], indices: i32[2, 3], axis: 1, batch_dims: 1 };
-    let y = op.run(&iota_i32(10), &[0, 0, 4, 4, 0, 0]).unwrap();
-    assert_eq!(y.shape(), &[2, 3]);
-    assert_eq!(y.data(), &[1, 1, 5, 10, 6, 6]);
+    check_gather(&op, "openvino_2_batch_1");
 }
 
 #[test]
 fn openvino_3_batch_dims_2() {
     let op = stridex::gather! { rules: openvino, data: i32[2, 2, 5], indices: i32[2, 2, 3], axis: 2, batch_dims: 2 };
-    let y = op.run(&iota_i32(20), &[0, 0, 4, 4, 0, 0, 1, 2, 4, 4, 3, 2]).unwrap();
-    assert_eq!(y.shape(), &[2, 2, 3]);
-    assert_eq!(y.data(), &[1, 1, 5, 10, 6, 6, 12, 13, 15, 20, 19, 18]);
+    check_gather(&op, "openvino_3_batch_2");
 }
 
 #[test]
 fn openvino_4_axis_after_batch_dims() {
     let op = stridex::gather! { rules: openvino, data: i32[2, 1, 5, 4], indices: i32[2, 3], axis: 2, batch_dims: 1 };
-    let y = op.run(&iota_i32(40), &[1, 2, 4, 4, 3, 2]).unwrap();
-    assert_eq!(y.shape(), &[2, 1, 3, 4]);
-    let expected: Vec<i32> =
-        [5..=8, 9..=12, 17..=20, 37..=40, 33..=36, 29..=32].into_iter().flatten().collect();
-    assert_eq!(y.data(), expected.as_slice());
+    check_gather(&op, "openvino_4_batch_1_axis_2");
 }
 
 #[test]
@@ -125,22 +141,19 @@ fn openvino_5_negative_batch_dims() {
     let op =
         stridex::gather! { rules: openvino, data: i32[2, 5], indices: i32[2, 3], axis: 1, batch_dims: -1 };
     assert_eq!(op.plan().unwrap().batch_dims, 1);
-    let y = op.run(&iota_i32(10), &[0, 0, 4, 4, 0, 0]).unwrap();
-    assert_eq!(y.data(), &[1, 1, 5, 10, 6, 6]);
+    check_gather(&op, "openvino_5_negative_batch");
 }
 
 #[test]
 fn openvino_6_negative_indices() {
     let op = stridex::gather! { rules: openvino, data: i32[5], indices: i32[3], axis: 0 };
-    let y = op.run(&iota_i32(5), &[0, -2, -1]).unwrap();
-    assert_eq!(y.data(), &[1, 4, 5]);
+    check_gather(&op, "openvino_6_negative_indices");
 }
 
 #[test]
 fn openvino_7_out_of_range_gives_zero() {
     let op = stridex::gather! { rules: openvino, data: i32[5], indices: i32[3], axis: 0 };
-    let y = op.run(&iota_i32(5), &[3, 10, -20]).unwrap();
-    assert_eq!(y.data(), &[4, 0, 0]);
+    check_gather(&op, "openvino_7_out_of_range_zero");
 }
 
 #[test]
@@ -163,17 +176,13 @@ fn openvino_8_ir_example_shape() {
 #[test]
 fn onnx_1_axis_0() {
     let op = stridex::gather! { rules: onnx, data: f32[3, 2], indices: i64[2, 2], axis: 0 };
-    let y = op.run(&[1.0, 1.2, 2.3, 3.4, 4.5, 5.7], &[0, 1, 1, 2]).unwrap();
-    assert_eq!(y.shape(), &[2, 2, 2]);
-    assert_eq!(y.data(), &[1.0, 1.2, 2.3, 3.4, 2.3, 3.4, 4.5, 5.7]);
+    check_gather(&op, "onnx_1_axis_0");
 }
 
 #[test]
 fn onnx_2_axis_1() {
     let op = stridex::gather! { rules: onnx, data: f32[3, 3], indices: i64[1, 2], axis: 1 };
-    let y = op.run(&[1.0, 1.2, 1.9, 2.3, 3.4, 3.9, 4.5, 5.7, 5.9], &[0, 2]).unwrap();
-    assert_eq!(y.shape(), &[3, 1, 2]);
-    assert_eq!(y.data(), &[1.0, 1.9, 2.3, 3.9, 4.5, 5.9]);
+    check_gather(&op, "onnx_2_axis_1");
 }
 
 #[test]

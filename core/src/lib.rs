@@ -13,6 +13,7 @@ pub mod kernel;
 pub mod keys;
 pub mod layout;
 pub mod rules;
+pub mod seeds;
 pub mod slice;
 pub mod tensor;
 

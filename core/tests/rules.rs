@@ -126,20 +126,22 @@ fn openvino_batch_dims() {
     assert_eq!(g.plan().unwrap_err(), RuleError::BatchDimMismatch { dim: 0, data: 2, indices: 3 });
 }
 
+/// Every example of the seeds (the one table, `stridex_core::seeds`) plans to the output
+/// shape its document prints, with the index types its rule set takes.
 #[test]
-fn directml_examples_of_seed_000() {
-    let mut g = gather(GatherRules::DirectMl, &[4], &[5], 0);
-    g.index_dims = Some(1);
-    assert_eq!(shape(&g.plan().unwrap()), vec![5]);
-    let mut g = gather(GatherRules::DirectMl, &[3, 2], &[1, 4], 0);
-    g.index_dims = Some(1);
-    assert_eq!(shape(&g.plan().unwrap()), vec![4, 2]);
-    let mut g = gather(GatherRules::DirectMl, &[1, 3, 3], &[1, 1, 2], 2);
-    g.index_dims = Some(2);
-    assert_eq!(shape(&g.plan().unwrap()), vec![3, 1, 2]);
-    let mut g = gather(GatherRules::DirectMl, &[1, 3, 2], &[1, 2, 2], 1);
-    g.index_dims = Some(2);
-    assert_eq!(shape(&g.plan().unwrap()), vec![2, 2, 2]);
+fn every_seed_example_plans_to_its_printed_shape() {
+    use stridex_core::seeds::{GATHERS, SLICES};
+    for seed in GATHERS {
+        let index = if seed.rules == GatherRules::Onnx { DType::I64 } else { DType::U64 };
+        let index = if seed.indices.iter().any(|&i| i < 0) { DType::I64 } else { index };
+        let plan = seed.desc(DType::F32, index).plan().unwrap_or_else(|e| panic!("{}: {e}", seed.name));
+        assert_eq!(shape(&plan), seed.out_sizes, "{}", seed.name);
+        assert_eq!(seed.out.len(), seed.out_sizes.iter().product::<usize>(), "{}: output values", seed.name);
+    }
+    for seed in SLICES {
+        let plan = seed.desc(DType::F32).plan().unwrap();
+        assert_eq!(plan.output.sizes.as_slice(), seed.out_sizes, "{}", seed.name);
+    }
 }
 
 #[test]
