@@ -1,7 +1,8 @@
 //! Kernels against the naive reference on random descriptors: every rule set, dtype, index
 //! type, layout (broadcast, padded, permuted) and out-of-range policy, with hostile indices
 //! (out of range both ways, beyond 32 bits). Every buffer sits between guard regions that must
-//! come back untouched. `PROPTEST_CASES` overrides the case counts (2000 gathers, 500 slices).
+//! come back untouched. `PROPTEST_CASES` overrides the case counts (2000 gathers, 500 SLICE1
+//! slices, 300 ONNX slices). A failure shrinks to the smallest descriptor that still fails.
 
 mod common;
 
@@ -49,8 +50,8 @@ macro_rules! with_data_type {
     };
 }
 
-fn check_gather_case(seed: u64) -> Result<(), String> {
-    let mut rng = Rng::new(seed);
+fn check_gather_case(choices: Vec<u64>, seed: u64) -> Result<(), String> {
+    let mut rng = Rng::from_choices(choices, seed);
     let case = generate::gather_case(&mut rng, &DType::ALL);
     let t = case.desc.data.dtype;
     match case.desc.indices.dtype {
@@ -105,8 +106,8 @@ fn check_gather<T: Element, I: FromI128>(case: &generate::GatherCase, rng: &mut 
     }
 }
 
-fn check_slice_case(seed: u64) -> Result<(), String> {
-    let mut rng = Rng::new(seed);
+fn check_slice_case(choices: Vec<u64>, seed: u64) -> Result<(), String> {
+    let mut rng = Rng::from_choices(choices, seed);
     let case = generate::slice_case(&mut rng, &DType::ALL);
     with_data_type!(case.desc.input.dtype, check_slice(&case, &mut rng))
 }
@@ -119,6 +120,38 @@ fn check_slice<T: Element>(case: &generate::SliceCase, rng: &mut Rng) -> Result<
         .map_err(|e| format!("valid descriptor refused: {e}\n{:?}", case.desc))?;
     let y = op.__run_guarded(device(), &input).map_err(|e| format!("{e}\n{:?}", case.desc))?;
     let (shape, buffer) = re.run(&input);
+    if y.shape() != shape.as_slice() || T::bytes(y.data()) != T::bytes(&buffer) {
+        return Err(format!(
+            "got {:?} {:?}\nreference {shape:?} {buffer:?}\n{:?}\nkernel: {:?}",
+            y.shape(),
+            y.data(),
+            case.desc,
+            op.kernel()
+        ));
+    }
+    Ok(())
+}
+
+fn check_onnx_slice_case(choices: Vec<u64>, seed: u64) -> Result<(), String> {
+    let mut rng = Rng::from_choices(choices, seed);
+    let case = generate::onnx_slice_case(&mut rng, &DType::ALL);
+    with_data_type!(case.desc.input.dtype, check_onnx_slice(&case, &mut rng))
+}
+
+fn check_onnx_slice<T: Element>(case: &generate::OnnxSliceCase, rng: &mut Rng) -> Result<(), String> {
+    let len: usize = case.shape.iter().product();
+    let input = T::from_bytes(&rng.bytes(len * T::DTYPE.size()));
+    let op = SliceOp::<T>::new(case.desc)
+        .map_err(|e| format!("valid descriptor refused: {e}\n{:?}", case.desc))?;
+    let y = op.__run_guarded(device(), &input).map_err(|e| format!("{e}\n{:?}", case.desc))?;
+    let (shape, buffer) = r::onnx_slice(
+        &input,
+        &case.shape,
+        &case.starts,
+        &case.ends,
+        case.axes.as_deref(),
+        case.steps.as_deref(),
+    );
     if y.shape() != shape.as_slice() || T::bytes(y.data()) != T::bytes(&buffer) {
         return Err(format!(
             "got {:?} {:?}\nreference {shape:?} {buffer:?}\n{:?}\nkernel: {:?}",
@@ -145,12 +178,18 @@ fn cases(default: u32) -> u32 {
     std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(default)
 }
 
+/// A descriptor's choices: proptest draws them and shrinks a failure towards the smallest
+/// descriptor that still fails (each choice towards 0); the data comes from the seed.
+fn choices() -> impl Strategy<Value = (Vec<u64>, u64)> {
+    (prop::collection::vec(any::<u64>(), 0..256), any::<u64>())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: cases(2000), failure_persistence: None, ..ProptestConfig::default() })]
 
     #[test]
-    fn gather_matches_reference(seed in any::<u64>()) {
-        check_gather_case(seed).map_err(TestCaseError::fail)?;
+    fn gather_matches_reference((choices, seed) in choices()) {
+        check_gather_case(choices, seed).map_err(TestCaseError::fail)?;
     }
 }
 
@@ -158,7 +197,16 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: cases(500), failure_persistence: None, ..ProptestConfig::default() })]
 
     #[test]
-    fn slice_matches_reference(seed in any::<u64>()) {
-        check_slice_case(seed).map_err(TestCaseError::fail)?;
+    fn slice_matches_reference((choices, seed) in choices()) {
+        check_slice_case(choices, seed).map_err(TestCaseError::fail)?;
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(300), failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn onnx_slice_matches_reference((choices, seed) in choices()) {
+        check_onnx_slice_case(choices, seed).map_err(TestCaseError::fail)?;
     }
 }

@@ -4,20 +4,44 @@ use super::reference::{self as r, Policy, Rules};
 use stridex::core::{Dims, OutputDecl, SignedDims, SliceDesc, SliceWindow, TensorDecl};
 use stridex::{DType, GatherDesc, GatherRules, OutOfRange};
 
-/// SplitMix64: small, seedable, good enough for test cases.
-pub struct Rng(u64);
+/// The generators' source of choices. From a seed, every choice is pseudo-random (SplitMix64).
+/// From a choice sequence (which proptest draws and shrinks), the structure of a case is read
+/// from the sequence, and 0, every generator's smallest option, once it runs out; so a failure
+/// shrinks towards the smallest descriptor that still fails. Buffer contents (`bytes`) always
+/// come from the seed.
+pub struct Rng {
+    choices: Option<Vec<u64>>,
+    next: usize,
+    state: u64,
+}
 
 impl Rng {
     pub fn new(seed: u64) -> Rng {
-        Rng(seed)
+        Rng { choices: None, next: 0, state: seed }
     }
 
-    pub fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
+    /// Choices from `choices`, then zeros; buffer bytes from `seed`.
+    pub fn from_choices(choices: Vec<u64>, seed: u64) -> Rng {
+        Rng { choices: Some(choices), next: 0, state: seed }
+    }
+
+    fn random(&mut self) -> u64 {
+        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.state;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         z ^ (z >> 31)
+    }
+
+    pub fn next(&mut self) -> u64 {
+        match &self.choices {
+            None => self.random(),
+            Some(c) => {
+                let v = c.get(self.next).copied().unwrap_or(0);
+                self.next += 1;
+                v
+            }
+        }
     }
 
     /// Uniform in `lo..=hi`.
@@ -38,7 +62,7 @@ impl Rng {
     }
 
     pub fn bytes(&mut self, n: usize) -> Vec<u8> {
-        (0..n).map(|_| self.next() as u8).collect()
+        (0..n).map(|_| self.random() as u8).collect()
     }
 }
 
@@ -247,6 +271,52 @@ pub fn index_values(rng: &mut Rng, n: usize, s: usize, signed: bool, wide: bool,
             }
         })
         .collect()
+}
+
+/// A valid ONNX Slice-13 slice of a packed input: starts and ends anywhere (clamped), axes
+/// in any order (negative too), steps of either sign; the result may be empty.
+pub struct OnnxSliceCase {
+    pub shape: Vec<usize>,
+    pub starts: Vec<i64>,
+    pub ends: Vec<i64>,
+    pub axes: Option<Vec<i64>>,
+    pub steps: Option<Vec<i64>>,
+    pub desc: SliceDesc,
+}
+
+pub fn onnx_slice_case(rng: &mut Rng, data_types: &[DType]) -> OnnxSliceCase {
+    let rank = rng.range(1, 4) as usize;
+    let shape = sizes(rng, rank, 7, false);
+    let dtype = rng.pick(data_types);
+    let n = rng.range(1, rank as i64) as usize;
+    let mut order: Vec<usize> = (0..rank).collect();
+    for i in 0..rank {
+        order.swap(i, i + rng.below(rank - i));
+    }
+    let (mut starts, mut ends, mut axes, mut steps) = (vec![], vec![], vec![], vec![]);
+    for &axis in &order[..n] {
+        let d = shape[axis] as i64;
+        starts.push(rng.range(-2 * d - 1, 2 * d + 1));
+        ends.push(rng.range(-2 * d - 1, 2 * d + 1));
+        axes.push(if rng.chance(30) { axis as i64 - rank as i64 } else { axis as i64 });
+        let step = rng.range(1, 3);
+        steps.push(if rng.chance(40) { -step } else { step });
+    }
+    // Axes may be left out only when they are the first ones in order.
+    let default_axes = axes.iter().enumerate().all(|(k, &a)| a == k as i64);
+    let axes = if default_axes && rng.chance(50) { None } else { Some(axes) };
+    let steps = if steps.iter().all(|&s| s == 1) && rng.chance(50) { None } else { Some(steps) };
+    let desc = SliceDesc {
+        input: TensorDecl { dtype, sizes: dims(&shape), strides: None },
+        window: SliceWindow::Onnx {
+            starts: SignedDims::of(&starts),
+            ends: SignedDims::of(&ends),
+            axes: axes.as_deref().map(SignedDims::of),
+            steps: steps.as_deref().map(SignedDims::of),
+        },
+        output: None,
+    };
+    OnnxSliceCase { shape, starts, ends, axes, steps, desc }
 }
 
 /// A valid DirectML SLICE1 slice.
