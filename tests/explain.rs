@@ -4,7 +4,7 @@
 //! client) compile to the same WGSL, so an upgrade of CubeCL that changes its launcher fails
 //! here instead of making `explain` show a kernel that is not the one launched.
 
-use stridex::core::kernel::{IndexRead, RowWalk, Walk};
+use stridex::core::kernel::{RowWalk, Walk};
 use stridex::cubecl::prelude::*;
 use stridex::cubecl::wgpu::{WgpuDevice, WgpuRuntime};
 use stridex::cubecl::{Compiler, WgpuCompilationOptions};
@@ -47,15 +47,7 @@ fn array() -> ArrayCompilationArg {
     ArrayCompilationArg { inplace: None }
 }
 
-const NO_INDEX: IndexRead = IndexRead {
-    index_type: stridex::IndexType::U32,
-    policy: stridex::OutOfRange::Zero,
-    axis_size: 0,
-    axis_stride: 0,
-    index_words: 1,
-};
-
-fn rows(c: &ComputeClient<WgpuRuntime>, w: &RowWalk, index: Option<IndexRead>) -> String {
+fn rows(c: &ComputeClient<WgpuRuntime>, w: &RowWalk) -> String {
     let (ni, no) = (w.src_line() as usize, w.line as usize);
     let kernel = rows_kernel::RowsKernel::<WgpuRuntime>::new(
         settings(),
@@ -64,11 +56,12 @@ fn rows(c: &ComputeClient<WgpuRuntime>, w: &RowWalk, index: Option<IndexRead>) -
         array(),
         array(),
         array(),
+        array(),
+        array(),
+        array(),
         ni,
         no,
         w.clone(),
-        index.is_some(),
-        index.unwrap_or(NO_INDEX),
     );
     wgsl(kernel.define())
 }
@@ -89,7 +82,7 @@ fn explain_builds_the_kernel_cubecl_launches() {
     for op in &gathers {
         let k = op.kernel().unwrap().unwrap();
         let theirs = match &k.walk {
-            Walk::Rows(w) => rows(&c, w, Some(k.index)),
+            Walk::Rows(w) => rows(&c, w),
             Walk::Slots(m) => {
                 let n = m.line as usize;
                 let kernel = gather_kernel::GatherKernel::<WgpuRuntime>::new(
@@ -121,7 +114,7 @@ fn explain_builds_the_kernel_cubecl_launches() {
     for op in &slices {
         let k = op.kernel().unwrap().unwrap();
         let theirs = match &k.walk {
-            Walk::Rows(w) => rows(&c, w, None),
+            Walk::Rows(w) => rows(&c, w),
             Walk::Slots(m) => {
                 let n = m.line as usize;
                 let kernel = slice_kernel::SliceKernel::<WgpuRuntime>::new(

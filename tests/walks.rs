@@ -24,24 +24,28 @@ fn index_value(indices: &[u32], at: usize, r: &IndexRead) -> i128 {
 }
 
 /// SPEC section 2's policies: whether the index at `at` is in range (always, under `clamp`) and
-/// the source offset of its element along the axis (0 when out of range: an in-bounds read).
+/// its value normalized into the axis (0 when out of range: an in-bounds read).
 fn index_of(indices: &[u32], at: usize, r: &IndexRead) -> (bool, usize) {
     let s = r.axis_size as i128;
     let v = index_value(indices, at, r);
     let ok = -s <= v && v < s;
     let normalized = if v < 0 { v + s } else { v };
     match (ok, r.policy) {
-        (true, _) => (true, normalized as usize * r.axis_stride as usize),
+        (true, _) => (true, normalized as usize),
         // An empty axis has nothing to clamp to: the element is zero.
-        (false, OutOfRange::Clamp) if s > 0 => {
-            (true, normalized.clamp(0, s - 1) as usize * r.axis_stride as usize)
-        }
+        (false, OutOfRange::Clamp) if s > 0 => (true, normalized.clamp(0, s - 1) as usize),
         (false, _) => (false, 0),
     }
 }
 
-/// Runs `w` as `rows_kernel` does; returns whether the error flag was raised.
-fn run_rows(w: &RowWalk, index: Option<&IndexRead>, data: &[u32], indices: &[u32], out: &mut [u32]) -> bool {
+/// `x * c` in wrapping 32-bit arithmetic (a negative coefficient is its two's complement).
+fn times(x: usize, c: i64) -> u32 {
+    (x as u32).wrapping_mul(c as u32)
+}
+
+/// Runs `w` as `rows_kernel` does, word by word, with index buffers `indices` (by buffer
+/// number); returns whether the error flag was raised.
+fn run_rows(w: &RowWalk, data: &[u32], indices: &[&[u32]], out: &mut [u32]) -> bool {
     let line = w.line as usize;
     let ni = w.src_line() as usize;
     let tiles = (w.row_lines / w.tile) as usize;
@@ -62,39 +66,55 @@ fn run_rows(w: &RowWalk, index: Option<&IndexRead>, data: &[u32], indices: &[u32
             }
         }
     };
+    let read =
+        |j: usize, at: u32| index_of(indices[w.reads[j].buffer as usize], at as usize, &w.reads[j].index);
     let mut flagged = false;
     for pos in 0..w.invocations as usize {
-        // Row coordinates, innermost first.
-        let (mut rem, mut out_row, mut fwd, mut bwd, mut at) = (pos / tiles, 0, w.base as usize, 0, 0);
+        // Row coordinates, innermost first; offsets in wrapping 32-bit arithmetic.
+        let (mut rem, mut out_row) = (pos / tiles, 0usize);
+        let mut src = w.base as u32;
+        let mut ats: Vec<u32> = w.reads.iter().map(|r| r.base as u32).collect();
         for (i, d) in w.outer.iter().enumerate().rev() {
             let c = if i == 0 { rem } else { rem % d.size as usize };
             rem /= d.size as usize;
             out_row += c * d.out_stride as usize;
-            let s = c * d.src_stride as usize;
-            if d.src_backwards {
-                bwd += s;
-            } else {
-                fwd += s;
+            src = src.wrapping_add(times(c, d.src));
+            for (j, at) in ats.iter_mut().enumerate() {
+                *at = at.wrapping_add(times(c, d.reads[j]));
             }
-            at += c * d.index_stride as usize;
         }
         let mut first = pos % tiles;
         if !w.spread {
             first *= w.tile as usize;
         }
+        // The row's reads, in order: `vals` holds their values.
         let mut ok = true;
-        if let Some(r) = index.filter(|_| w.elem_index_stride == 0) {
-            let (in_range, off) = index_of(indices, at, r);
-            ok = in_range;
-            fwd += off;
+        let mut vals = vec![0u32; w.reads.len()];
+        for (j, r) in w.reads.iter().enumerate() {
+            if r.per_element {
+                continue;
+            }
+            let mut at = ats[j];
+            for (i, &v) in vals.iter().enumerate().take(j) {
+                at = at.wrapping_add(times(v as usize, r.deps[i]));
+            }
+            let (in_range, v) = read(j, at);
+            vals[j] = v as u32;
+            ok &= in_range;
+            src = src.wrapping_add(times(v, r.data));
         }
         let mut all_ok = ok;
         for j in 0..w.tile as usize {
             let u = first + if w.spread { j * tiles } else { j };
             match w.access {
                 RowAccess::Lines | RowAccess::ReversedLines => {
-                    let src = if w.access == RowAccess::Lines { fwd - bwd + u } else { fwd - bwd - u };
-                    let x = &data[src * ni..src * ni + line];
+                    let at = if w.access == RowAccess::Lines {
+                        src.wrapping_add(u as u32)
+                    } else {
+                        src.wrapping_sub(u as u32)
+                    };
+                    let at = at as usize;
+                    let x = &data[at * ni..at * ni + line];
                     for c in 0..line {
                         let word = match (w.access, w.elem_words, lanes) {
                             (RowAccess::Lines, _, _) => x[c],
@@ -108,42 +128,42 @@ fn run_rows(w: &RowWalk, index: Option<&IndexRead>, data: &[u32], indices: &[u32
                 }
                 RowAccess::Transposed => {
                     let g = w.group.expect("transposed blocks have a group");
-                    let src = fwd - bwd;
                     for row in 0..g.rows as usize {
                         for e in 0..4 {
-                            let x =
-                                data[(src + (4 * u + e) * w.elem_stride as usize + row / 4) * 4 + row % 4];
-                            out[(out_row + u + row * g.out_stride as usize) * 4 + e] = if ok { x } else { 0 };
+                            let at = src.wrapping_add(times(4 * u + e, w.elem_stride)) as usize + row / 4;
+                            out[(out_row + u + row * g.out_stride as usize) * 4 + e] = data[at * 4 + row % 4];
                         }
                     }
                 }
                 RowAccess::Elements => {
                     let group = w.group.map_or(1, |g| g.rows as usize);
                     for row in 0..group {
-                        let (mut src, mut back, mut o) = (fwd, bwd, out_row + u);
+                        let (mut row_src, mut o) = (src, out_row + u);
                         if let Some(g) = w.group {
-                            if g.src_backwards {
-                                back += row * g.src_stride as usize;
-                            } else {
-                                src += row * g.src_stride as usize;
-                            }
+                            row_src = row_src.wrapping_add(times(row, g.src));
                             o += row * g.out_stride as usize;
                         }
                         let mut v = vec![0u32; line];
                         for k in 0..per_line {
                             let e = u * per_line + k;
-                            let (mut elem_ok, mut at_elem) = (ok, src);
-                            if let Some(r) = index.filter(|_| w.elem_index_stride != 0) {
-                                let (in_range, off) =
-                                    index_of(indices, at + e * w.elem_index_stride as usize, r);
-                                elem_ok = in_range;
-                                at_elem += off;
-                                all_ok &= in_range;
+                            let mut at_elem = row_src.wrapping_add(times(e, w.elem_stride));
+                            let mut elem_ok = ok;
+                            let mut elem_vals = vals.clone();
+                            for (j, r) in w.reads.iter().enumerate() {
+                                if !r.per_element {
+                                    continue;
+                                }
+                                let mut at = ats[j].wrapping_add(times(e, r.elem));
+                                for (i, &v) in elem_vals.iter().enumerate().take(j) {
+                                    at = at.wrapping_add(times(v as usize, r.deps[i]));
+                                }
+                                let (in_range, value) = read(j, at);
+                                elem_vals[j] = value as u32;
+                                elem_ok &= in_range;
+                                at_elem = at_elem.wrapping_add(times(value, r.data));
                             }
-                            let step = e * w.elem_stride as usize;
-                            let at_elem =
-                                if w.elem_backwards { at_elem - back - step } else { at_elem + step - back };
-                            let (x, y) = if elem_ok { read_elem(at_elem) } else { (0, 0) };
+                            all_ok &= elem_ok;
+                            let (x, y) = if elem_ok { read_elem(at_elem as usize) } else { (0, 0) };
                             if w.elem_words == 2 {
                                 (v[2 * k], v[2 * k + 1]) = (x, y);
                             } else {
@@ -155,7 +175,7 @@ fn run_rows(w: &RowWalk, index: Option<&IndexRead>, data: &[u32], indices: &[u32
                 }
             }
         }
-        flagged |= index.is_some_and(|r| r.policy == OutOfRange::Error) && !all_ok;
+        flagged |= w.reads.len() == 1 && w.reads[0].index.policy == OutOfRange::Error && !all_ok;
     }
     flagged
 }
@@ -235,7 +255,7 @@ fn check_gather<const N: usize>(
     for spread in [false, true] {
         let walk = RowWalk { spread, ..w.clone() };
         let mut out = vec![0u32; w.out_words as usize];
-        let flagged = run_rows(&walk, Some(&k.index), &data, &indices, &mut out);
+        let flagged = run_rows(&walk, &data, &[&indices], &mut out);
         match re.run(&elements::<N>(&data_bytes), &values) {
             Outcome::Ok { buffer, .. } => {
                 let got = &bytes(&out)[..buffer.len() * N];
@@ -272,7 +292,7 @@ fn check_slice<const N: usize>(
     for spread in [false, true] {
         let walk = RowWalk { spread, ..w.clone() };
         let mut out = vec![0u32; w.out_words as usize];
-        run_rows(&walk, None, &data, &[], &mut out);
+        run_rows(&walk, &data, &[], &mut out);
         let got = &bytes(&out)[..buffer.len() * N];
         if got != concat(&buffer) {
             return Err(format!("{:?}\n{walk:?}\ngot {got:?}\nreference {:?}", case.desc, concat(&buffer)));

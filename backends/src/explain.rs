@@ -16,7 +16,7 @@ use crate::error::Error;
 use crate::kernels::{gather_kernel, rows_kernel, slice_kernel};
 use cubecl::prelude::*;
 use cubecl::Compiler;
-use stridex_core::kernel::{GatherKernelDesc, IndexRead, RowWalk, SliceKernelDesc, Walk};
+use stridex_core::kernel::{GatherKernelDesc, RowWalk, SliceKernelDesc, Walk};
 
 /// A language a kernel is compiled to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -57,7 +57,7 @@ fn settings(name: &str, line: usize) -> KernelSettings {
 
 fn gather_definition<R: Runtime>(k: &GatherKernelDesc) -> KernelDefinition {
     let m = match &k.walk {
-        Walk::Rows(w) => return rows_definition::<R>(w, Some(k.index)),
+        Walk::Rows(w) => return rows_definition::<R>(w),
         Walk::Slots(m) => m,
     };
     let line = m.line as usize;
@@ -86,7 +86,7 @@ fn gather_definition<R: Runtime>(k: &GatherKernelDesc) -> KernelDefinition {
 
 fn slice_definition<R: Runtime>(k: &SliceKernelDesc) -> KernelDefinition {
     let m = match &k.walk {
-        Walk::Rows(w) => return rows_definition::<R>(w, None),
+        Walk::Rows(w) => return rows_definition::<R>(w),
         Walk::Slots(m) => m,
     };
     let line = m.line as usize;
@@ -103,7 +103,7 @@ fn slice_definition<R: Runtime>(k: &SliceKernelDesc) -> KernelDefinition {
     builder.build(settings)
 }
 
-fn rows_definition<R: Runtime>(w: &RowWalk, index: Option<IndexRead>) -> KernelDefinition {
+fn rows_definition<R: Runtime>(w: &RowWalk) -> KernelDefinition {
     let (ni, no) = (w.src_line() as usize, w.line as usize);
     let mut builder = KernelBuilder::default();
     builder.runtime_properties(R::target_properties());
@@ -116,7 +116,10 @@ fn rows_definition<R: Runtime>(w: &RowWalk, index: Option<IndexRead>) -> KernelD
     settings.address_type.register(&mut builder.scope);
     let arg = ArrayCompilationArg { inplace: None };
     let data = <Array<Vector<u32, rows_kernel::NI>> as LaunchArg>::expand(&arg, &mut builder);
-    let indices = <Array<u32> as LaunchArg>::expand(&arg, &mut builder);
+    let index0 = <Array<u32> as LaunchArg>::expand(&arg, &mut builder);
+    let index1 = <Array<u32> as LaunchArg>::expand(&arg, &mut builder);
+    let index2 = <Array<u32> as LaunchArg>::expand(&arg, &mut builder);
+    let index3 = <Array<u32> as LaunchArg>::expand(&arg, &mut builder);
     let output = <Array<Vector<u32, rows_kernel::NO>> as LaunchArg>::expand_output(&arg, &mut builder);
     let status = <Array<u32> as LaunchArg>::expand_output(&arg, &mut builder);
     rows_kernel::expand::<rows_kernel::NI, rows_kernel::NO>(
@@ -124,12 +127,13 @@ fn rows_definition<R: Runtime>(w: &RowWalk, index: Option<IndexRead>) -> KernelD
         ni,
         no,
         data,
-        indices,
+        index0,
+        index1,
+        index2,
+        index3,
         output,
         status,
         w.clone(),
-        index.is_some(),
-        index.unwrap_or(crate::launch::NO_INDEX),
     );
     builder.build(settings)
 }

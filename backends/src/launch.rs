@@ -5,7 +5,7 @@ use crate::kernels::{gather_kernel, rows_kernel, slice_kernel, RAN_MARKER};
 use cubecl::bytes::Bytes;
 use cubecl::prelude::*;
 use cubecl::server::Handle;
-use stridex_core::kernel::{GatherKernelDesc, IndexRead, RowWalk, SliceKernelDesc, Walk};
+use stridex_core::kernel::{GatherKernelDesc, RowWalk, SliceKernelDesc, Walk};
 use stridex_core::Operand;
 
 /// Invocations per cube; within every backend's limit (WebGPU guarantees 256).
@@ -157,7 +157,7 @@ fn gather<R: Runtime>(
     // sizing). Out-of-range indices are clamped or never dereferenced (`read_index`).
     unsafe {
         match &k.walk {
-            Walk::Rows(w) => rows(client, w, Some((indices, index_words, k.index)), data, output, &status),
+            Walk::Rows(w) => rows(client, w, &[indices], data, output, &status),
             Walk::Slots(m) => gather_kernel::launch_unchecked::<R>(
                 client,
                 cube_count(client, m.invocations),
@@ -188,7 +188,7 @@ fn slice<R: Runtime>(
     // `out_words` words.
     unsafe {
         match &k.walk {
-            Walk::Rows(w) => rows(client, w, None, input, output, &status),
+            Walk::Rows(w) => rows(client, w, &[], input, output, &status),
             Walk::Slots(m) => slice_kernel::launch_unchecked::<R>(
                 client,
                 cube_count(client, m.invocations),
@@ -204,21 +204,26 @@ fn slice<R: Runtime>(
     Queued { status }
 }
 
-/// Launches the row kernel; a slice passes no indices (the status buffer stands in, never read).
+/// Launches the row kernel on `data`, the index buffers its reads name (in buffer order; the
+/// status buffer stands in for those a walk does not read), and `output`.
 ///
 /// # Safety
 /// As for [`gather`]: the buffers hold the words the walk touches.
-unsafe fn rows<R: Runtime>(
+pub(crate) unsafe fn rows<R: Runtime>(
     client: &ComputeClient<R>,
     w: &RowWalk,
-    gather: Option<(&Handle, usize, IndexRead)>,
+    indices: &[&Handle],
     data: &Handle,
     output: &Handle,
     status: &Handle,
 ) {
     let mut w = w.clone();
     w.spread = tile_spread(client);
-    let (indices, index_words, index) = gather.unwrap_or((status, 2, NO_INDEX));
+    let index = |i: usize| match indices.get(i) {
+        // SAFETY: (of the caller) the index buffer holds the words the reads touch.
+        Some(h) => unsafe { ArrayArg::from_raw_parts(h.to_owned().clone(), h.size_in_used() as usize / 4) },
+        None => unsafe { ArrayArg::from_raw_parts(status.clone(), 2) },
+    };
     unsafe {
         rows_kernel::launch_unchecked::<R>(
             client,
@@ -227,24 +232,16 @@ unsafe fn rows<R: Runtime>(
             w.src_line() as usize,
             w.line as usize,
             ArrayArg::from_raw_parts(data.clone(), w.src_words as usize),
-            ArrayArg::from_raw_parts(indices.clone(), index_words),
+            index(0),
+            index(1),
+            index(2),
+            index(3),
             ArrayArg::from_raw_parts(output.clone(), w.out_words as usize),
             ArrayArg::from_raw_parts(status.clone(), 2),
             w,
-            gather.is_some(),
-            index,
         );
     }
 }
-
-/// What a slice's row kernel is specialized on in place of an index read (unused).
-pub(crate) const NO_INDEX: IndexRead = IndexRead {
-    index_type: stridex_core::IndexType::U32,
-    policy: stridex_core::OutOfRange::Zero,
-    axis_size: 0,
-    axis_stride: 0,
-    index_words: 1,
-};
 
 /// Whether a row kernel's tile spreads through its row (neighbouring invocations on
 /// neighbouring lines: what GPUs coalesce) or takes consecutive lines (measured faster on

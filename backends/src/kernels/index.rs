@@ -5,8 +5,8 @@ use stridex_core::kernel::IndexRead;
 use stridex_core::OutOfRange;
 
 /// Reads the index at word offset `at` and applies the out-of-range policy: whether it was in
-/// range (always, under `clamp`), and the source offset of the gathered element along the axis,
-/// which is 0 (an in-bounds position) for an index out of range.
+/// range (always, under `clamp`), and the index normalized into `0..s` (0, an in-bounds
+/// position, for an index out of range).
 // The comptime `if`s stay apart from runtime ones: collapsed, the check would be generated for
 // every policy.
 #[allow(clippy::collapsible_if)]
@@ -66,7 +66,7 @@ pub(crate) fn index_of(indices: &Array<u32>, at: usize, #[comptime] r: IndexRead
             }
         }
     }
-    (ok, usize::cast_from(index) * comptime!(r.axis_stride as usize))
+    (ok, usize::cast_from(index))
 }
 
 /// Under the `error` policy, raises the status flag when some index was out of range.
@@ -80,7 +80,8 @@ pub(crate) fn flag_out_of_range(status: &mut Array<u32>, all_ok: bool, #[comptim
     }
 }
 
-/// [`index_of`], raising the status flag itself (the slot walk reads one index at a time).
+/// [`index_of`], raising the status flag itself and returning the source offset along the axis
+/// (the slot walk reads one index at a time).
 #[cube]
 pub(crate) fn read_index(
     indices: &Array<u32>,
@@ -88,7 +89,7 @@ pub(crate) fn read_index(
     status: &mut Array<u32>,
     #[comptime] r: IndexRead,
 ) -> (bool, usize) {
-    let (ok, offset) = index_of(indices, at, r);
+    let (ok, index) = index_of(indices, at, r);
     flag_out_of_range(status, ok, r);
-    (ok, offset)
+    (ok, index * comptime!(r.axis_stride as usize))
 }

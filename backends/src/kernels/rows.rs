@@ -1,46 +1,58 @@
-use super::index::{flag_out_of_range, index_of};
+use super::index::index_of;
 use super::{mark_ran, read_lane};
 use cubecl::prelude::*;
-use stridex_core::kernel::{IndexRead, RowAccess, RowWalk};
+use stridex_core::kernel::{ReadDesc, RowAccess, RowWalk};
 
-/// The row walk (gathers and slices): invocation `ABSOLUTE_POS` writes `tile` output lines of
-/// one row, or one line of each row of a group (a slice's transposed blocks, a gather's rows
-/// sharing their indices). `data` is read in vectors of `NI` words (the
+/// The row walk, for gathers, slices and fused chains alike: invocation `ABSOLUTE_POS` writes
+/// `tile` output lines of one row, or one line of each row of a group (a slice's transposed
+/// blocks, a gather's rows sharing their indices). `data` is read in vectors of `NI` words (the
 /// line width for line access, 1 when elements are read one by one); `output` is written in
-/// lines of `NO` words. A slice passes `gather: false` and any index array (never read).
+/// lines of `NO` words. `index0..index3` are the index buffers the walk's reads name (unused
+/// ones may be any buffer: they are never read).
 ///
-/// Loads are unconditional: an index out of range reads the axis' first element (always in
-/// bounds) and the result is zeroed afterwards. On lavapipe a load under `if` costs a masked
-/// per-lane loop; here it is a select.
+/// Offsets are computed in wrapping 32-bit arithmetic with signed coefficients (a negative
+/// stride is its two's complement): every offset of an element that is read lies in `0..2^32`,
+/// so the wrapped sum is exact. Loads are unconditional: an index out of range reads the axis'
+/// first element (always in bounds) and the result is zeroed afterwards. On lavapipe a load
+/// under `if` costs a masked per-lane loop; here it is a select.
+#[allow(clippy::too_many_arguments)]
 #[cube(launch_unchecked)]
 pub fn rows_kernel<NI: Size, NO: Size>(
     data: &Array<Vector<u32, NI>>,
-    indices: &Array<u32>,
+    index0: &Array<u32>,
+    index1: &Array<u32>,
+    index2: &Array<u32>,
+    index3: &Array<u32>,
     output: &mut Array<Vector<u32, NO>>,
     status: &mut Array<u32>,
     #[comptime] w: RowWalk,
-    #[comptime] gather: bool,
-    #[comptime] r: IndexRead,
 ) {
     let pos = ABSOLUTE_POS;
     mark_ran(pos, status);
     if pos < comptime!(w.invocations as usize) {
         let tiles = comptime!((w.row_lines / w.tile) as usize);
-        // A gather's source never runs backwards and a slice has no indices: the third part is
-        // the indices word of a gather, the backward source steps of a slice (one variable, so
-        // neither kernel declares one it never reads: NVRTC warns on those).
-        let (out_row, fwd, second) = row_start(pos / tiles, w.clone(), gather);
         // The tile's first line in its row; its other lines follow it, or lie `tiles` apart.
         let mut first = pos % tiles;
         if comptime!(!w.spread) {
             first *= comptime!(w.tile as usize);
         }
-        if comptime!(gather) {
-            gather_tile::<NI, NO>(data, indices, output, status, first, (out_row, fwd, second), w, r);
+        if comptime!(w.reads.is_empty()) {
+            let (out_row, src) = slice_row(pos / tiles, w.clone());
+            slice_tile::<NI, NO>(data, output, first, out_row, src, w);
         } else {
-            slice_tile::<NI, NO>(data, output, first, (out_row, fwd, second), w);
+            let mut ats = Array::<u32>::new(comptime!(w.reads.len()));
+            let (out_row, src) = gather_row(pos / tiles, &mut ats, w.clone());
+            gather_tile::<NI, NO>(
+                data, index0, index1, index2, index3, output, status, first, out_row, src, &mut ats, w,
+            );
         }
     }
+}
+
+/// `x * c` for a signed comptime coefficient `c`, in wrapping 32-bit arithmetic.
+#[cube]
+fn times(x: usize, #[comptime] c: i64) -> usize {
+    x * comptime!(c as u32 as usize)
 }
 
 /// Line `first + j * step` of a tile, `j` counting the tile's lines.
@@ -49,81 +61,17 @@ fn tile_line(first: usize, #[comptime] j: usize, #[comptime] w: RowWalk) -> usiz
     first + comptime!(if w.spread { j * ((w.row_lines / w.tile) as usize) } else { j })
 }
 
-/// A gather's tile: the row's index read once (unless each element has its own), lines read
-/// forwards or element by element, zeroed where an index was out of range.
+/// Where a slice's row `row` starts: its first output line and its source position (in source
+/// units). Innermost dimension first; the outermost takes what is left, undivided.
 #[cube]
-fn gather_tile<NI: Size, NO: Size>(
-    data: &Array<Vector<u32, NI>>,
-    indices: &Array<u32>,
-    output: &mut Array<Vector<u32, NO>>,
-    status: &mut Array<u32>,
-    first: usize,
-    row: (usize, usize, usize),
-    #[comptime] w: RowWalk,
-    #[comptime] r: IndexRead,
-) {
-    let (out_row, row_fwd, at) = row;
-    let mut fwd = row_fwd;
-    let mut ok = true;
-    if comptime!(w.elem_index_stride == 0) {
-        let (in_range, axis_offset) = index_of(indices, at, r);
-        ok = in_range;
-        fwd += axis_offset;
-    }
-    #[unroll]
-    for j in 0..comptime!(w.tile as usize) {
-        let u = tile_line(first, j, w.clone());
-        if comptime!(w.access == RowAccess::Elements) {
-            let lines_ok =
-                gather_elements::<NI, NO>(data, indices, output, u, (out_row, fwd, at), ok, w.clone(), r);
-            ok = ok && lines_ok;
-        } else {
-            let mut v = line_of::<NI, NO>(data, u, fwd, w.clone());
-            if !ok {
-                v = Vector::<u32, NO>::new(0u32);
-            }
-            output[out_row + u] = v;
-        }
-    }
-    flag_out_of_range(status, ok, r);
-}
-
-/// A slice's tile: lines forwards or reversed, transposed blocks, or element by element.
-#[cube]
-fn slice_tile<NI: Size, NO: Size>(
-    data: &Array<Vector<u32, NI>>,
-    output: &mut Array<Vector<u32, NO>>,
-    first: usize,
-    row: (usize, usize, usize),
-    #[comptime] w: RowWalk,
-) {
-    let (out_row, fwd, bwd) = row;
-    #[unroll]
-    for j in 0..comptime!(w.tile as usize) {
-        let u = tile_line(first, j, w.clone());
-        if comptime!(w.access == RowAccess::Elements) {
-            slice_elements::<NI, NO>(data, output, u, row, w.clone());
-        } else if comptime!(w.access == RowAccess::Transposed) {
-            transposed_block::<NI, NO>(data, output, u, out_row, fwd - bwd, w.clone());
-        } else {
-            output[out_row + u] = line_of::<NI, NO>(data, u, fwd - bwd, w.clone());
-        }
-    }
-}
-
-/// Where row `row` starts: its first output line, its forward source steps (from the base, in
-/// source units), and its indices word (a gather) or backward source steps (a slice).
-#[cube]
-fn row_start(row: usize, #[comptime] w: RowWalk, #[comptime] gather: bool) -> (usize, usize, usize) {
+fn slice_row(row: usize, #[comptime] w: RowWalk) -> (usize, usize) {
     let n = comptime!(w.outer.len());
     let mut rem = row;
     let mut out = 0usize;
-    let mut fwd = 0usize;
+    let mut src = 0usize;
     if comptime!(w.base != 0) {
-        fwd = comptime!(w.base as usize);
+        src = comptime!(w.base as u32 as usize);
     }
-    let mut second = 0usize;
-    // Innermost dimension first; the outermost takes what is left, undivided.
     #[unroll]
     for i in 0..n {
         let d = comptime!(w.outer[n - 1 - i]);
@@ -135,18 +83,201 @@ fn row_start(row: usize, #[comptime] w: RowWalk, #[comptime] gather: bool) -> (u
             c += rem;
         }
         out += c * comptime!(d.out_stride as usize);
-        if comptime!(d.src_stride != 0) {
-            if comptime!(d.src_backwards) {
-                second += c * comptime!(d.src_stride as usize);
-            } else {
-                fwd += c * comptime!(d.src_stride as usize);
-            }
-        }
-        if comptime!(gather && d.index_stride != 0) {
-            second += c * comptime!(d.index_stride as usize);
+        if comptime!(d.src != 0) {
+            src += times(c, d.src);
         }
     }
-    (out, fwd, second)
+    (out, src)
+}
+
+/// [`slice_row`] for a walk with reads: also each read's row part of its index offset, into
+/// `ats`.
+#[cube]
+fn gather_row(row: usize, ats: &mut Array<u32>, #[comptime] w: RowWalk) -> (usize, usize) {
+    let n = comptime!(w.outer.len());
+    let reads = comptime!(w.reads.len());
+    #[unroll]
+    for j in 0..reads {
+        ats[j] = comptime!(w.reads[j].base as u32);
+    }
+    let mut rem = row;
+    let mut out = 0usize;
+    let mut src = 0usize;
+    if comptime!(w.base != 0) {
+        src = comptime!(w.base as u32 as usize);
+    }
+    #[unroll]
+    for i in 0..n {
+        let d = comptime!(w.outer[n - 1 - i]);
+        let mut c = 0usize;
+        if comptime!(i + 1 < n) {
+            c = rem % comptime!(d.size as usize);
+            rem /= comptime!(d.size as usize);
+        } else {
+            c += rem;
+        }
+        out += c * comptime!(d.out_stride as usize);
+        if comptime!(d.src != 0) {
+            src += times(c, d.src);
+        }
+        #[unroll]
+        for j in 0..reads {
+            if comptime!(d.reads[j] != 0) {
+                ats[j] = ats[j] + u32::cast_from(times(c, d.reads[j]));
+            }
+        }
+    }
+    (out, src)
+}
+
+/// The value of read `r` at word `at` of its buffer: whether it was in range, and the index
+/// normalized into the axis (0 when out of range).
+// The initial values are overwritten by exactly one comptime branch.
+#[allow(clippy::too_many_arguments, unused_assignments)]
+#[cube]
+fn read_value(
+    index0: &Array<u32>,
+    index1: &Array<u32>,
+    index2: &Array<u32>,
+    index3: &Array<u32>,
+    at: usize,
+    #[comptime] r: ReadDesc,
+) -> (bool, usize) {
+    let mut ok = false;
+    let mut v = 0usize;
+    if comptime!(r.buffer == 0) {
+        let (a, b) = index_of(index0, at, r.index);
+        ok = a;
+        v = b;
+    } else if comptime!(r.buffer == 1) {
+        let (a, b) = index_of(index1, at, r.index);
+        ok = a;
+        v = b;
+    } else if comptime!(r.buffer == 2) {
+        let (a, b) = index_of(index2, at, r.index);
+        ok = a;
+        v = b;
+    } else {
+        let (a, b) = index_of(index3, at, r.index);
+        ok = a;
+        v = b;
+    }
+    (ok, v)
+}
+
+/// A tile of a walk with reads: the row's reads once, then lines read forwards or element by
+/// element (with their own reads), zeroed where an index was out of range.
+#[allow(clippy::too_many_arguments)]
+#[cube]
+fn gather_tile<NI: Size, NO: Size>(
+    data: &Array<Vector<u32, NI>>,
+    index0: &Array<u32>,
+    index1: &Array<u32>,
+    index2: &Array<u32>,
+    index3: &Array<u32>,
+    output: &mut Array<Vector<u32, NO>>,
+    status: &mut Array<u32>,
+    first: usize,
+    out_row: usize,
+    row_src: usize,
+    ats: &mut Array<u32>,
+    #[comptime] w: RowWalk,
+) {
+    let reads = comptime!(w.reads.len());
+    // The row's reads, in order; `ats` then holds each read's value.
+    let mut src = row_src;
+    let mut row_ok = true;
+    #[unroll]
+    for j in 0..reads {
+        let r = comptime!(w.reads[j]);
+        if comptime!(!r.per_element) {
+            let mut at = usize::cast_from(ats[j]);
+            #[unroll]
+            for i in 0..j {
+                if comptime!(r.deps[i] != 0) {
+                    at += times(usize::cast_from(ats[i]), r.deps[i]);
+                }
+            }
+            let (in_range, v) = read_value(index0, index1, index2, index3, at, r);
+            ats[j] = u32::cast_from(v);
+            row_ok = row_ok && in_range;
+            if comptime!(r.data != 0) {
+                src += times(v, r.data);
+            }
+        }
+    }
+    let mut all_ok = row_ok;
+    #[unroll]
+    for j in 0..comptime!(w.tile as usize) {
+        let u = tile_line(first, j, w.clone());
+        if comptime!(w.access == RowAccess::Elements) {
+            if comptime!(w.group.is_some()) {
+                let lines_ok = grouped_lines::<NI, NO>(data, index0, output, u, out_row, src, ats, w.clone());
+                all_ok = all_ok && lines_ok;
+            } else {
+                let lines_ok = gather_elements::<NI, NO>(
+                    data,
+                    index0,
+                    index1,
+                    index2,
+                    index3,
+                    output,
+                    u,
+                    out_row,
+                    src,
+                    row_ok,
+                    ats,
+                    w.clone(),
+                );
+                all_ok = all_ok && lines_ok;
+            }
+        } else {
+            let mut v = line_of::<NI, NO>(data, u, src, w.clone());
+            if !row_ok {
+                v = Vector::<u32, NO>::new(0u32);
+            }
+            output[out_row + u] = v;
+        }
+    }
+    // A single gather raises the `error` policy's flag here; a chain's `error`-policy indices
+    // are checked whole on the host (as running the stages one by one would), so its kernel
+    // only keeps every read in bounds.
+    let single_error = comptime!(reads == 1 && w.reads[0].index.policy == stridex_core::OutOfRange::Error);
+    raise_flag(status, all_ok, single_error);
+}
+
+/// Raises the status flag when `enabled` and an index was out of range.
+#[allow(clippy::collapsible_if)]
+#[cube]
+fn raise_flag(status: &mut Array<u32>, all_ok: bool, #[comptime] enabled: bool) {
+    if comptime!(enabled) {
+        if !all_ok {
+            status[0] = 1u32;
+        }
+    }
+}
+
+/// A slice's tile: lines forwards or reversed, transposed blocks, or element by element.
+#[cube]
+fn slice_tile<NI: Size, NO: Size>(
+    data: &Array<Vector<u32, NI>>,
+    output: &mut Array<Vector<u32, NO>>,
+    first: usize,
+    out_row: usize,
+    src: usize,
+    #[comptime] w: RowWalk,
+) {
+    #[unroll]
+    for j in 0..comptime!(w.tile as usize) {
+        let u = tile_line(first, j, w.clone());
+        if comptime!(w.access == RowAccess::Elements) {
+            slice_elements::<NI, NO>(data, output, u, out_row, src, w.clone());
+        } else if comptime!(w.access == RowAccess::Transposed) {
+            transposed_block::<NI, NO>(data, output, u, out_row, src, w.clone());
+        } else {
+            output[out_row + u] = line_of::<NI, NO>(data, u, src, w.clone());
+        }
+    }
 }
 
 /// Output line `u` of a row whose source starts at `src` (lines): one source line, forwards or
@@ -228,100 +359,129 @@ fn transposed_block<NI: Size, NO: Size>(
     }
 }
 
-/// Line `u` of a gather's row, element by element: each element's source is the row's plus
-/// `e * elem_stride`, and, when the row runs along the indices, its own index. With a group,
-/// the indices are read once for the group's rows. Returns whether every index was in range.
+/// Line `u` of a row with reads, element by element: each element's source is the row's plus
+/// `e * elem_stride`, moved by the per-element reads (in order, each at its row part in `ats`
+/// plus `e * elem`, plus its dependences). Returns whether every index was in range.
 #[allow(clippy::too_many_arguments)]
 #[cube]
 fn gather_elements<NI: Size, NO: Size>(
     data: &Array<Vector<u32, NI>>,
-    indices: &Array<u32>,
+    index0: &Array<u32>,
+    index1: &Array<u32>,
+    index2: &Array<u32>,
+    index3: &Array<u32>,
     output: &mut Array<Vector<u32, NO>>,
     u: usize,
-    row: (usize, usize, usize),
+    out_row: usize,
+    src: usize,
     row_ok: bool,
+    ats: &Array<u32>,
     #[comptime] w: RowWalk,
-    #[comptime] r: IndexRead,
 ) -> bool {
-    let mut all_ok = row_ok;
-    if comptime!(w.group.is_some()) {
-        all_ok = grouped_lines::<NI, NO>(data, indices, output, u, row, w, r);
-    } else {
-        let (out_row, fwd, at) = row;
-        let per_line = comptime!((w.line * w.lanes / w.elem_words) as usize);
-        let first = u * per_line;
-        let mut v = Vector::<u32, NO>::new(0u32);
-        #[unroll]
-        for k in 0..per_line {
-            let e = first + k;
-            let mut src = fwd;
-            if comptime!(w.elem_stride != 0) {
-                src += e * comptime!(w.elem_stride as usize);
-            }
-            let mut ok = row_ok;
-            if comptime!(w.elem_index_stride != 0) {
-                let (in_range, axis_offset) =
-                    index_of(indices, at + e * comptime!(w.elem_index_stride as usize), r);
-                ok = in_range;
-                src += axis_offset;
-                all_ok = all_ok && in_range;
-            }
-            place_element::<NI, NO>(&mut v, k, data, src, w.clone());
-            if !ok {
-                zero_element::<NO>(&mut v, k, w.clone());
-            }
-        }
-        output[out_row + u] = v;
-    }
-    all_ok
-}
-
-/// Line `u` of a slice's row, element by element: element `e` is `e * elem_stride` source
-/// elements from the row's, forwards or backwards.
-#[cube]
-fn slice_elements<NI: Size, NO: Size>(
-    data: &Array<Vector<u32, NI>>,
-    output: &mut Array<Vector<u32, NO>>,
-    u: usize,
-    row: (usize, usize, usize),
-    #[comptime] w: RowWalk,
-) {
-    let (out_row, fwd, bwd) = row;
+    let reads = comptime!(w.reads.len());
     let per_line = comptime!((w.line * w.lanes / w.elem_words) as usize);
     let first = u * per_line;
+    let mut all_ok = row_ok;
     let mut v = Vector::<u32, NO>::new(0u32);
     #[unroll]
     for k in 0..per_line {
         let e = first + k;
-        let mut src = fwd;
-        let mut back = bwd;
+        let mut at_elem = src;
         if comptime!(w.elem_stride != 0) {
-            if comptime!(w.elem_backwards) {
-                back += e * comptime!(w.elem_stride as usize);
+            at_elem += times(e, w.elem_stride);
+        }
+        let mut ok = row_ok;
+        if comptime!(w.reads_per_element()) {
+            if comptime!(chained_per_element(&w)) {
+                // A per-element read depends on an earlier one: keep this element's values.
+                let mut vals = Array::<u32>::new(reads);
+                #[unroll]
+                for j in 0..reads {
+                    let r = comptime!(w.reads[j]);
+                    if comptime!(r.per_element) {
+                        let mut at = usize::cast_from(ats[j]);
+                        if comptime!(r.elem != 0) {
+                            at += times(e, r.elem);
+                        }
+                        #[unroll]
+                        for i in 0..j {
+                            if comptime!(r.deps[i] != 0) {
+                                if comptime!(w.reads[i].per_element) {
+                                    at += times(usize::cast_from(vals[i]), r.deps[i]);
+                                } else {
+                                    at += times(usize::cast_from(ats[i]), r.deps[i]);
+                                }
+                            }
+                        }
+                        let (in_range, value) = read_value(index0, index1, index2, index3, at, r);
+                        vals[j] = u32::cast_from(value);
+                        ok = ok && in_range;
+                        if comptime!(r.data != 0) {
+                            at_elem += times(value, r.data);
+                        }
+                    }
+                }
             } else {
-                src += e * comptime!(w.elem_stride as usize);
+                // Each per-element read depends on the row's reads at most (`ats` holds their
+                // values).
+                #[unroll]
+                for j in 0..reads {
+                    let r = comptime!(w.reads[j]);
+                    if comptime!(r.per_element) {
+                        let mut at = usize::cast_from(ats[j]);
+                        if comptime!(r.elem != 0) {
+                            at += times(e, r.elem);
+                        }
+                        #[unroll]
+                        for i in 0..j {
+                            if comptime!(r.deps[i] != 0) {
+                                at += times(usize::cast_from(ats[i]), r.deps[i]);
+                            }
+                        }
+                        let (in_range, value) = read_value(index0, index1, index2, index3, at, r);
+                        ok = ok && in_range;
+                        if comptime!(r.data != 0) {
+                            at_elem += times(value, r.data);
+                        }
+                    }
+                }
             }
         }
-        place_element::<NI, NO>(&mut v, k, data, src - back, w.clone());
+        place_element::<NI, NO>(&mut v, k, data, at_elem, w.clone());
+        if !ok {
+            zero_element::<NO>(&mut v, k, w.clone());
+        }
+        all_ok = all_ok && ok;
     }
     output[out_row + u] = v;
+    all_ok
 }
 
-/// Line `u` of each of the group's rows, which share their indices: each element's index is
-/// read and checked once, then used for every row.
+/// Whether a per-element read depends on an earlier per-element read (a gather of a gather,
+/// both along the row).
+fn chained_per_element(w: &RowWalk) -> bool {
+    w.reads
+        .iter()
+        .enumerate()
+        .any(|(j, r)| r.per_element && (0..j).any(|i| r.deps[i] != 0 && w.reads[i].per_element))
+}
+
+/// Line `u` of each of the group's rows, which share their (single, per-element) read: each
+/// element's index is read and checked once, then used for every row.
+#[allow(clippy::too_many_arguments)]
 #[cube]
 fn grouped_lines<NI: Size, NO: Size>(
     data: &Array<Vector<u32, NI>>,
-    indices: &Array<u32>,
+    index0: &Array<u32>,
     output: &mut Array<Vector<u32, NO>>,
     u: usize,
-    row: (usize, usize, usize),
+    out_row: usize,
+    src: usize,
+    ats: &Array<u32>,
     #[comptime] w: RowWalk,
-    #[comptime] r: IndexRead,
 ) -> bool {
-    // Only gathers group rows, so the source never runs backwards.
-    let (out_row, fwd, at) = row;
     let g = comptime!(w.group.unwrap());
+    let r = comptime!(w.reads[0]);
     let per_line = comptime!((w.line * w.lanes / w.elem_words) as usize);
     let first = u * per_line;
     let mut offsets = Array::<u32>::new(per_line);
@@ -330,10 +490,10 @@ fn grouped_lines<NI: Size, NO: Size>(
     #[unroll]
     for k in 0..per_line {
         let e = first + k;
-        let (in_range, axis_offset) = index_of(indices, at + e * comptime!(w.elem_index_stride as usize), r);
-        let mut off = axis_offset;
+        let (in_range, value) = index_of(index0, usize::cast_from(ats[0]) + times(e, r.elem), r.index);
+        let mut off = times(value, r.data);
         if comptime!(w.elem_stride != 0) {
-            off += e * comptime!(w.elem_stride as usize);
+            off += times(e, w.elem_stride);
         }
         offsets[k] = u32::cast_from(off);
         oks[k] = in_range;
@@ -341,11 +501,11 @@ fn grouped_lines<NI: Size, NO: Size>(
     }
     #[unroll]
     for row_in_group in 0..comptime!(g.rows as usize) {
-        let src = fwd + comptime!(row_in_group * g.src_stride as usize);
+        let row_src = src + comptime!((row_in_group as i64 * g.src) as u32 as usize);
         let mut v = Vector::<u32, NO>::new(0u32);
         #[unroll]
         for k in 0..per_line {
-            place_element::<NI, NO>(&mut v, k, data, src + usize::cast_from(offsets[k]), w.clone());
+            place_element::<NI, NO>(&mut v, k, data, row_src + usize::cast_from(offsets[k]), w.clone());
             if !oks[k] {
                 zero_element::<NO>(&mut v, k, w.clone());
             }
@@ -353,6 +513,31 @@ fn grouped_lines<NI: Size, NO: Size>(
         output[out_row + u + comptime!(row_in_group * g.out_stride as usize)] = v;
     }
     all_ok
+}
+
+/// Line `u` of a slice's row, element by element: element `e` is `e * elem_stride` source
+/// elements from the row's (signed).
+#[cube]
+fn slice_elements<NI: Size, NO: Size>(
+    data: &Array<Vector<u32, NI>>,
+    output: &mut Array<Vector<u32, NO>>,
+    u: usize,
+    out_row: usize,
+    src: usize,
+    #[comptime] w: RowWalk,
+) {
+    let per_line = comptime!((w.line * w.lanes / w.elem_words) as usize);
+    let first = u * per_line;
+    let mut v = Vector::<u32, NO>::new(0u32);
+    #[unroll]
+    for k in 0..per_line {
+        let mut at = src;
+        if comptime!(w.elem_stride != 0) {
+            at += times(first + k, w.elem_stride);
+        }
+        place_element::<NI, NO>(&mut v, k, data, at, w.clone());
+    }
+    output[out_row + u] = v;
 }
 
 /// Reads source element `at` into element slot `k` of output line `v`.

@@ -6,20 +6,26 @@
 //!
 //! - [`RowWalk`] (preferred): the innermost output dimension is packed and line-aligned, so the
 //!   output is rows of whole vector lines. An invocation moves a tile of lines of one row: row
-//!   coordinates are divided out once per tile and a gather's index is read once per row.
-//! - [`MoveDesc`] (any layout): one output word or line per invocation, every element slot
-//!   mapped back to coordinates on its own, with the checks a padded output needs.
+//!   coordinates are divided out once per tile and its index reads happen once per row. It
+//!   takes a list of index reads ([`ReadDesc`]), each at an offset affine in the output
+//!   coordinates and in the values of the reads before it: none for a slice, one for a gather,
+//!   one per gather of a fused chain.
+//! - [`MoveDesc`] (any layout, single ops): one output word or line per invocation, every
+//!   element slot mapped back to coordinates on its own, with the checks a padded output needs.
 
 mod rows;
 mod slots;
 
-pub use rows::{RowAccess, RowDim, RowWalk};
+pub use rows::{RowAccess, RowDim, RowGroup, RowWalk};
 pub use slots::{KernelDim, MoveDesc};
 
 use crate::dtype::IndexType;
 use crate::gather::GatherPlan;
 use crate::rules::OutOfRange;
 use crate::slice::SlicePlan;
+
+/// The most index reads one kernel makes (gathers in one fused chain).
+pub const MAX_READS: usize = 4;
 
 /// How a kernel walks the output.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -69,9 +75,31 @@ pub struct IndexRead {
     pub policy: OutOfRange,
     /// Extent of the gathered axis (`s`): valid indices lie in `[-s, s-1]` (signed types).
     pub axis_size: u32,
-    /// Source stride of the gathered axis, in the walk's source units.
+    /// Source stride of the gathered axis, in the slot walk's source units (the row walk keeps
+    /// its own, signed, in [`ReadDesc::data`]).
     pub axis_stride: u32,
     pub index_words: u32,
+}
+
+/// One index read of a row walk. It reads 32-bit word `base + sum(coordinate * coefficient) +
+/// sum(value_i * deps[i])` of index buffer `buffer` (the coefficients of each row dimension are
+/// in [`RowDim::reads`], of the innermost dimension in `elem`), checks and normalizes the value
+/// `v` as `index` says, and moves the source by `v * data` units. Coefficients are signed and
+/// applied in wrapping 32-bit arithmetic: every offset they produce lies in `0..2^32`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ReadDesc {
+    pub index: IndexRead,
+    /// The index buffer read (0 for a single gather; the gather's position in a chain).
+    pub buffer: u32,
+    /// The chain stage the read belongs to (1-based; 1 for a single gather), for messages.
+    pub stage: u32,
+    pub base: i64,
+    pub deps: [i64; MAX_READS],
+    pub data: i64,
+    /// Coefficient of the row's element (the innermost output coordinate), in index words.
+    pub elem: i64,
+    /// Whether the read happens per element: `elem` is not 0, or it depends on a read that does.
+    pub per_element: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -86,25 +114,34 @@ pub struct SliceKernelDesc {
 }
 
 /// A dimension before unit conversion: size, output stride, signed source stride (elements),
-/// and indices stride (index elements).
+/// and signed indices strides of each read (index elements).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Dim {
     pub size: usize,
     pub out: usize,
     pub src: i64,
-    pub index: usize,
+    pub reads: [i64; MAX_READS],
+}
+
+/// An index read before unit conversion (index elements, source elements).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct MoveRead {
+    pub index: IndexRead,
+    pub buffer: u32,
+    pub stage: u32,
+    pub base: i64,
+    pub deps: [i64; MAX_READS],
+    /// Source elements per step of the read's value.
+    pub data: i64,
 }
 
 /// What both walks are built from: the output's dimensions and where the source starts.
 pub(crate) struct Moves<'a> {
     pub dims: Vec<Dim>,
     /// Source element offset of the first output element.
-    pub base: usize,
-    /// Source elements per index step (gathers), 0 for slices.
-    pub axis_stride: usize,
+    pub base: i64,
+    pub reads: Vec<MoveRead>,
     pub elem_bytes: usize,
-    /// 32-bit words per index (gathers), 0 for slices.
-    pub index_words: usize,
     pub src: &'a crate::TensorLayout,
     pub out: &'a crate::TensorLayout,
 }
@@ -122,6 +159,18 @@ impl GatherKernelDesc {
         // An empty axis leaves the data empty: nothing is ever read, and its strides (which the
         // size rules do not bound for an empty tensor) play no part.
         let reads = plan.axis_size > 0;
+        let index = IndexRead {
+            index_type: plan.index_type,
+            policy: plan.out_of_range,
+            axis_size: plan.axis_size as u32,
+            axis_stride: 0,
+            index_words: plan.index_type.words() as u32,
+        };
+        let one = |x: usize| {
+            let mut r = [0; MAX_READS];
+            r[0] = x as i64;
+            r
+        };
         let moves = Moves {
             dims: plan
                 .dims
@@ -130,27 +179,24 @@ impl GatherKernelDesc {
                     size: d.size,
                     out: d.output_stride,
                     src: if reads { d.data_stride as i64 } else { 0 },
-                    index: d.index_stride,
+                    reads: one(d.index_stride),
                 })
                 .collect(),
             base: 0,
-            axis_stride: if reads { plan.axis_stride } else { 0 },
+            reads: vec![MoveRead {
+                index,
+                buffer: 0,
+                stage: 1,
+                base: 0,
+                deps: [0; MAX_READS],
+                data: if reads { plan.axis_stride as i64 } else { 0 },
+            }],
             elem_bytes: plan.data_type.size(),
-            index_words: plan.index_type.words(),
             src: &plan.data,
             out: &plan.output,
         };
         let (walk, axis_stride) = walk(&moves, choice);
-        Some(GatherKernelDesc {
-            walk,
-            index: IndexRead {
-                index_type: plan.index_type,
-                policy: plan.out_of_range,
-                axis_size: plan.axis_size as u32,
-                axis_stride,
-                index_words: plan.index_type.words() as u32,
-            },
-        })
+        Some(GatherKernelDesc { walk, index: IndexRead { axis_stride, ..index } })
     }
 }
 
@@ -168,12 +214,16 @@ impl SliceKernelDesc {
             dims: plan
                 .dims
                 .iter()
-                .map(|d| Dim { size: d.size, out: d.output_stride, src: d.input_stride, index: 0 })
+                .map(|d| Dim {
+                    size: d.size,
+                    out: d.output_stride,
+                    src: d.input_stride,
+                    reads: [0; MAX_READS],
+                })
                 .collect(),
-            base: plan.base,
-            axis_stride: 0,
+            base: plan.base as i64,
+            reads: vec![],
             elem_bytes: plan.data_type.size(),
-            index_words: 0,
             src: &plan.input,
             out: &plan.output,
         };
@@ -181,28 +231,31 @@ impl SliceKernelDesc {
     }
 }
 
-/// The walk for `moves`, and the gathered axis' stride in that walk's source units.
+/// The walk for `moves`, and the gathered axis' stride in the slot walk's source units.
 fn walk(moves: &Moves, choice: WalkChoice) -> (Walk, u32) {
     if choice == WalkChoice::Best {
-        if let Some((rows, axis_stride)) = RowWalk::build(moves) {
-            return (Walk::Rows(rows), axis_stride);
+        if let Some(rows) = RowWalk::build(moves) {
+            return (Walk::Rows(rows), 0);
         }
     }
     let (slots, axis_stride) = MoveDesc::build(moves);
     (Walk::Slots(slots), axis_stride)
 }
 
-/// Merges neighbours that are one contiguous run in output, source and indices alike.
+/// Merges neighbours that are one contiguous run in output, source and every read alike.
 pub(crate) fn merge(dims: Vec<Dim>) -> Vec<Dim> {
     let mut out: Vec<Dim> = Vec::with_capacity(dims.len());
     for d in dims {
         if let Some(prev) = out.last_mut() {
             let n = d.size;
-            if prev.out == n * d.out && prev.src == n as i64 * d.src && prev.index == n * d.index {
+            let runs = prev.out == n * d.out
+                && prev.src == n as i64 * d.src
+                && (0..MAX_READS).all(|j| prev.reads[j] == n as i64 * d.reads[j]);
+            if runs {
                 prev.size *= n;
                 prev.out = d.out;
                 prev.src = d.src;
-                prev.index = d.index;
+                prev.reads = d.reads;
                 continue;
             }
         }

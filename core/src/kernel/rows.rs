@@ -1,13 +1,14 @@
 //! The row walk: when the innermost output dimension is packed and its rows start on vector
 //! line boundaries, the output is rows of whole lines. An invocation moves a tile of lines of one
 //! row (or one line of a group of rows), so the division of its position into row coordinates,
-//! and a gather's index reads and range checks, are paid once per tile instead of once per line.
+//! and the index reads and range checks of a gather (or of every gather of a fused chain), are
+//! paid once per tile instead of once per line.
 //!
 //! Measured on lavapipe (one row per index, f32): one line per invocation reached 0.78x a plain
 //! vector copy; four consecutive lines per invocation, 1.15x (the copy itself is one line per
 //! invocation, and gains the same way).
 
-use super::{in_output_order, Dim, Moves};
+use super::{in_output_order, Dim, Moves, ReadDesc, MAX_READS};
 
 /// How an output line's elements are read from the source.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -38,11 +39,11 @@ pub struct RowDim {
     pub size: u32,
     /// Output stride in output lines.
     pub out_stride: u32,
-    /// Source stride magnitude in source units (lines, or elements for [`RowAccess::Elements`]).
-    pub src_stride: u32,
-    pub src_backwards: bool,
-    /// Indices stride in 32-bit words.
-    pub index_stride: u32,
+    /// Source stride in source units (lines, or elements for [`RowAccess::Elements`]); signed,
+    /// applied in wrapping 32-bit arithmetic.
+    pub src: i64,
+    /// Each read's index stride, in 32-bit words (signed).
+    pub reads: [i64; MAX_READS],
 }
 
 /// Rows an invocation moves together, consecutive along one row dimension, and that dimension's
@@ -52,8 +53,9 @@ pub struct RowDim {
 pub struct RowGroup {
     pub rows: u32,
     pub out_stride: u32,
-    pub src_stride: u32,
-    pub src_backwards: bool,
+    /// Source units per row of the group (signed; unused by transposed blocks, whose rows are
+    /// a line's components).
+    pub src: i64,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -76,12 +78,14 @@ pub struct RowWalk {
     /// Words per element: 1 or 2 (8-byte elements; `lanes` is then 1).
     pub elem_words: u32,
     pub access: RowAccess,
-    pub elem_stride: u32,
-    pub elem_backwards: bool,
-    pub elem_index_stride: u32,
+    /// Source elements per element of a row ([`RowAccess::Elements`], signed), or source lines
+    /// per element ([`RowAccess::Transposed`]).
+    pub elem_stride: i64,
+    /// The index reads, in the order they happen (a read may depend on earlier ones).
+    pub reads: Vec<ReadDesc>,
     /// Source position of the first row's first line (line access, in lines) or element
-    /// ([`RowAccess::Elements`]).
-    pub base: u32,
+    /// ([`RowAccess::Elements`]), before the reads move it; signed.
+    pub base: i64,
     pub invocations: u32,
     /// Source and output buffer words the kernel may touch (multiples of their vector widths).
     pub src_words: u32,
@@ -102,16 +106,18 @@ impl RowWalk {
         }
     }
 
-    /// The row walk for `moves` and the gathered axis' stride in its source units, or `None`
-    /// when the innermost output dimension is not packed into whole, aligned lines.
-    pub(super) fn build(moves: &Moves) -> Option<(RowWalk, u32)> {
+    /// Whether any read happens per element of a row.
+    pub fn reads_per_element(&self) -> bool {
+        self.reads.iter().any(|r| r.per_element)
+    }
+
+    /// The row walk for `moves`, or `None` when the innermost output dimension is not packed
+    /// into whole, aligned lines.
+    pub(super) fn build(moves: &Moves) -> Option<RowWalk> {
         let eb = moves.elem_bytes;
         let dims = in_output_order(&moves.dims);
         let (inner, outer) = dims.split_last()?;
-        // The row kernel reads a gather's source forwards only (its `second` accumulator holds
-        // the indices word); a gather over a reversed source takes the slot walk.
-        let gather = moves.index_words > 0;
-        if inner.out != 1 || (gather && dims.iter().any(|d| d.src < 0)) {
+        if inner.out != 1 {
             return None;
         }
         // The widest output line that whole rows fill and every row starts on.
@@ -121,22 +127,31 @@ impl RowWalk {
         })?;
         let e = line * 4 / eb;
         let aligned = |v: i64| v.rem_euclid(e as i64) == 0;
+
+        // Which reads happen per element: those indexed by the innermost coordinate, and those
+        // that depend on such a read.
+        let mut per_element = [false; MAX_READS];
+        for (j, r) in moves.reads.iter().enumerate() {
+            per_element[j] = inner.reads[j] != 0 || (0..j).any(|i| r.deps[i] != 0 && per_element[i]);
+        }
+        let any_per_element = per_element.iter().any(|&p| p);
         let rows_aligned = |first: i64, skip: Option<usize>| {
             aligned(first)
-                && aligned(moves.axis_stride as i64)
+                && moves.reads.iter().all(|r| aligned(r.data))
                 && outer.iter().enumerate().all(|(i, d)| Some(i) == skip || aligned(d.src))
         };
-        let base = moves.base as i64;
-        // A row dimension that is contiguous in the source, for transposed blocks.
-        let transposable = (eb == 4 && line == 4 && inner.index == 0 && inner.src > 0 && aligned(inner.src))
-            .then(|| outer.iter().rposition(|d| d.src == 1 && d.index == 0 && d.size % 4 == 0 && d.size > 1))
-            .flatten()
-            .filter(|&t| rows_aligned(base, Some(t)));
-        let access = if inner.index == 0 && inner.src == 1 && rows_aligned(base, None) {
+        let base = moves.base;
+        // A row dimension that is contiguous in the source, for transposed blocks (slices).
+        let transposable =
+            (moves.reads.is_empty() && eb == 4 && line == 4 && inner.src > 0 && aligned(inner.src))
+                .then(|| outer.iter().rposition(|d| d.src == 1 && d.size % 4 == 0 && d.size > 1))
+                .flatten()
+                .filter(|&t| rows_aligned(base, Some(t)));
+        let access = if !any_per_element && inner.src == 1 && rows_aligned(base, None) {
             RowAccess::Lines
-        } else if inner.index == 0 && inner.src == -1 && rows_aligned(base + 1, None) {
+        } else if !any_per_element && inner.src == -1 && rows_aligned(base + 1, None) {
             RowAccess::ReversedLines
-        } else if transposable.is_some() && !gather {
+        } else if transposable.is_some() {
             RowAccess::Transposed
         } else {
             RowAccess::Elements
@@ -144,22 +159,23 @@ impl RowWalk {
         let unit = if access == RowAccess::Elements { 1 } else { e as i64 };
         let first = match access {
             // The source line holding the first output line's elements, last element first.
-            RowAccess::ReversedLines => (base + 1) / unit - 1,
-            _ => base / unit,
+            RowAccess::ReversedLines => (base + 1).div_euclid(unit) - 1,
+            _ => base.div_euclid(unit),
         };
         let row_lines = inner.size / e;
 
-        // Rows moved together: transposed blocks of rows, or (a gather along the row) up to
+        // Rows moved together: transposed blocks of rows, or (one gather along the row) up to
         // eight rows that share the row's indices.
+        let single_gather_along_row = moves.reads.len() == 1 && per_element[0];
         let group_dim = match access {
             // Up to 16 rows (four blocks): a 64-byte cache line of the source is used whole.
             RowAccess::Transposed => transposable
                 .map(|t| (t, [16, 8, 4].into_iter().find(|&n| outer[t].size % n == 0).unwrap_or(4))),
-            RowAccess::Elements if inner.index != 0 => {
+            RowAccess::Elements if single_gather_along_row => {
                 let rows = (32 / e).min(8);
                 outer
                     .iter()
-                    .rposition(|d| d.index == 0 && d.size % rows == 0)
+                    .rposition(|d| d.reads.iter().all(|&r| r == 0) && d.size % rows == 0)
                     .filter(|_| rows > 1)
                     .map(|g| (g, rows))
             }
@@ -168,13 +184,9 @@ impl RowWalk {
         let mut outer: Vec<Dim> = outer.to_vec();
         let group = group_dim.map(|(g, rows)| {
             let d = outer[g];
-            outer[g] = Dim { size: d.size / rows, out: d.out * rows, src: d.src * rows as i64, index: 0 };
-            RowGroup {
-                rows: rows as u32,
-                out_stride: (d.out * eb / (line * 4)) as u32,
-                src_stride: (d.src.unsigned_abs() / unit as u64) as u32,
-                src_backwards: d.src < 0,
-            }
+            outer[g] =
+                Dim { size: d.size / rows, out: d.out * rows, src: d.src * rows as i64, reads: d.reads };
+            RowGroup { rows: rows as u32, out_stride: (d.out * eb / (line * 4)) as u32, src: d.src / unit }
         });
         // Elements one invocation reads: at most 32, so the unrolled kernel stays small (measured
         // on columns of f32: groups of 4 rows 0.47x a copy, 8 rows 0.55-0.62x, 16 rows 0.40x).
@@ -195,16 +207,42 @@ impl RowWalk {
         let words = |layout: &crate::TensorLayout, l: usize| {
             ((layout.min_buffer_len().unwrap_or(0) * eb).div_ceil(4).max(eb / 4)).div_ceil(l).max(1) * l
         };
-        let elements = access == RowAccess::Elements;
-        let walk = RowWalk {
+        let index_words = |j: usize| moves.reads[j].index.index_words as i64;
+        let reads = moves
+            .reads
+            .iter()
+            .enumerate()
+            .map(|(j, r)| {
+                let mut deps = [0; MAX_READS];
+                for (i, d) in deps.iter_mut().enumerate().take(j) {
+                    *d = r.deps[i] * index_words(j);
+                }
+                ReadDesc {
+                    index: r.index,
+                    buffer: r.buffer,
+                    stage: r.stage,
+                    base: r.base * index_words(j),
+                    deps,
+                    data: r.data / unit,
+                    elem: inner.reads[j] * index_words(j),
+                    per_element: per_element[j],
+                }
+            })
+            .collect();
+        Some(RowWalk {
             outer: outer
                 .iter()
-                .map(|d| RowDim {
-                    size: d.size as u32,
-                    out_stride: (d.out * eb / (line * 4)) as u32,
-                    src_stride: (d.src.unsigned_abs() / unit as u64) as u32,
-                    src_backwards: d.src < 0,
-                    index_stride: (d.index * moves.index_words) as u32,
+                .map(|d| {
+                    let mut reads = [0; MAX_READS];
+                    for (j, r) in reads.iter_mut().enumerate().take(moves.reads.len()) {
+                        *r = d.reads[j] * index_words(j);
+                    }
+                    RowDim {
+                        size: d.size as u32,
+                        out_stride: (d.out * eb / (line * 4)) as u32,
+                        src: d.src / unit,
+                        reads,
+                    }
                 })
                 .collect(),
             group,
@@ -216,17 +254,14 @@ impl RowWalk {
             elem_words: (eb / 4).max(1) as u32,
             access,
             elem_stride: match access {
-                RowAccess::Elements => inner.src.unsigned_abs() as u32,
-                RowAccess::Transposed => (inner.src / unit) as u32,
+                RowAccess::Elements | RowAccess::Transposed => inner.src / unit,
                 _ => 0,
             },
-            elem_backwards: elements && inner.src < 0,
-            elem_index_stride: if elements { (inner.index * moves.index_words) as u32 } else { 0 },
-            base: u32::try_from(first).ok()?,
+            reads,
+            base: first,
             invocations,
             src_words: words(moves.src, src_line) as u32,
             out_words: words(moves.out, line) as u32,
-        };
-        Some((walk, (moves.axis_stride / unit as usize) as u32))
+        })
     }
 }

@@ -2,7 +2,7 @@
 //! element slot in it back to output coordinates by dividing by constant strides (checking the
 //! padding a strided output leaves), and copies the source element there.
 
-use super::{in_output_order, merge, Dim, Moves};
+use super::{in_output_order, merge, Dim, Moves, MAX_READS};
 
 /// One dimension the kernel walks, outermost (largest output stride) first. Strides are in
 /// units: elements, words or lines, per [`MoveDesc::lanes`] and [`MoveDesc::line`].
@@ -57,13 +57,19 @@ impl Scale {
 }
 
 impl MoveDesc {
-    /// The slot walk for `moves`, and the gathered axis' stride in its units.
+    /// The slot walk for `moves` (a single op: at most one read, indexed by non-negative
+    /// strides, at a base of 0), and the gathered axis' stride in its units.
     pub(super) fn build(moves: &Moves) -> (MoveDesc, u32) {
         let (elem_bytes, src, out) = (moves.elem_bytes, moves.src, moves.out);
+        assert!(
+            moves.reads.len() <= 1 && moves.reads.iter().all(|r| r.base == 0 && r.data >= 0),
+            "the slot walk takes single ops only"
+        );
         // Output memory order, so consecutive invocations write consecutive addresses.
         let mut dims = in_output_order(&moves.dims);
-        let mut base = moves.base;
-        let mut axis_stride = moves.axis_stride;
+        let mut base = usize::try_from(moves.base).expect("a single op's source starts at an offset");
+        let mut axis_stride = moves.reads.first().map_or(0, |r| r.data as usize);
+        let index_words = moves.reads.first().map_or(0, |r| r.index.index_words as usize);
         let mut scale = Scale { mul: 1, div: 1 };
         let lanes;
         if elem_bytes >= 4 {
@@ -74,7 +80,7 @@ impl MoveDesc {
                     d.out *= w;
                     d.src *= w as i64;
                 }
-                dims.push(Dim { size: w, out: 1, src: 1, index: 0 });
+                dims.push(Dim { size: w, out: 1, src: 1, reads: [0; MAX_READS] });
                 dims = merge(dims);
                 base *= w;
                 axis_stride *= w;
@@ -130,7 +136,7 @@ impl MoveDesc {
                 out_stride: d.out as u32,
                 src_stride: d.src.unsigned_abs() as u32,
                 src_backwards: d.src < 0,
-                index_stride: (d.index * moves.index_words) as u32,
+                index_stride: (d.reads[0] as usize * index_words) as u32,
                 check: reach > d.size,
             });
             enclosing = d.out;
@@ -160,7 +166,7 @@ fn divides_run(dims: &[Dim], base: usize, axis_stride: usize, v: usize) -> bool 
     };
     inner.out == 1
         && inner.src == 1
-        && inner.index == 0
+        && inner.reads[0] == 0
         && inner.size % v == 0
         && base % v == 0
         && axis_stride % v == 0
