@@ -37,6 +37,10 @@ pub struct GatherDim {
     /// Element stride in the indices (0 for a dimension that comes from the data; both are set
     /// for an OpenVINO batch dimension).
     pub index_stride: usize,
+    /// Which output dimension this is.
+    pub output_dim: usize,
+    /// The data dimension it walks (`None` for a dimension that comes from the indices alone).
+    pub data_dim: Option<usize>,
 }
 
 /// A gather that satisfies every rule, normalized.
@@ -292,23 +296,30 @@ fn gather_dims(
     let out_rank = output.rank();
     let mut dims = Vec::new();
     for k in 0..formula_len {
-        let (size, data_stride, index_stride) = if k < b {
-            (data.sizes[k], data.strides[k], index_view.strides[k])
+        let (size, data_stride, index_stride, data_dim) = if k < b {
+            (data.sizes[k], data.strides[k], index_view.strides[k], Some(k))
         } else if k < axis {
-            (data.sizes[k], data.strides[k], 0)
+            (data.sizes[k], data.strides[k], 0, Some(k))
         } else if k < axis + m - b {
             let j = b + k - axis;
-            (index_view.sizes[j], 0, index_view.strides[j])
+            (index_view.sizes[j], 0, index_view.strides[j], None)
         } else {
             let j = k - (m - b) + 1;
-            (data.sizes[j], data.strides[j], 0)
+            (data.sizes[j], data.strides[j], 0, Some(j))
         };
         if size == 1 {
             continue;
         }
         // Right alignment: formula dim k is output dim k + out_rank - formula_len.
         let o = (k + out_rank).checked_sub(formula_len).expect("non-1 dims align");
-        dims.push(GatherDim { size, output_stride: output.strides[o], data_stride, index_stride });
+        dims.push(GatherDim {
+            size,
+            output_stride: output.strides[o],
+            data_stride,
+            index_stride,
+            output_dim: o,
+            data_dim,
+        });
     }
     dims
 }

@@ -5,6 +5,7 @@
 //! [`gather`] and [`rules`], section 3 in [`slice`]. [`kernel`] turns validated plans into the
 //! constant descriptors the CubeCL kernels are specialized on.
 
+pub mod chain;
 pub mod dims;
 pub mod dtype;
 pub mod error;
@@ -17,6 +18,7 @@ pub mod seeds;
 pub mod slice;
 pub mod tensor;
 
+pub use chain::{ChainDesc, ChainKernelDesc, ChainPlan, GatherStage, StageDesc, StagePlan};
 pub use dims::{Dims, SignedDims, MAX_RANK};
 pub use dtype::{DType, IndexType};
 pub use error::{Location, Operand, RuleError, Window};

@@ -2,5 +2,6 @@
 
 #![allow(dead_code)]
 
+pub mod chains;
 pub mod generate;
 pub mod reference;

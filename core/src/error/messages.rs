@@ -222,6 +222,18 @@ impl fmt::Display for RuleError {
                 f,
                 "ONNX Slice: steps[{position}] is 0; steps are non-zero (1 takes every element, -1 reverses)"
             ),
+            ChainLength { stages, max } => write!(
+                f,
+                "chain: {stages} stage(s), but a chain has 1 to {max}; {}",
+                if *stages == 0 { "add a `gather { .. }` or `slice { .. }` after `data`" } else { "split it into two chains" }
+            ),
+            ChainGathers { gathers, max } => write!(
+                f,
+                "chain: {gathers} gathers, but one fused kernel reads at most {max} index tensors; split the chain after its {max}th gather"
+            ),
+            Stage { stage, kind, input, error } => {
+                write!(f, "stage {stage} ({kind}), on its input of shape {}: {error}", list(input))
+            }
         }
     }
 }

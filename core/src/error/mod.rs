@@ -76,6 +76,8 @@ pub enum Location {
     IndexDims,
     Window(Window),
     WindowAt(Window, usize),
+    /// The chain as a whole (its list of stages).
+    Chain,
 }
 
 /// A descriptor that breaks a rule of SPEC.md.
@@ -218,6 +220,24 @@ pub enum RuleError {
     SliceStepZero {
         position: usize,
     },
+    /// A chain with no stage, or more than `max`.
+    ChainLength {
+        stages: usize,
+        max: usize,
+    },
+    /// A chain with more gathers than a fused kernel reads index tensors.
+    ChainGathers {
+        gathers: usize,
+        max: usize,
+    },
+    /// A stage of a chain breaks a rule of its rule set: which stage (1-based), its kind, and
+    /// the shape it received.
+    Stage {
+        stage: usize,
+        kind: &'static str,
+        input: Vec<usize>,
+        error: Box<RuleError>,
+    },
 }
 
 impl RuleError {
@@ -263,6 +283,9 @@ impl RuleError {
                 Location::WindowAt(Window::Axes, position)
             }
             SliceStepZero { position } => Location::WindowAt(Window::Steps, position),
+            ChainLength { .. } | ChainGathers { .. } => Location::Chain,
+            // The stage's own tokens: the macro maps the location within the stage.
+            Stage { ref error, .. } => error.location(),
         }
     }
 }

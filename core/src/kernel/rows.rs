@@ -113,9 +113,13 @@ impl RowWalk {
 
     /// The row walk for `moves`, or `None` when the innermost output dimension is not packed
     /// into whole, aligned lines.
-    pub(super) fn build(moves: &Moves) -> Option<RowWalk> {
+    pub(crate) fn build(moves: &Moves) -> Option<RowWalk> {
         let eb = moves.elem_bytes;
-        let dims = in_output_order(&moves.dims);
+        let mut dims = in_output_order(&moves.dims);
+        if dims.is_empty() {
+            // A single element: one row of one.
+            dims.push(Dim { size: 1, out: 1, src: 0, reads: [0; MAX_READS] });
+        }
         let (inner, outer) = dims.split_last()?;
         if inner.out != 1 {
             return None;

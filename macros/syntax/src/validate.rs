@@ -157,6 +157,7 @@ impl Spans<'_> {
                 }
                 Spans::Slice(_) => None,
             },
+            Location::Chain => None,
             Location::Window(w) => self.window(w).map(span_of),
             Location::WindowAt(w, i) => self.window_item(w, i).or_else(|| self.window(w).map(span_of)),
         }
