@@ -1,12 +1,12 @@
 #![doc = include_str!("../README.md")]
 
 pub use stridex_backends::{
-    buffers, cubecl, explain, Backend, Device, Dialect, Element, Error, Gather, GatherOp, IndexElement,
-    Slice, SliceOp, Tensor,
+    buffers, cubecl, explain, AppendIndex, Backend, Chain, ChainKernel, ChainOp, Device, Dialect, Element,
+    Error, Gather, GatherOp, IndexBuffers, IndexElement, IndexTypes, Slice, SliceOp, StageKernel, Tensor,
 };
 pub use stridex_core::{
-    DType, GatherDesc, GatherPlan, GatherRules, IndexType, Operand, OutOfRange, RuleError, RuleSet,
-    SliceDesc, SliceForm, SlicePlan,
+    ChainDesc, ChainPlan, DType, GatherDesc, GatherPlan, GatherRules, IndexType, Operand, OutOfRange,
+    RuleError, RuleSet, SliceDesc, SliceForm, SlicePlan,
 };
 pub use stridex_macros::{gather, slice};
 

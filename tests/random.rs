@@ -4,12 +4,12 @@
 //! come back untouched. `PROPTEST_CASES` overrides the case counts (2000 gathers, 500 SLICE1
 //! slices, 300 ONNX slices). A failure shrinks to the smallest descriptor that still fails.
 
+#[macro_use]
 mod common;
 
 use common::generate::{self, Rng};
 use common::reference::{self as r, Outcome};
 use proptest::prelude::*;
-use stridex::half::{bf16, f16};
 use stridex::{DType, Device, Element, Error, GatherOp, IndexElement, SliceOp};
 
 fn device() -> &'static Device {
@@ -28,27 +28,6 @@ macro_rules! from_i128 {
     })*};
 }
 from_i128!(i32, i64, u32, u64);
-
-/// Calls `$f::<T>` for the Rust type of data type `$t`.
-macro_rules! with_data_type {
-    ($t:expr, $f:ident ( $($arg:expr),* ) $(, $i:ty)?) => {
-        match $t {
-            DType::F64 => $f::<f64 $(, $i)?>($($arg),*),
-            DType::F32 => $f::<f32 $(, $i)?>($($arg),*),
-            DType::F16 => $f::<f16 $(, $i)?>($($arg),*),
-            DType::BF16 => $f::<bf16 $(, $i)?>($($arg),*),
-            DType::I64 => $f::<i64 $(, $i)?>($($arg),*),
-            DType::I32 => $f::<i32 $(, $i)?>($($arg),*),
-            DType::I16 => $f::<i16 $(, $i)?>($($arg),*),
-            DType::I8 => $f::<i8 $(, $i)?>($($arg),*),
-            DType::U64 => $f::<u64 $(, $i)?>($($arg),*),
-            DType::U32 => $f::<u32 $(, $i)?>($($arg),*),
-            DType::U16 => $f::<u16 $(, $i)?>($($arg),*),
-            DType::U8 => $f::<u8 $(, $i)?>($($arg),*),
-            DType::Bool => $f::<bool $(, $i)?>($($arg),*),
-        }
-    };
-}
 
 fn check_gather_case(choices: Vec<u64>, seed: u64) -> Result<(), String> {
     let mut rng = Rng::from_choices(choices, seed);

@@ -342,17 +342,6 @@ fn row_walks_match_the_reference() {
     }
 }
 
-/// Index values as their buffer's bytes (one or two words each).
-fn index_bytes(values: &[i128], t: DType) -> Vec<u8> {
-    values
-        .iter()
-        .flat_map(|&v| match t {
-            DType::I64 | DType::U64 => (v as i64).to_le_bytes().to_vec(),
-            _ => (v as i32).to_le_bytes().to_vec(),
-        })
-        .collect()
-}
-
 fn check_chain<const N: usize>(case: &chains::ChainCase, plan: &ChainPlan, rng: &mut Rng, fused: &mut usize) {
     let Ok(Some(k)) = ChainKernelDesc::new(plan) else { return };
     let Walk::Rows(w) = &k.walk else { panic!("a fused chain takes the row walk") };
@@ -360,8 +349,7 @@ fn check_chain<const N: usize>(case: &chains::ChainCase, plan: &ChainPlan, rng: 
     // An `error`-policy index out of range fails the chain on the host (tests/chains.rs).
     let Staged::Ok { shape, buffer } = case.staged(&elements::<N>(&data_bytes)) else { return };
     assert_eq!(plan.output.sizes.as_slice(), shape.as_slice(), "{:?}", case.desc);
-    let buffers: Vec<Vec<u32>> =
-        case.index_values().iter().map(|&(v, t)| words(&index_bytes(v, t), 1)).collect();
+    let buffers: Vec<Vec<u32>> = case.index_bytes().iter().map(|b| words(b, 1)).collect();
     let refs: Vec<&[u32]> = buffers.iter().map(Vec::as_slice).collect();
     let data = words(&data_bytes, w.src_words as usize);
     for spread in [false, true] {

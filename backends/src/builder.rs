@@ -12,11 +12,11 @@
 
 use crate::element::{Element, IndexElement};
 use crate::error::Error;
-use crate::ops::{GatherOp, SliceOp};
+use crate::ops::{ChainOp, GatherOp, IndexTypes, SliceOp};
 use std::marker::PhantomData;
 use stridex_core::{
-    tensor, Dims, GatherDesc, GatherRules, Operand, OutOfRange, OutputDecl, RuleError, SignedDims, SliceDesc,
-    SliceForm, SliceWindow, TensorDecl, Window,
+    tensor, ChainDesc, Dims, GatherDesc, GatherRules, GatherStage, Operand, OutOfRange, OutputDecl,
+    RuleError, SignedDims, SliceDesc, SliceForm, SliceWindow, StageDesc, TensorDecl, Window, MAX_RANK,
 };
 
 /// Sizes and optional strides, as given.
@@ -154,13 +154,7 @@ impl<T, I> Gather<T, I> {
 impl<T: Element, I: IndexElement> Gather<T, I> {
     /// The plain descriptor, as the macro would write it (no rule checked yet).
     pub fn desc(&self) -> Result<GatherDesc, Error> {
-        let output = match &self.output {
-            Some(o) => {
-                let (sizes, strides) = o.dims(Operand::Output)?;
-                Some(OutputDecl { dtype: None, sizes, strides })
-            }
-            None => None,
-        };
+        let output = output_decl(&self.output)?;
         Ok(GatherDesc {
             rules: self.rules,
             data: self.data.decl(Operand::Data, T::DTYPE)?,
@@ -284,18 +278,16 @@ impl<T> Slice<T> {
     }
 }
 
-impl<T: Element> Slice<T> {
-    pub fn desc(&self) -> Result<SliceDesc, Error> {
+impl<T> Slice<T> {
+    /// The window as given, its lengths checked against `rank` dimensions.
+    fn slice_window(&self, rank: usize, against: &'static str) -> Result<SliceWindow, Error> {
         for w in &self.given {
             self.form.check_key(w.key())?;
         }
-        let input = self.input.decl(Operand::Input, T::DTYPE)?;
-        let rank = self.input.sizes.len();
-        let too_long =
-            |window, len| RuleError::WindowLen { window, len, expected: rank, against: "the input's rank" };
+        let too_long = |window, len| RuleError::WindowLen { window, len, expected: rank, against };
         let signed = |v: &[i64], w| SignedDims::new(v).ok_or(too_long(w, v.len()));
         let unsigned = |v: &[usize], w| Dims::new(v).ok_or(too_long(w, v.len()));
-        let window = if self.form == SliceForm::Onnx {
+        Ok(if self.form == SliceForm::Onnx {
             SliceWindow::Onnx {
                 starts: signed(&self.starts, Window::Starts)?,
                 ends: signed(&self.ends, Window::Ends)?,
@@ -308,18 +300,163 @@ impl<T: Element> Slice<T> {
                 sizes: unsigned(&self.sizes, Window::Sizes)?,
                 strides: signed(&self.strides, Window::Strides)?,
             }
-        };
-        let output = match &self.output {
-            Some(o) => {
-                let (sizes, strides) = o.dims(Operand::Output)?;
-                Some(OutputDecl { dtype: None, sizes, strides })
-            }
-            None => None,
-        };
-        Ok(SliceDesc { input, window, output })
+        })
+    }
+}
+
+fn output_decl(output: &Option<Shape>) -> Result<Option<OutputDecl>, Error> {
+    Ok(match output {
+        Some(o) => {
+            let (sizes, strides) = o.dims(Operand::Output)?;
+            Some(OutputDecl { dtype: None, sizes, strides })
+        }
+        None => None,
+    })
+}
+
+impl<T: Element> Slice<T> {
+    pub fn desc(&self) -> Result<SliceDesc, Error> {
+        let input = self.input.decl(Operand::Input, T::DTYPE)?;
+        let window = self.slice_window(self.input.sizes.len(), "the input's rank")?;
+        Ok(SliceDesc { input, window, output: output_decl(&self.output)? })
     }
 
     pub fn build(&self) -> Result<SliceOp<T>, Error> {
         SliceOp::new(self.desc()?)
+    }
+}
+
+/// A chain described at run time: the data, then stages in order, each a [`Gather`] or a
+/// [`Slice`] builder without its data, input or output (the previous stage's output is its
+/// input), then optionally the chain's output layout.
+///
+/// ```no_run
+/// # fn main() -> Result<(), stridex_backends::Error> {
+/// use stridex_backends::{Chain, Gather, Slice};
+/// let op = Chain::data::<f32>(&[100, 16])
+///     .gather(Gather::onnx().indices::<i64>(&[2, 5]).axis(0))
+///     .slice(Slice::onnx().starts_ends(&[-1], &[5]).axes(&[1]))
+///     .build()?;
+/// let y = op.run(&vec![0.0; 1600], (&[1i64, 2, 3, 4, 5, 6, 7, 8, 9, 10],))?;
+/// assert_eq!(y.shape(), [2, 1, 16]);
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Debug)]
+pub struct Chain<T = (), I = ()> {
+    data: Shape,
+    stages: Vec<StageDesc>,
+    /// The first mistake in a stage, reported by `build`.
+    mistake: Option<Error>,
+    output: Option<Shape>,
+    types: PhantomData<fn() -> (T, I)>,
+}
+
+/// Index types with one more gather's appended (a chain has at most four gathers).
+pub trait AppendIndex<J>: IndexTypes {
+    type Out: IndexTypes;
+}
+
+impl<J: IndexElement> AppendIndex<J> for () {
+    type Out = (J,);
+}
+impl<A: IndexElement, J: IndexElement> AppendIndex<J> for (A,) {
+    type Out = (A, J);
+}
+impl<A: IndexElement, B: IndexElement, J: IndexElement> AppendIndex<J> for (A, B) {
+    type Out = (A, B, J);
+}
+impl<A: IndexElement, B: IndexElement, C: IndexElement, J: IndexElement> AppendIndex<J> for (A, B, C) {
+    type Out = (A, B, C, J);
+}
+
+impl Chain {
+    /// Packed row-major data of element type `T`.
+    pub fn data<T: Element>(sizes: &[usize]) -> Chain<T> {
+        Chain::data_strided(sizes, None)
+    }
+
+    /// Data with explicit element strides (`None`: packed).
+    pub fn data_strided<T: Element>(sizes: &[usize], strides: Option<&[usize]>) -> Chain<T> {
+        Chain {
+            data: Shape::new(sizes, strides),
+            stages: Vec::new(),
+            mistake: None,
+            output: None,
+            types: PhantomData,
+        }
+    }
+}
+
+impl<T: Element, I: IndexTypes> Chain<T, I> {
+    fn then<U>(mut self, stage: Result<StageDesc, Error>) -> Chain<T, U> {
+        match stage {
+            Ok(s) => self.stages.push(s),
+            Err(e) => {
+                let stage = self.stages.len() + 1;
+                self.mistake.get_or_insert(Error::InStage { stage, error: Box::new(e) });
+            }
+        }
+        Chain {
+            data: self.data,
+            stages: self.stages,
+            mistake: self.mistake,
+            output: self.output,
+            types: PhantomData,
+        }
+    }
+
+    /// Appends a gather; its data is the previous stage's output.
+    pub fn gather<J: IndexElement>(self, gather: Gather<(), J>) -> Chain<T, I::Out>
+    where
+        I: AppendIndex<J>,
+    {
+        let stage = (|| {
+            if gather.output.is_some() {
+                return Err(RuleError::StageKey { key: "output" }.into());
+            }
+            Ok(StageDesc::Gather(GatherStage {
+                rules: gather.rules,
+                indices: gather.indices.decl(Operand::Indices, J::INDEX.dtype())?,
+                axis: gather.axis,
+                batch_dims: gather.batch_dims,
+                index_dims: gather.index_dims,
+                out_of_range: gather.out_of_range,
+            }))
+        })();
+        self.then(stage)
+    }
+
+    /// Appends a slice; its input is the previous stage's output.
+    pub fn slice(self, slice: Slice) -> Chain<T, I> {
+        let stage = (|| {
+            if slice.output.is_some() {
+                return Err(RuleError::StageKey { key: "output" }.into());
+            }
+            Ok(StageDesc::Slice(slice.slice_window(MAX_RANK, "the most dimensions a tensor has")?))
+        })();
+        self.then(stage)
+    }
+
+    /// Declares the chain's output shape (it must equal the inferred one) and optional strides.
+    pub fn output(mut self, sizes: &[usize], strides: Option<&[usize]>) -> Self {
+        self.output = Some(Shape::new(sizes, strides));
+        self
+    }
+
+    /// The plain descriptor, as `chain!` would write it (no rule checked yet).
+    pub fn desc(&self) -> Result<ChainDesc, Error> {
+        if let Some(e) = &self.mistake {
+            return Err(e.clone());
+        }
+        Ok(ChainDesc {
+            data: self.data.decl(Operand::Data, T::DTYPE)?,
+            stages: self.stages.clone().into(),
+            output: output_decl(&self.output)?,
+        })
+    }
+
+    /// Checks every stage's rules and prepares the kernel.
+    pub fn build(&self) -> Result<ChainOp<T, I>, Error> {
+        ChainOp::new(self.desc()?)
     }
 }

@@ -25,6 +25,12 @@ pub enum Error {
     Device(String),
     /// The element type of a runtime descriptor does not match the Rust type used with it.
     TypeMismatch { tensor: Operand, declared: stridex_core::DType, used: stridex_core::DType },
+    /// A chain's gathers declare these index types (stage order), but the op is used with others.
+    IndexTypes { declared: Vec<stridex_core::DType>, used: Vec<stridex_core::DType> },
+    /// A chain's `launch` was given a different number of index buffers than it has gathers.
+    IndexBufferCount { expected: usize, given: usize },
+    /// An error of one stage of a chain (1-based): a bad index buffer, or an index out of range.
+    InStage { stage: usize, error: Box<Error> },
 }
 
 impl fmt::Display for Error {
@@ -55,8 +61,23 @@ impl fmt::Display for Error {
                 f,
                 "type mismatch: `{tensor}` is declared {declared} but used with {used}"
             ),
+            Error::IndexTypes { declared, used } => write!(
+                f,
+                "type mismatch: the chain's gathers declare index types ({}) but the op names ({})",
+                names(declared),
+                names(used)
+            ),
+            Error::IndexBufferCount { expected, given } => write!(
+                f,
+                "the chain has {expected} gather(s), so it takes {expected} index buffer(s) in stage order, but {given} were given"
+            ),
+            Error::InStage { stage, error } => write!(f, "stage {stage}: {error}"),
         }
     }
+}
+
+fn names(types: &[stridex_core::DType]) -> String {
+    types.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
 }
 
 impl std::error::Error for Error {}

@@ -142,6 +142,8 @@ fn rows_definition<R: Runtime>(w: &RowWalk) -> KernelDefinition {
 pub(crate) enum Kernel<'a> {
     Gather(&'a GatherKernelDesc),
     Slice(&'a SliceKernelDesc),
+    /// A fused chain's row walk.
+    Rows(&'a RowWalk),
 }
 
 impl Kernel<'_> {
@@ -149,6 +151,7 @@ impl Kernel<'_> {
         match self {
             Kernel::Gather(k) => gather_definition::<R>(k),
             Kernel::Slice(k) => slice_definition::<R>(k),
+            Kernel::Rows(w) => rows_definition::<R>(w),
         }
     }
 }

@@ -49,17 +49,31 @@ pub(crate) struct Queued {
 
 impl Queued {
     /// Waits for the launch, reading `also` in the same round trip; returns whether an index
-    /// was out of range (error policy) and the bytes of `also`. A launch that CubeCL dropped (it
-    /// logs and swallows kernel build failures) left no marker.
+    /// was out of range (error policy) and the bytes of `also`.
     pub(crate) fn wait<R: Runtime>(
         self,
         client: &ComputeClient<R>,
         also: Vec<Handle>,
     ) -> Result<(bool, Vec<Bytes>), Error> {
-        let mut handles = vec![self.status];
-        handles.extend(also);
-        let mut bytes = read_all(client, handles)?;
-        let status = bytes.remove(0);
+        wait_all(client, vec![self], also)
+    }
+}
+
+/// Waits for several launches, reading `also` in the same round trip; returns whether any
+/// raised its out-of-range flag, and the bytes of `also`. A launch that CubeCL dropped (it logs
+/// and swallows kernel build failures) left no marker.
+pub(crate) fn wait_all<R: Runtime>(
+    client: &ComputeClient<R>,
+    queued: Vec<Queued>,
+    also: Vec<Handle>,
+) -> Result<(bool, Vec<Bytes>), Error> {
+    let n = queued.len();
+    let mut handles: Vec<Handle> = queued.into_iter().map(|q| q.status).collect();
+    handles.extend(also);
+    let mut bytes = read_all(client, handles)?;
+    let also = bytes.split_off(n);
+    let mut flagged = false;
+    for status in &bytes {
         let word = |i: usize| u32::from_le_bytes(status[4 * i..4 * i + 4].try_into().unwrap());
         if word(1) != RAN_MARKER {
             return Err(Error::Device(
@@ -68,8 +82,9 @@ impl Queued {
                     .into(),
             ));
         }
-        Ok((word(0) != 0, bytes))
+        flagged |= word(0) != 0;
     }
+    Ok((flagged, also))
 }
 
 /// Serializes stridex's own traffic with the device. CubeCL 0.10's client queue spins (hundreds
@@ -201,6 +216,27 @@ fn slice<R: Runtime>(
             ),
         }
     }
+    Queued { status }
+}
+
+/// Queues a fused chain on `data` and its index buffers in stage order (checked by the caller
+/// against the descriptor).
+pub(crate) fn fused<R: Runtime>(
+    client: &ComputeClient<R>,
+    k: &stridex_core::ChainKernelDesc,
+    data: &Handle,
+    indices: &[&Handle],
+    output: &Handle,
+) -> Queued {
+    let status = upload(client, &[0; 8], 2);
+    let Walk::Rows(w) = &k.walk else { unreachable!("a fused chain takes the row walk") };
+    // SAFETY: the walk was lowered from a chain plan whose every stage passed its rules
+    // (checked by `chain!` at compile time and again when the op was built), so every data
+    // offset it forms from in-range (or clamped, or zeroed) indices lies inside the data's
+    // span, and every index read inside its index tensor; the caller checked each buffer
+    // against `src_words`, the index layouts and `out_words`. Indices out of range under
+    // `error` were refused on the host before this launch.
+    unsafe { rows(client, w, indices, data, output, &status) };
     Queued { status }
 }
 

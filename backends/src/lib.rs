@@ -13,7 +13,7 @@ mod ops;
 mod staging;
 mod tensor;
 
-pub use builder::{Gather, Slice};
+pub use builder::{AppendIndex, Chain, Gather, Slice};
 /// The CubeCL this crate launches with, for [`GatherOp::launch`] on your own client and buffers.
 pub use cubecl;
 pub use device::{Backend, Device};
@@ -22,6 +22,6 @@ pub use error::Error;
 #[cfg(feature = "cuda")]
 pub use explain::cuda_options;
 pub use explain::Dialect;
-pub use ops::{GatherOp, SliceOp};
+pub use ops::{ChainKernel, ChainOp, GatherOp, IndexBuffer, IndexBuffers, IndexTypes, SliceOp, StageKernel};
 pub use stridex_core as core;
 pub use tensor::Tensor;

@@ -9,6 +9,20 @@ pub const GATHER_KEYS: &[&str] =
 pub const SLICE_KEYS: &[&str] =
     &["rules", "input", "offsets", "sizes", "strides", "starts", "ends", "axes", "steps", "output"];
 
+/// A chain's own keys: the data before its first stage, the output after its last.
+pub const CHAIN_KEYS: &[&str] = &["data", "output"];
+
+/// A key of `gather!` or `slice!` that a chain stage does not take: its input is the previous
+/// stage's output, and the result's layout is the chain's.
+pub fn check_stage_key(key: &str) -> Result<(), RuleError> {
+    match key {
+        "data" => Err(RuleError::StageKey { key: "data" }),
+        "input" => Err(RuleError::StageKey { key: "input" }),
+        "output" => Err(RuleError::StageKey { key: "output" }),
+        _ => Ok(()),
+    }
+}
+
 /// The gather rule sets' keywords, in the order messages list them.
 pub fn gather_rule_names() -> [&'static str; 3] {
     GatherRules::ALL.map(GatherRules::name)

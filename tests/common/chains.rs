@@ -46,11 +46,12 @@ fn elements(sizes: &[usize]) -> usize {
 }
 
 pub fn chain_case(rng: &mut Rng, data_types: &[DType]) -> ChainCase {
-    loop {
+    for _ in 0..10_000 {
         if let Some(c) = try_chain_case(rng, data_types) {
             return c;
         }
     }
+    panic!("no valid chain in 10000 tries: the generator lost its way (a choice sequence of zeros must give one)")
 }
 
 fn try_chain_case(rng: &mut Rng, data_types: &[DType]) -> Option<ChainCase> {
@@ -63,15 +64,12 @@ fn try_chain_case(rng: &mut Rng, data_types: &[DType]) -> Option<ChainCase> {
     let (mut shape, mut strides) = (data_sizes.clone(), data_strides.clone());
     let (mut stages, mut descs) = (vec![], vec![]);
     let mut gathers = 0;
-    for _ in 0..n {
-        if shape.is_empty() {
-            // A scalar takes no further stage.
-            return None;
-        }
+    for i in 0..n {
         let gather = gathers < 4 && rng.chance(55);
         let (stage, desc, out) = if gather {
             gathers += 1;
-            gather_stage(rng, dtype, &shape, &strides)?
+            // A scalar takes no further stage: only the last gather may make one.
+            gather_stage(rng, dtype, &shape, &strides, i + 1 == n)?
         } else {
             slice_stage(rng, dtype, &shape, &strides)?
         };
@@ -100,6 +98,7 @@ fn gather_stage(
     dtype: DType,
     shape: &[usize],
     strides: &[usize],
+    last: bool,
 ) -> Option<(StageRef, StageDesc, Vec<usize>)> {
     let r = shape.len();
     let rules = rng.pick(&[Rules::Onnx, Rules::OpenVino, Rules::DirectMl]);
@@ -115,13 +114,15 @@ fn gather_stage(
     let axis = if !directml && rng.chance(30) { axis_n as i64 - r as i64 } else { axis_n as i64 };
     let small =
         |rng: &mut Rng, k: usize| -> Vec<usize> { (0..k).map(|_| rng.range(1, 3) as usize).collect() };
+    // Indices of rank 0 on data of rank 1 give a scalar.
+    let q_min = usize::from(r == 1 && !last);
     let (index_sizes, batch_dims, index_dims) = match rules {
         Rules::Onnx => {
-            let q = rng.below(3);
+            let q = q_min + rng.below(3 - q_min);
             (small(rng, q), 0i64, 0)
         }
         Rules::OpenVino => {
-            let q = rng.below(3);
+            let q = q_min + rng.below(3 - q_min);
             let b = rng.below(axis_n.min(q) + 1);
             let mut s = small(rng, q);
             s[..b].copy_from_slice(&shape[..b]);
@@ -265,6 +266,22 @@ impl ChainCase {
             .filter_map(|s| match s {
                 StageRef::Gather { indices, index_type, .. } => Some((indices.as_slice(), *index_type)),
                 _ => None,
+            })
+            .collect()
+    }
+
+    /// Every gather's index buffer as bytes (one or two little-endian words per index).
+    pub fn index_bytes(&self) -> Vec<Vec<u8>> {
+        self.index_values()
+            .iter()
+            .map(|&(values, t)| {
+                values
+                    .iter()
+                    .flat_map(|&v| match t {
+                        DType::I64 | DType::U64 => (v as i64).to_le_bytes().to_vec(),
+                        _ => (v as i32).to_le_bytes().to_vec(),
+                    })
+                    .collect()
             })
             .collect()
     }

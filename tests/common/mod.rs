@@ -1,6 +1,27 @@
 //! Shared by the integration tests: the naive reference and a random descriptor generator.
 
-#![allow(dead_code)]
+#![allow(dead_code, unused_macros)]
+
+/// Calls `$f::<T>` for the Rust type of data type `$t`.
+macro_rules! with_data_type {
+    ($t:expr, $f:ident ( $($arg:expr),* ) $(, $i:ty)?) => {
+        match $t {
+            stridex::DType::F64 => $f::<f64 $(, $i)?>($($arg),*),
+            stridex::DType::F32 => $f::<f32 $(, $i)?>($($arg),*),
+            stridex::DType::F16 => $f::<stridex::half::f16 $(, $i)?>($($arg),*),
+            stridex::DType::BF16 => $f::<stridex::half::bf16 $(, $i)?>($($arg),*),
+            stridex::DType::I64 => $f::<i64 $(, $i)?>($($arg),*),
+            stridex::DType::I32 => $f::<i32 $(, $i)?>($($arg),*),
+            stridex::DType::I16 => $f::<i16 $(, $i)?>($($arg),*),
+            stridex::DType::I8 => $f::<i8 $(, $i)?>($($arg),*),
+            stridex::DType::U64 => $f::<u64 $(, $i)?>($($arg),*),
+            stridex::DType::U32 => $f::<u32 $(, $i)?>($($arg),*),
+            stridex::DType::U16 => $f::<u16 $(, $i)?>($($arg),*),
+            stridex::DType::U8 => $f::<u8 $(, $i)?>($($arg),*),
+            stridex::DType::Bool => $f::<bool $(, $i)?>($($arg),*),
+        }
+    };
+}
 
 pub mod chains;
 pub mod generate;

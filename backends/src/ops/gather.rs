@@ -23,6 +23,12 @@ pub struct GatherOp<T, I> {
     types: PhantomData<fn() -> (T, I)>,
 }
 
+impl<T, I> std::fmt::Debug for GatherOp<T, I> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GatherOp").field("desc", &self.desc).finish_non_exhaustive()
+    }
+}
+
 impl<T: Element, I: IndexElement> GatherOp<T, I> {
     /// Checks `desc` (the same rule functions the macro runs) and the Rust types against it.
     pub fn new(desc: GatherDesc) -> Result<Self, Error> {

@@ -104,3 +104,46 @@ fn unguard<R: Runtime>(client: &ComputeClient<R>, g: Guarded, tensor: Operand) -
     }
     Ok(middle.to_vec())
 }
+
+impl<T: Element, I: super::IndexTypes> super::ChainOp<T, I> {
+    /// Runs with index buffers of the types the descriptor declares, given as bytes: through
+    /// `run_on` when `guarded` is false, else through `launch` on buffers between guard regions
+    /// that must come back untouched (feature `test-support`; not a stable API).
+    #[doc(hidden)]
+    pub fn __run_erased(
+        &self,
+        device: &Device,
+        data: &[T],
+        indices: &[Vec<u8>],
+        guarded_run: bool,
+    ) -> Result<Tensor<T>, Error> {
+        let types: Vec<_> = self.desc().gathers().map(|g| g.indices.dtype).collect();
+        let buffers = types.iter().zip(indices).map(|(&t, b)| super::IndexBuffer::of_bytes(t, b)).collect();
+        if !guarded_run {
+            return self.run_buffers(device, data, buffers);
+        }
+        let plan = self.plan()?;
+        super::check_len(Operand::Data, &plan.data, data.len())?;
+        let out_bytes = self.buffer_bytes(Operand::Output)?;
+        with_client!(device, c => {
+            let d = guarded(c, &padded(&T::bytes(data), self.buffer_bytes(Operand::Data)?));
+            let mut ix = Vec::new();
+            for (g, bytes) in indices.iter().enumerate() {
+                ix.push(guarded(c, &padded(bytes, self.index_buffer_bytes(g)?)));
+            }
+            let o = guarded(c, &vec![0; out_bytes]);
+            let views: Vec<&Handle> = ix.iter().map(|g| &g.view).collect();
+            // `with_client` holds the device lock.
+            self.launch_locked(c, &d.view, &views, &o.view, true)?;
+            if unguard(c, d, Operand::Data)? != padded(&T::bytes(data), self.buffer_bytes(Operand::Data)?) {
+                return Err(Error::Device("the data buffer was written".into()));
+            }
+            for (g, bytes) in ix.into_iter().zip(indices) {
+                if unguard(c, g, Operand::Indices)?[..bytes.len()] != bytes[..] {
+                    return Err(Error::Device("an index buffer was written".into()));
+                }
+            }
+            Ok(Tensor::from_bytes(&plan.output, &unguard(c, o, Operand::Output)?))
+        })
+    }
+}

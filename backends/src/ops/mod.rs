@@ -2,11 +2,13 @@
 //! the validated plan built once, the checks of host buffers, and one path that uploads, queues
 //! and reads back any kernel ([`launch::Queue`]).
 
+mod chain;
 mod gather;
 #[cfg(feature = "test-support")]
 mod guarded;
 mod slice;
 
+pub use chain::{ChainKernel, ChainOp, IndexBuffer, IndexBuffers, IndexTypes, StageKernel};
 pub use gather::GatherOp;
 pub use slice::SliceOp;
 

@@ -19,6 +19,12 @@ pub struct SliceOp<T> {
     types: PhantomData<fn() -> T>,
 }
 
+impl<T> std::fmt::Debug for SliceOp<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SliceOp").field("desc", &self.desc).finish_non_exhaustive()
+    }
+}
+
 impl<T: Element> SliceOp<T> {
     pub fn new(desc: SliceDesc) -> Result<Self, Error> {
         check_type::<T>(Operand::Input, desc.input.dtype)?;

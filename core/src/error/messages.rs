@@ -231,6 +231,14 @@ impl fmt::Display for RuleError {
                 f,
                 "chain: {gathers} gathers, but one fused kernel reads at most {max} index tensors; split the chain after its {max}th gather"
             ),
+            StageKey { key: "output" } => write!(
+                f,
+                "chain: `output` belongs to the chain, not to a stage; write it after the last stage (`output: f32[..]`)"
+            ),
+            StageKey { key } => write!(
+                f,
+                "chain: a stage takes no `{key}`: its input is the previous stage's output (the chain's `data` for the first stage); remove `{key}`"
+            ),
             Stage { stage, kind, input, error } => {
                 write!(f, "stage {stage} ({kind}), on its input of shape {}: {error}", list(input))
             }

@@ -230,6 +230,10 @@ pub enum RuleError {
         gathers: usize,
         max: usize,
     },
+    /// A key a chain stage does not take (`data`, `input`, `output`).
+    StageKey {
+        key: &'static str,
+    },
     /// A stage of a chain breaks a rule of its rule set: which stage (1-based), its kind, and
     /// the shape it received.
     Stage {
@@ -283,7 +287,7 @@ impl RuleError {
                 Location::WindowAt(Window::Axes, position)
             }
             SliceStepZero { position } => Location::WindowAt(Window::Steps, position),
-            ChainLength { .. } | ChainGathers { .. } => Location::Chain,
+            ChainLength { .. } | ChainGathers { .. } | StageKey { .. } => Location::Chain,
             // The stage's own tokens: the macro maps the location within the stage.
             Stage { ref error, .. } => error.location(),
         }

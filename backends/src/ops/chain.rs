@@ -1,0 +1,521 @@
+//! A chain of gathers and slices as one op: fused into one row-walk kernel where
+//! [`ChainKernelDesc`] can lower it, else run stage by stage on the device (intermediates stay
+//! on the device; only the result comes back).
+
+use super::{check_len, check_type, has_gaps, prepare, word_bytes, Cell, Prepared, Verified};
+use crate::device::{with_client, Device};
+use crate::element::{Element, IndexElement};
+use crate::error::Error;
+use crate::launch::{self, Queue, Queued};
+use crate::tensor::Tensor;
+use cubecl::prelude::*;
+use cubecl::server::Handle;
+use std::borrow::Cow;
+use std::marker::PhantomData;
+use std::sync::OnceLock;
+use stridex_core::kernel::{GatherKernelDesc, SliceKernelDesc, Walk};
+use stridex_core::layout::next_coords;
+use stridex_core::{
+    ChainDesc, ChainKernelDesc, ChainPlan, DType, GatherPlan, Operand, OutOfRange, StagePlan, TensorLayout,
+};
+
+/// The index types of a chain's gathers, in stage order: `()`, `(I0,)`, `(I0, I1)`, ... up to
+/// four (the most gathers a chain has).
+pub trait IndexTypes: 'static {
+    const DTYPES: &'static [DType];
+}
+
+/// A chain's index buffers on the host, in stage order: `()`, `(&ids,)`, `(&ids, &cols)`, ...
+/// where each is anything that derefs to a slice of its index type (`&Vec<i64>`, `&[i32]`,
+/// `&[u32; 4]`).
+pub trait IndexBuffers<'a, I: IndexTypes> {
+    #[doc(hidden)]
+    fn buffers(self) -> Vec<IndexBuffer<'a>>;
+}
+
+/// One index buffer with its type erased (its bytes, and how to read a value back).
+#[doc(hidden)]
+pub struct IndexBuffer<'a> {
+    bytes: Cow<'a, [u8]>,
+    len: usize,
+    width: usize,
+    value: fn(&[u8]) -> i128,
+}
+
+impl<'a> IndexBuffer<'a> {
+    fn of<I: IndexElement>(values: &'a [I]) -> IndexBuffer<'a> {
+        IndexBuffer {
+            bytes: I::bytes(values),
+            len: values.len(),
+            width: I::DTYPE.size(),
+            value: |b| I::from_bytes(b)[0].value(),
+        }
+    }
+
+    fn value(&self, i: usize) -> i128 {
+        (self.value)(&self.bytes[i * self.width..(i + 1) * self.width])
+    }
+}
+
+impl IndexTypes for () {
+    const DTYPES: &'static [DType] = &[];
+}
+
+impl IndexBuffers<'_, ()> for () {
+    fn buffers(self) -> Vec<IndexBuffer<'static>> {
+        Vec::new()
+    }
+}
+
+macro_rules! index_tuples {
+    ($(($($i:ident $a:ident $n:tt),+))*) => {$(
+        impl<$($i: IndexElement),+> IndexTypes for ($($i,)+) {
+            const DTYPES: &'static [DType] = &[$($i::DTYPE),+];
+        }
+
+        impl<'a, $($i: IndexElement, $a: AsRef<[$i]> + ?Sized),+> IndexBuffers<'a, ($($i,)+)> for ($(&'a $a,)+) {
+            fn buffers(self) -> Vec<IndexBuffer<'a>> {
+                vec![$(IndexBuffer::of::<$i>(self.$n.as_ref())),+]
+            }
+        }
+    )*};
+}
+
+index_tuples! {
+    (I0 A0 0)
+    (I0 A0 0, I1 A1 1)
+    (I0 A0 0, I1 A1 1, I2 A2 2)
+    (I0 A0 0, I1 A1 1, I2 A2 2, I3 A3 3)
+}
+
+/// How a chain runs: one fused kernel, or its stages' kernels one after another.
+#[derive(Clone, Debug)]
+pub enum ChainKernel {
+    Fused(ChainKernelDesc),
+    Staged(Vec<StageKernel>),
+}
+
+/// A stage's own kernel, as the single op of that stage launches it (`None` for an empty
+/// stage output: no kernel).
+#[derive(Clone, Debug)]
+pub enum StageKernel {
+    Gather(Option<GatherKernelDesc>),
+    Slice(Option<SliceKernelDesc>),
+}
+
+impl StageKernel {
+    fn walk(&self) -> Option<&Walk> {
+        match self {
+            StageKernel::Gather(k) => k.as_ref().map(|k| &k.walk),
+            StageKernel::Slice(k) => k.as_ref().map(|k| &k.walk),
+        }
+    }
+
+    fn explained(&self) -> Option<crate::explain::Kernel<'_>> {
+        match self {
+            StageKernel::Gather(k) => k.as_ref().map(crate::explain::Kernel::Gather),
+            StageKernel::Slice(k) => k.as_ref().map(crate::explain::Kernel::Slice),
+        }
+    }
+}
+
+/// `None` for an empty result; the fused kernel where the chain lowers to one.
+fn chain_kernel(plan: &ChainPlan) -> Option<ChainKernel> {
+    match ChainKernelDesc::new(plan) {
+        Ok(None) => None,
+        Ok(Some(k)) => Some(ChainKernel::Fused(k)),
+        Err(()) => Some(ChainKernel::Staged(
+            plan.stages
+                .iter()
+                .map(|s| match s {
+                    StagePlan::Gather(g) => StageKernel::Gather(GatherKernelDesc::new(g)),
+                    StagePlan::Slice(s) => StageKernel::Slice(SliceKernelDesc::new(s)),
+                })
+                .collect(),
+        )),
+    }
+}
+
+/// A chain of gathers and slices checked stage by stage, run as one kernel where it fuses.
+/// `chain!` builds one at compile time; [`ChainOp::new`] (or `Chain`'s builder) at run time.
+/// `T` is the data's element type, `I` the tuple of the gathers' index types in stage order.
+pub struct ChainOp<T, I> {
+    desc: ChainDesc,
+    prepared: Cell<ChainPlan, ChainKernel>,
+    verified: Verified,
+    types: PhantomData<fn() -> (T, I)>,
+}
+
+impl<T, I> std::fmt::Debug for ChainOp<T, I> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ChainOp").field("desc", &self.desc).finish_non_exhaustive()
+    }
+}
+
+impl<T: Element, I: IndexTypes> ChainOp<T, I> {
+    /// Checks `desc` (every stage with the rules of its rule set) and the Rust types against it.
+    pub fn new(desc: ChainDesc) -> Result<Self, Error> {
+        check_type::<T>(Operand::Data, desc.data.dtype)?;
+        let declared: Vec<DType> = desc.gathers().map(|g| g.indices.dtype).collect();
+        if declared != I::DTYPES {
+            return Err(Error::IndexTypes { declared, used: I::DTYPES.to_vec() });
+        }
+        let op = Self::__from_checked(desc);
+        op.prepared()?;
+        Ok(op)
+    }
+
+    /// For `chain!` expansions: `desc` passed every rule at compile time, with these types.
+    #[doc(hidden)]
+    pub const fn __from_checked(desc: ChainDesc) -> Self {
+        ChainOp { desc, prepared: OnceLock::new(), verified: Verified::new(), types: PhantomData }
+    }
+
+    fn prepared(&self) -> Result<&Prepared<ChainPlan, ChainKernel>, Error> {
+        prepare(&self.prepared, || self.desc.plan(), chain_kernel)
+    }
+
+    pub fn desc(&self) -> &ChainDesc {
+        &self.desc
+    }
+
+    /// Every stage's validated plan, and the chain's data and output layouts.
+    pub fn plan(&self) -> Result<&ChainPlan, Error> {
+        Ok(&self.prepared()?.plan)
+    }
+
+    /// The output's shape, as `run` returns it.
+    pub fn output_shape(&self) -> Result<&[usize], Error> {
+        Ok(self.plan()?.output.sizes.as_slice())
+    }
+
+    /// How the chain runs (`None` for an empty output: no kernel).
+    pub fn kernel(&self) -> Result<Option<&ChainKernel>, Error> {
+        Ok(self.prepared()?.kernel.as_ref())
+    }
+
+    /// Whether the chain runs as one kernel. A chain runs stage by stage (intermediates on the
+    /// device) when an intermediate tensor is empty, or when its output rows are not whole
+    /// 32-bit words (1- and 2-byte elements in an odd innermost size).
+    pub fn is_fused(&self) -> Result<bool, Error> {
+        Ok(matches!(self.kernel()?, Some(ChainKernel::Fused(_))))
+    }
+
+    /// The generated source in `dialect`: one kernel for a fused chain, each stage's kernel
+    /// (headed `// stage k`) for a staged one; `None` for an empty output.
+    pub fn kernel_source(&self, dialect: crate::Dialect) -> Result<Option<String>, Error> {
+        use crate::explain::{source, Kernel};
+        let Some(kernel) = self.kernel()? else { return Ok(None) };
+        Ok(Some(match kernel {
+            ChainKernel::Fused(k) => match &k.walk {
+                Walk::Rows(w) => source(Kernel::Rows(w), dialect)?,
+                Walk::Slots(_) => unreachable!("a fused chain takes the row walk"),
+            },
+            ChainKernel::Staged(stages) => {
+                let mut all = String::new();
+                for (i, k) in stages.iter().enumerate() {
+                    all += &format!("// stage {}\n", i + 1);
+                    match k.explained() {
+                        Some(k) => all += &source(k, dialect)?,
+                        None => all += "// (empty output: no kernel)\n",
+                    }
+                }
+                all
+            }
+        }))
+    }
+
+    /// Runs on the default device (see [`Device::default_device`]). `indices` are the gathers'
+    /// index buffers in stage order, as a tuple: `()`, `(&ids,)`, `(&ids, &cols)`.
+    pub fn run<'a>(&self, data: &[T], indices: impl IndexBuffers<'a, I>) -> Result<Tensor<T>, Error> {
+        self.run_on(Device::default_device()?, data, indices)
+    }
+
+    pub fn run_on<'a>(
+        &self,
+        device: &Device,
+        data: &[T],
+        indices: impl IndexBuffers<'a, I>,
+    ) -> Result<Tensor<T>, Error> {
+        self.run_buffers(device, data, indices.buffers())
+    }
+
+    /// `run_on` with the index buffers' types erased (checked against the plan's).
+    pub(super) fn run_buffers(
+        &self,
+        device: &Device,
+        data: &[T],
+        indices: Vec<IndexBuffer<'_>>,
+    ) -> Result<Tensor<T>, Error> {
+        let p = self.prepared()?;
+        check_len(Operand::Data, &p.plan.data, data.len())?;
+        let count = gathers(&p.plan).count();
+        if indices.len() != count {
+            return Err(Error::IndexBufferCount { expected: count, given: indices.len() });
+        }
+        for ((stage, g), buffer) in gathers(&p.plan).zip(&indices) {
+            check_len(Operand::Indices, &g.indices, buffer.len).map_err(|e| in_stage(stage, e))?;
+        }
+        check_error_policies(&p.plan, |g| &indices[g])?;
+        let Some(kernel) = &p.kernel else {
+            return Ok(Tensor::from_bytes(&p.plan.output, &[]));
+        };
+        let data_words = self.buffer_bytes(Operand::Data)? / 4;
+        let bytes = with_client!(device, c => {
+            let (queued, out) = launch::on_device_thread(c, || {
+                let data = launch::upload(c, &T::bytes(data), data_words);
+                let index: Vec<Handle> = indices.iter().map(|b| launch::upload(c, &b.bytes, 0)).collect();
+                let out = output_buffer(c, &p.plan, kernel);
+                let queued = queue(c, kernel, &data, &index.iter().collect::<Vec<_>>(), &out);
+                (queued, out)
+            })?;
+            let (_, mut bytes) = launch::wait_all(c, queued, vec![out])?;
+            Ok::<_, Error>(bytes.remove(0))
+        })?;
+        Ok(Tensor::from_bytes(&p.plan.output, &bytes))
+    }
+
+    /// Bytes a device buffer needs for [`ChainOp::launch`]: `Operand::Data` or `Output` (for the
+    /// index buffers, see [`ChainOp::index_buffer_bytes`]; `Operand::Indices` here gives the
+    /// largest of them).
+    pub fn buffer_bytes(&self, tensor: Operand) -> Result<usize, Error> {
+        let p = self.prepared()?;
+        let elem = p.plan.data_type.size();
+        Ok(match (tensor, &p.kernel) {
+            (Operand::Indices, _) => gathers(&p.plan).map(|(_, g)| index_bytes(g)).max().unwrap_or(0),
+            (Operand::Output, Some(k)) => {
+                last_walk(k).map_or(word_bytes(&p.plan.output, elem), |w| w.out_words() as usize * 4)
+            }
+            (Operand::Output, None) => word_bytes(&p.plan.output, elem),
+            (_, Some(k)) => {
+                first_walk(k).map_or(word_bytes(&p.plan.data, elem), |w| w.src_words() as usize * 4)
+            }
+            (_, None) => word_bytes(&p.plan.data, elem),
+        })
+    }
+
+    /// Bytes the index buffer of the chain's `gather`-th gather (0-based, stage order) needs.
+    pub fn index_buffer_bytes(&self, gather: usize) -> Result<usize, Error> {
+        let p = self.prepared()?;
+        let count = gathers(&p.plan).count();
+        let (_, g) = gathers(&p.plan)
+            .nth(gather)
+            .ok_or(Error::IndexBufferCount { expected: count, given: gather + 1 })?;
+        Ok(index_bytes(g))
+    }
+
+    /// Launches on buffers already on the device (`client` must be the one that made them):
+    /// `data` laid out as the descriptor says and the gathers' index buffers in stage order,
+    /// each at least its `buffer_bytes` / `index_buffer_bytes` long. Under the `error` policy
+    /// the index buffers of those gathers are read back and checked before anything is queued
+    /// (so an index out of range is an `Err` naming its stage, and no kernel ran). A staged
+    /// chain allocates its intermediates on `client`.
+    pub fn launch<R: Runtime>(
+        &self,
+        client: &ComputeClient<R>,
+        data: &Handle,
+        indices: &[&Handle],
+        output: &Handle,
+    ) -> Result<(), Error> {
+        launch::exclusive(|| self.launch_locked(client, data, indices, output, false))
+    }
+
+    /// [`ChainOp::launch`] for a caller that holds stridex's device lock; waits for the kernels
+    /// when `wait` (or on the first launch on `R`). Depends on the plan only, not on `I` (the
+    /// test-support runs use it with erased types).
+    pub(super) fn launch_locked<R: Runtime>(
+        &self,
+        client: &ComputeClient<R>,
+        data: &Handle,
+        indices: &[&Handle],
+        output: &Handle,
+        wait: bool,
+    ) -> Result<(), Error> {
+        let p = self.prepared()?;
+        let count = gathers(&p.plan).count();
+        if indices.len() != count {
+            return Err(Error::IndexBufferCount { expected: count, given: indices.len() });
+        }
+        launch::check_handle(Operand::Data, data, self.buffer_bytes(Operand::Data)?)?;
+        for (g, (&(stage, _), h)) in gathers(&p.plan).collect::<Vec<_>>().iter().zip(indices).enumerate() {
+            launch::check_handle(Operand::Indices, h, self.index_buffer_bytes(g)?)
+                .map_err(|e| in_stage(stage, e))?;
+        }
+        launch::check_handle(Operand::Output, output, self.buffer_bytes(Operand::Output)?)?;
+        let Some(kernel) = &p.kernel else { return Ok(()) };
+        let checked: Vec<(usize, DType)> = gathers(&p.plan)
+            .enumerate()
+            .filter(|(_, (_, g))| g.out_of_range == OutOfRange::Error && !g.output.is_empty())
+            .map(|(i, (_, g))| (i, g.index_type.dtype()))
+            .collect();
+        if !checked.is_empty() {
+            let handles = checked.iter().map(|&(g, _)| indices[g].clone()).collect();
+            let bytes = launch::read_all(client, handles)?;
+            let read: Vec<IndexBuffer> =
+                checked.iter().zip(&bytes).map(|(&(_, t), b)| erased(t, b)).collect();
+            check_error_policies(&p.plan, |g| {
+                &read[checked.iter().position(|&(c, _)| c == g).expect("an error-policy gather")]
+            })?;
+        }
+        let queued = queue(client, kernel, data, indices, output);
+        if wait || !self.verified.seen::<R>() {
+            launch::wait_all(client, queued, vec![])?;
+            self.verified.confirm::<R>();
+        }
+        Ok(())
+    }
+}
+
+/// Bytes of a gather's index buffer.
+fn index_bytes(g: &GatherPlan) -> usize {
+    word_bytes(&g.indices, g.index_type.words() * 4)
+}
+
+/// A stage's error wrapped with the stage it belongs to.
+fn in_stage(stage: usize, error: Error) -> Error {
+    Error::InStage { stage, error: Box::new(error) }
+}
+
+/// The chain's gathers: their stage (1-based) and plan, in stage order.
+fn gathers(plan: &ChainPlan) -> impl Iterator<Item = (usize, &GatherPlan)> {
+    plan.stages.iter().enumerate().filter_map(|(i, s)| match s {
+        StagePlan::Gather(g) => Some((i + 1, g)),
+        StagePlan::Slice(_) => None,
+    })
+}
+
+/// Index bytes read back from a device, as a buffer of `dtype`.
+fn erased(dtype: DType, bytes: &[u8]) -> IndexBuffer<'_> {
+    fn value<I: IndexElement>(b: &[u8]) -> i128 {
+        I::from_bytes(b)[0].value()
+    }
+    let value: fn(&[u8]) -> i128 = match dtype {
+        DType::I32 => value::<i32>,
+        DType::U32 => value::<u32>,
+        DType::U64 => value::<u64>,
+        _ => value::<i64>,
+    };
+    IndexBuffer { bytes: Cow::Borrowed(bytes), len: bytes.len() / dtype.size(), width: dtype.size(), value }
+}
+
+impl<'a> IndexBuffer<'a> {
+    /// An index buffer of `dtype` as bytes (test support: chains with types chosen at run time).
+    #[cfg(feature = "test-support")]
+    pub(super) fn of_bytes(dtype: DType, bytes: &'a [u8]) -> IndexBuffer<'a> {
+        erased(dtype, bytes)
+    }
+}
+
+/// Running the stages one by one, the first `error`-policy gather (in stage order) that holds
+/// an index out of range fails the chain: the fused kernel reads only the indices the output
+/// needs, so every such gather's indices are checked here, in full, before any launch.
+fn check_error_policies<'s, 'b: 's>(
+    plan: &ChainPlan,
+    buffer: impl Fn(usize) -> &'s IndexBuffer<'b>,
+) -> Result<(), Error> {
+    for (g, (stage, p)) in gathers(plan).enumerate() {
+        // As the single op: a gather whose output is empty reads no index, so none can fail.
+        if p.out_of_range != OutOfRange::Error || p.output.is_empty() {
+            continue;
+        }
+        let b = buffer(g);
+        if let Some(e) = first_bad(p, &p.indices, |i| b.value(i)) {
+            return Err(in_stage(stage, e));
+        }
+    }
+    Ok(())
+}
+
+fn first_bad(plan: &GatherPlan, layout: &TensorLayout, value: impl Fn(usize) -> i128) -> Option<Error> {
+    let s = plan.axis_size as i128;
+    let mut c = vec![0; layout.rank()];
+    loop {
+        let v = value(layout.offset(&c));
+        if v < -s || v >= s {
+            return Some(Error::IndexOutOfRange { position: c, value: v, axis_size: plan.axis_size });
+        }
+        if !next_coords(&mut c, &layout.sizes) {
+            return None;
+        }
+    }
+}
+
+fn first_walk(k: &ChainKernel) -> Option<&Walk> {
+    match k {
+        ChainKernel::Fused(k) => Some(&k.walk),
+        ChainKernel::Staged(s) => s[0].walk(),
+    }
+}
+
+fn last_walk(k: &ChainKernel) -> Option<&Walk> {
+    match k {
+        ChainKernel::Fused(k) => Some(&k.walk),
+        ChainKernel::Staged(s) => s.last().and_then(StageKernel::walk),
+    }
+}
+
+fn output_buffer<R: Runtime>(client: &ComputeClient<R>, plan: &ChainPlan, kernel: &ChainKernel) -> Handle {
+    match last_walk(kernel) {
+        Some(w) => launch::output(client, w, has_gaps(&plan.output)),
+        None => launch::upload(client, &[], 1),
+    }
+}
+
+impl Queue for ChainKernelDesc {
+    fn walk(&self) -> &Walk {
+        &self.walk
+    }
+
+    fn queue<R: Runtime>(&self, client: &ComputeClient<R>, inputs: &[Handle], output: &Handle) -> Queued {
+        let indices: Vec<&Handle> = inputs[1..].iter().collect();
+        launch::fused(client, self, &inputs[0], &indices, output)
+    }
+}
+
+/// Queues `kernel` on checked buffers: one launch for a fused chain; for a staged one, each
+/// stage's kernel on the previous one's output, in intermediates sized for both the stage that
+/// writes them and the one that reads them (zeroed where a stage writes nothing).
+fn queue<R: Runtime>(
+    client: &ComputeClient<R>,
+    kernel: &ChainKernel,
+    data: &Handle,
+    indices: &[&Handle],
+    output: &Handle,
+) -> Vec<Queued> {
+    let stages = match kernel {
+        ChainKernel::Fused(k) => {
+            let mut inputs = vec![data.clone()];
+            inputs.extend(indices.iter().map(|&h| h.clone()));
+            return vec![k.queue(client, &inputs, output)];
+        }
+        ChainKernel::Staged(stages) => stages,
+    };
+    let mut queued = Vec::new();
+    let mut input = data.clone();
+    let mut index = indices.iter();
+    for (i, stage) in stages.iter().enumerate() {
+        let out = if i + 1 == stages.len() {
+            output.clone()
+        } else {
+            let written = stage.walk().map_or(0, Walk::out_words);
+            let read = stages[i + 1].walk().map_or(0, Walk::src_words);
+            let words = written.max(read).max(1) as usize;
+            match stage.walk() {
+                Some(_) => client.empty(words * 4),
+                None => launch::upload(client, &[], words),
+            }
+        };
+        match stage {
+            StageKernel::Gather(k) => {
+                let index = (*index.next().expect("one buffer per gather")).clone();
+                if let Some(k) = k {
+                    queued.push(k.queue(client, &[input, index], &out));
+                }
+            }
+            StageKernel::Slice(Some(k)) => queued.push(k.queue(client, &[input], &out)),
+            StageKernel::Slice(None) => {}
+        }
+        input = out;
+    }
+    queued
+}

@@ -1,0 +1,359 @@
+//! Chains on a real device: every chain's result equals its stages run one by one through the
+//! single ops (`GatherOp`, `SliceOp`), and the naive reference; the seeds' examples as
+//! one-stage chains; the typed front doors (`Chain` builder, index tuples, `launch`) and their
+//! errors. `PROPTEST_CASES` overrides the case count (300).
+
+#[macro_use]
+mod common;
+
+use common::chains::{self, ChainCase, StageRef, Staged};
+use common::generate::Rng;
+use common::reference as r;
+use proptest::prelude::*;
+use std::borrow::Cow;
+use stridex::core::{seeds, ChainDesc, GatherStage, StageDesc, TensorDecl};
+use stridex::{
+    Chain, ChainOp, DType, Device, Dialect, Element, Error, Gather, GatherDesc, GatherOp, IndexElement,
+    Operand, OutOfRange, Slice, SliceDesc, SliceOp, Tensor,
+};
+
+fn device() -> &'static Device {
+    Device::default_device().expect("a device (scripts/install-vulkan.sh installs lavapipe)")
+}
+
+/// What a chain gives: the output, or the stage and index of the first out-of-range index.
+#[derive(Debug, PartialEq)]
+enum Result_<T> {
+    Ok(Vec<usize>, Vec<u8>, std::marker::PhantomData<T>),
+    Err(usize, Vec<usize>, i128),
+}
+
+fn outcome<T: Element>(
+    r: Result<Tensor<T>, Error>,
+    context: &dyn Fn() -> String,
+) -> Result<Result_<T>, String> {
+    match r {
+        Ok(y) => Ok(Result_::Ok(y.shape().to_vec(), T::bytes(y.data()).into_owned(), Default::default())),
+        Err(Error::InStage { stage, error }) => match *error {
+            Error::IndexOutOfRange { position, value, .. } => Ok(Result_::Err(stage, position, value)),
+            e => Err(format!("unexpected error in stage {stage}: {e}\n{}", context())),
+        },
+        Err(e) => Err(format!("unexpected error: {e}\n{}", context())),
+    }
+}
+
+/// Runs one gather stage through `GatherOp<T, I>`.
+fn gather_stage<T: Element, I: IndexElement + TryFrom<i128>>(
+    desc: GatherDesc,
+    data: &[T],
+    values: &[i128],
+) -> Result<Tensor<T>, Error> {
+    let indices: Vec<I> = values.iter().map(|&v| I::try_from(v).ok().expect("index fits its type")).collect();
+    GatherOp::<T, I>::new(desc)?.run_on(device(), data, &indices)
+}
+
+/// The chain's stages one by one through the single ops, each on the previous one's output.
+fn run_staged<T: Element>(case: &ChainCase, data: &[T]) -> Result<Tensor<T>, Error> {
+    let mut input: TensorDecl = case.desc.data;
+    let mut values: Vec<T> = data.to_vec();
+    let mut result = None;
+    for (i, (stage, reference)) in case.desc.stages.iter().zip(&case.stages).enumerate() {
+        let y = match (*stage, reference) {
+            (StageDesc::Gather(g), StageRef::Gather { indices, .. }) => {
+                let desc = GatherDesc {
+                    rules: g.rules,
+                    data: input,
+                    indices: g.indices,
+                    axis: g.axis,
+                    batch_dims: g.batch_dims,
+                    index_dims: g.index_dims,
+                    out_of_range: g.out_of_range,
+                    output: None,
+                };
+                match g.indices.dtype {
+                    DType::I32 => gather_stage::<T, i32>(desc, &values, indices),
+                    DType::I64 => gather_stage::<T, i64>(desc, &values, indices),
+                    DType::U32 => gather_stage::<T, u32>(desc, &values, indices),
+                    _ => gather_stage::<T, u64>(desc, &values, indices),
+                }
+            }
+            (StageDesc::Slice(window), _) => {
+                SliceOp::<T>::new(SliceDesc { input, window, output: None })?.run_on(device(), &values)
+            }
+            _ => unreachable!("the case's stages follow its descriptor"),
+        }
+        .map_err(|e| Error::InStage { stage: i + 1, error: Box::new(e) })?;
+        input = TensorDecl::packed(T::DTYPE, stridex::core::Dims::of(y.shape()));
+        values = y.data().to_vec();
+        result = Some(y);
+    }
+    Ok(result.expect("a chain has a stage"))
+}
+
+/// Checks one random chain; whether it ran fused.
+fn check_chain_case(mut rng: Rng) -> Result<bool, String> {
+    let case = chains::chain_case(&mut rng, &DType::ALL);
+    with_data_type!(case.dtype, check_chain(&case, &mut rng))
+}
+
+fn check_chain<T: Element>(case: &ChainCase, rng: &mut Rng) -> Result<bool, String> {
+    let data = T::from_bytes(&rng.bytes(r::min_len(&case.data_sizes, &case.data_strides) * T::DTYPE.size()));
+    // The index types are drawn at run time, so the op is used through its erased entry (the
+    // typed tuples are tested below); `new` would check `()` against the gathers' types.
+    let op = ChainOp::<T, ()>::__from_checked(case.desc.clone());
+    let context = || format!("{:?}\nkernel: {:?}", case.desc, op.kernel());
+    let guarded = rng.chance(50);
+    let got = outcome(op.__run_erased(device(), &data, &case.index_bytes(), guarded), &context)?;
+    let staged = outcome(run_staged(case, &data), &context)?;
+    if got != staged {
+        return Err(format!("chain {got:?}\nstages one by one {staged:?}\n{}", context()));
+    }
+    let reference = match case.staged(&data) {
+        Staged::Ok { shape, buffer } => {
+            Result_::Ok(shape, T::bytes(&buffer).into_owned(), Default::default())
+        }
+        Staged::Err { stage, position, value } => Result_::Err(stage, position, value),
+    };
+    if got != reference {
+        return Err(format!("chain {got:?}\nreference {reference:?}\n{}", context()));
+    }
+    Ok(op.is_fused().unwrap())
+}
+
+fn cases(default: u32) -> u32 {
+    std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(300), failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// Random chains of 2 to 4 stages: gathers under every rule set, index type and policy
+    /// (hostile indices included), SLICE1 windows and ONNX slices, on strided data of every
+    /// dtype; half of them through `launch` on buffers between guard regions.
+    #[test]
+    fn chains_match_their_stages_run_one_by_one(
+        (choices, seed) in (prop::collection::vec(any::<u64>(), 0..256), any::<u64>())
+    ) {
+        check_chain_case(Rng::from_choices(choices, seed)).map_err(TestCaseError::fail)?;
+    }
+}
+
+#[test]
+fn most_random_chains_fuse() {
+    let mut fused = 0;
+    for seed in 0..100 {
+        fused += usize::from(check_chain_case(Rng::new(seed)).unwrap());
+    }
+    // The others: 1- and 2-byte elements in rows that are not whole words, an empty
+    // intermediate, or an empty output.
+    assert!(fused >= 30, "only {fused} of 100 chains fused");
+}
+
+// The seeds' examples as one-stage chains, through the typed front door.
+
+#[test]
+fn gather_seeds_as_one_stage_chains() {
+    for seed in seeds::GATHERS {
+        let desc = seed.desc(DType::F32, DType::I64);
+        let chain = ChainDesc {
+            data: desc.data,
+            stages: Cow::Owned(vec![StageDesc::Gather(GatherStage {
+                rules: desc.rules,
+                indices: desc.indices,
+                axis: desc.axis,
+                batch_dims: desc.batch_dims,
+                index_dims: desc.index_dims,
+                out_of_range: None,
+            })]),
+            output: None,
+        };
+        let op = ChainOp::<f32, (i64,)>::new(chain).unwrap_or_else(|e| panic!("{}: {e}", seed.name));
+        let data: Vec<f32> = seed.data.iter().map(|&v| v as f32).collect();
+        let y = op.run(&data, (seed.indices,)).unwrap_or_else(|e| panic!("{}: {e}", seed.name));
+        assert_eq!(y.shape(), seed.out_sizes, "{}", seed.name);
+        let out: Vec<f32> = seed.out.iter().map(|&v| v as f32).collect();
+        assert_eq!(y.data(), out.as_slice(), "{}", seed.name);
+        assert!(op.is_fused().unwrap() || out.is_empty(), "{}: f32 rows fuse", seed.name);
+    }
+}
+
+#[test]
+fn slice_seeds_as_one_stage_chains() {
+    for seed in seeds::SLICES {
+        let desc = seed.desc(DType::F32);
+        let chain = ChainDesc {
+            data: desc.input,
+            stages: Cow::Owned(vec![StageDesc::Slice(desc.window)]),
+            output: None,
+        };
+        let op = ChainOp::<f32, ()>::new(chain).unwrap_or_else(|e| panic!("{}: {e}", seed.name));
+        let input: Vec<f32> = seed.input.iter().map(|&v| v as f32).collect();
+        let y = op.run(&input, ()).unwrap_or_else(|e| panic!("{}: {e}", seed.name));
+        assert_eq!(y.shape(), seed.out_sizes, "{}", seed.name);
+        let out: Vec<f32> = seed.out.iter().map(|&v| v as f32).collect();
+        assert_eq!(y.data(), out.as_slice(), "{}", seed.name);
+    }
+}
+
+// The issue's chain, scaled down: token ids -> embedding rows -> the last position -> every
+// other column, reversed -> 4 columns per batch row (OpenVINO batch_dims).
+
+fn example() -> Chain<f32, (i64, i32)> {
+    Chain::data::<f32>(&[100, 16])
+        .gather(Gather::onnx().indices::<i64>(&[8, 12]).axis(0))
+        .slice(Slice::onnx().starts_ends(&[-1], &[12]).axes(&[1]))
+        .slice(Slice::directml().window(&[0, 0, 0], &[8, 1, 16], &[1, 1, -2]))
+        .gather(Gather::openvino().indices::<i32>(&[8, 4]).axis(2).batch_dims(1))
+}
+
+fn example_inputs() -> (Vec<f32>, Vec<i64>, Vec<i32>) {
+    let table: Vec<f32> = (0..1600).map(|v| v as f32).collect();
+    let ids: Vec<i64> = (0..96).map(|i| (i * 37 + 5) % 100).collect();
+    let cols: Vec<i32> = (0..32).map(|i| (i * 3) % 8).collect();
+    (table, ids, cols)
+}
+
+/// The example's result written straight from the stages' definitions.
+fn example_expected(table: &[f32], ids: &[i64], cols: &[i32]) -> Vec<f32> {
+    let mut out = Vec::new();
+    for b in 0..8 {
+        let row = ids[b * 12 + 11] as usize; // the last position
+        for k in 0..4 {
+            let j = cols[b * 4 + k] as usize; // column j of the reversed, every-other view
+            out.push(table[row * 16 + 15 - 2 * j]);
+        }
+    }
+    out
+}
+
+#[test]
+fn the_issue_chain_runs_as_one_kernel() {
+    let op = example().build().unwrap();
+    assert_eq!(op.output_shape().unwrap(), [8, 1, 4]);
+    assert!(op.is_fused().unwrap());
+    let (table, ids, cols) = example_inputs();
+    let y = op.run(&table, (&ids, &cols)).unwrap();
+    assert_eq!(y.shape(), [8, 1, 4]);
+    assert_eq!(y.data(), example_expected(&table, &ids, &cols).as_slice());
+    // One kernel for the whole chain: one entry point, two index buffers bound.
+    let wgsl = op.kernel_source(Dialect::Wgsl).unwrap().unwrap();
+    assert_eq!(wgsl.matches("@compute").count(), 1, "{wgsl}");
+}
+
+#[test]
+fn launch_on_device_buffers() {
+    use stridex::cubecl::Runtime;
+    match device().backend() {
+        stridex::Backend::Wgpu => {
+            use stridex::cubecl::wgpu::{WgpuDevice, WgpuRuntime};
+            launch_on::<WgpuRuntime>(&WgpuRuntime::client(&WgpuDevice::DefaultDevice));
+        }
+        #[cfg(feature = "cuda")]
+        stridex::Backend::Cuda => {
+            use stridex::cubecl::cuda::{CudaDevice, CudaRuntime};
+            launch_on::<CudaRuntime>(&CudaRuntime::client(&CudaDevice::new(0)));
+        }
+        other => panic!("launch_on_device_buffers has no client for {other:?}"),
+    }
+}
+
+fn launch_on<R: stridex::cubecl::Runtime>(client: &stridex::cubecl::client::ComputeClient<R>) {
+    use stridex::buffers;
+    let op = example().build().unwrap();
+    let (table, mut ids, cols) = example_inputs();
+    let data = buffers::upload(client, &table, op.buffer_bytes(Operand::Data).unwrap());
+    let i1 = buffers::upload(client, &cols, op.index_buffer_bytes(1).unwrap());
+    let out = client.empty(op.buffer_bytes(Operand::Output).unwrap());
+    let i0 = buffers::upload(client, &ids, op.index_buffer_bytes(0).unwrap());
+    op.launch(client, &data, &[&i0, &i1], &out).unwrap();
+    let y: Vec<f32> = buffers::read(client, &out, 32).unwrap();
+    assert_eq!(y, example_expected(&table, &ids, &cols));
+    assert_eq!(
+        op.launch(client, &data, &[&i0], &out).unwrap_err(),
+        Error::IndexBufferCount { expected: 2, given: 1 }
+    );
+    let short = client.empty(op.index_buffer_bytes(1).unwrap() - 4);
+    assert!(matches!(op.launch(client, &data, &[&i0, &short], &out), Err(Error::InStage { stage: 4, .. })));
+    // Under `error`, the index buffers are read back and checked before any launch.
+    ids[95] = -101;
+    let bad = buffers::upload(client, &ids, op.index_buffer_bytes(0).unwrap());
+    assert_eq!(
+        op.launch(client, &data, &[&bad, &i1], &out).unwrap_err(),
+        Error::InStage {
+            stage: 1,
+            error: Box::new(Error::IndexOutOfRange { position: vec![7, 11], value: -101, axis_size: 100 })
+        }
+    );
+}
+
+#[test]
+fn errors_name_their_stage() {
+    let (table, mut ids, cols) = example_inputs();
+    let op = example().build().unwrap();
+    // A short index buffer of the second gather (stage 4).
+    match op.run(&table, (&ids, &cols[..31])) {
+        Err(Error::InStage { stage: 4, error }) => {
+            assert!(matches!(
+                *error,
+                Error::BufferTooShort { tensor: Operand::Indices, needed: 32, given: 31 }
+            ))
+        }
+        other => panic!("{other:?}"),
+    }
+    // ONNX's default policy is `error`: an id out of range fails stage 1, and names it.
+    ids[13] = 100;
+    let e = op.run(&table, (&ids, &cols)).unwrap_err();
+    assert_eq!(
+        e,
+        Error::InStage {
+            stage: 1,
+            error: Box::new(Error::IndexOutOfRange { position: vec![1, 1], value: 100, axis_size: 100 })
+        }
+    );
+    assert_eq!(
+        e.to_string(),
+        "stage 1: index out of range: indices[1, 1] = 100 is outside [-100, 99] (out_of_range: error)"
+    );
+    // Under `zero` the same chain runs, and the id's row reads as zeros (it is not the last
+    // position here, so the output is unchanged).
+    let op = Chain::data::<f32>(&[100, 16])
+        .gather(Gather::onnx().indices::<i64>(&[8, 12]).axis(0).out_of_range(OutOfRange::Zero))
+        .slice(Slice::onnx().starts_ends(&[-1], &[12]).axes(&[1]))
+        .build()
+        .unwrap();
+    assert_eq!(op.run(&table, (&ids,)).unwrap().shape(), [8, 1, 16]);
+    // The op's index types must be the descriptor's.
+    let desc = example().desc().unwrap();
+    assert!(matches!(ChainOp::<f32, (i64, i64)>::new(desc), Err(Error::IndexTypes { .. })));
+    // A stage builder that gives an output is refused, naming the stage.
+    let e = Chain::data::<f32>(&[4, 4])
+        .slice(Slice::onnx().starts_ends(&[0], &[2]).output(&[2, 4], None))
+        .build();
+    assert!(matches!(e, Err(Error::InStage { stage: 1, .. })), "{e:?}");
+    // A stage that breaks its rules on the shape it receives names the stage and the shape.
+    let e = Chain::data::<f32>(&[4, 4])
+        .slice(Slice::onnx().starts_ends(&[0], &[2]))
+        .gather(Gather::onnx().indices::<i32>(&[3]).axis(2))
+        .build()
+        .err()
+        .unwrap();
+    assert!(e.to_string().starts_with("stage 2 (gather), on its input of shape [2, 4]: "), "{e}");
+}
+
+/// 1- and 2-byte elements whose rows are not whole 32-bit words run stage by stage; the result
+/// is the same.
+#[test]
+fn unaligned_chains_run_stage_by_stage() {
+    let op = Chain::data::<u8>(&[5, 3])
+        .gather(Gather::onnx().indices::<i32>(&[2]).axis(0))
+        .slice(Slice::onnx().starts_ends(&[-1], &[-4]).axes(&[1]).steps(&[-1]))
+        .build()
+        .unwrap();
+    assert!(!op.is_fused().unwrap());
+    let data: Vec<u8> = (0..15).collect();
+    let y = op.run(&data, (&[4, 1],)).unwrap();
+    assert_eq!(y.shape(), [2, 3]);
+    assert_eq!(y.data(), [14, 13, 12, 5, 4, 3]);
+    let source = op.kernel_source(Dialect::Wgsl).unwrap().unwrap();
+    assert!(source.contains("// stage 1") && source.contains("// stage 2"));
+}
