@@ -8,7 +8,7 @@ pub use stridex_core::{
     ChainDesc, ChainPlan, DType, GatherDesc, GatherPlan, GatherRules, IndexType, Operand, OutOfRange,
     RuleError, RuleSet, SliceDesc, SliceForm, SlicePlan,
 };
-pub use stridex_macros::{gather, slice};
+pub use stridex_macros::{chain, gather, slice};
 
 /// Re-exported so expansions and users name the same `f16`/`bf16`.
 pub use half;
@@ -19,8 +19,9 @@ pub use stridex_core as core;
 /// Paths used by macro expansions; not a stable API.
 #[doc(hidden)]
 pub mod __private {
+    pub use std::borrow::Cow;
     pub use stridex_core::{
-        DType, Dims, GatherDesc, GatherRules, OutOfRange, OutputDecl, SignedDims, SliceDesc, SliceWindow,
-        TensorDecl,
+        ChainDesc, DType, Dims, GatherDesc, GatherRules, GatherStage, OutOfRange, OutputDecl, SignedDims,
+        SliceDesc, SliceWindow, StageDesc, TensorDecl,
     };
 }

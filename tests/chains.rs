@@ -357,3 +357,45 @@ fn unaligned_chains_run_stage_by_stage() {
     let source = op.kernel_source(Dialect::Wgsl).unwrap().unwrap();
     assert!(source.contains("// stage 1") && source.contains("// stage 2"));
 }
+
+// `chain!`: the same chain written as the macro takes it, as an expression and as an item.
+
+stridex::chain! {
+    static LAST_TOKEN_COLUMNS;
+    data: f32[100, 16],
+    gather { indices: i64[8, 12], axis: 0 },
+    slice { rules: onnx, starts: [-1], ends: [12], axes: [1] },
+    slice { offsets: [0, 0, 0], sizes: [8, 1, 16], strides: [1, 1, -2] },
+    gather { rules: openvino, indices: i32[8, 4], axis: 2, batch_dims: 1 },
+}
+
+#[test]
+fn the_macro_plans_as_the_builder_does() {
+    let op = stridex::chain! {
+        data: f32[100, 16],
+        gather { indices: i64[8, 12], axis: 0 },
+        slice { rules: onnx, starts: [-1], ends: [12], axes: [1] },
+        slice { offsets: [0, 0, 0], sizes: [8, 1, 16], strides: [1, 1, -2] },
+        gather { rules: openvino, indices: i32[8, 4], axis: 2, batch_dims: 1 },
+        output: [8, 1, 4],
+    };
+    let built = example().build().unwrap();
+    assert_eq!(op.plan().unwrap(), built.plan().unwrap());
+    assert_eq!(LAST_TOKEN_COLUMNS.plan().unwrap(), built.plan().unwrap());
+    let (table, ids, cols) = example_inputs();
+    let expected = example_expected(&table, &ids, &cols);
+    assert_eq!(op.run(&table, (&ids, &cols)).unwrap().data(), expected.as_slice());
+    assert_eq!(LAST_TOKEN_COLUMNS.run(&table, (&ids, &cols)).unwrap().data(), expected.as_slice());
+    // No gather: `()`; a padded output.
+    let flip = stridex::chain! {
+        data: u8[2, 3, 4, 4],
+        slice { rules: onnx, starts: [-1], ends: [-5], axes: [3], steps: [-1] },
+        slice { offsets: [0, 0, 0, 0], sizes: [2, 3, 4, 4], strides: [1, -1, 2, 2] },
+        output: [2, 3, 2, 2] strides [16, 4, 2, 1],
+    };
+    let image: Vec<u8> = (0..96).collect();
+    let y = flip.run(&image, ()).unwrap();
+    assert_eq!(y.shape(), [2, 3, 2, 2]);
+    assert_eq!(y.get(&[0, 0, 0, 0]), Some(image[2 * 16 + 3]));
+    assert_eq!(y.get(&[1, 2, 1, 1]), Some(image[48 + 2 * 4 + 1]));
+}

@@ -6,5 +6,6 @@ fn ui() {
     let t = trybuild::TestCases::new();
     t.compile_fail("ui-tests/gather/*.rs");
     t.compile_fail("ui-tests/slice/*.rs");
+    t.compile_fail("ui-tests/chain/*.rs");
     t.pass("ui-tests/pass/*.rs");
 }

@@ -4,19 +4,15 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 use stridex_core::{
-    DType, Dims, GatherDesc, GatherRules, OutOfRange, OutputDecl, SignedDims, SliceDesc, SliceWindow,
-    TensorDecl,
+    ChainDesc, DType, Dims, GatherDesc, GatherRules, OutOfRange, OutputDecl, SignedDims, SliceDesc,
+    SliceWindow, StageDesc, TensorDecl,
 };
-use stridex_syntax::{GatherInput, ItemHead, SliceInput};
+use stridex_syntax::{ChainInput, GatherInput, ItemHead, SliceInput};
 
 pub fn gather(input: &GatherInput, desc: &GatherDesc) -> TokenStream {
     let t = rust_type(desc.data.dtype);
     let i = rust_type(desc.indices.dtype);
-    let rules = match desc.rules {
-        GatherRules::Onnx => quote!(Onnx),
-        GatherRules::OpenVino => quote!(OpenVino),
-        GatherRules::DirectMl => quote!(DirectMl),
-    };
+    let rules = gather_rules(desc.rules);
     let data = tensor_decl(&desc.data);
     let indices = tensor_decl(&desc.indices);
     let axis = desc.axis;
@@ -26,7 +22,7 @@ pub fn gather(input: &GatherInput, desc: &GatherDesc) -> TokenStream {
     let output = option(desc.output.as_ref().map(output_decl));
     let value = quote! {
         ::stridex::GatherOp::<#t, #i>::__from_checked(::stridex::__private::GatherDesc {
-            rules: ::stridex::__private::GatherRules::#rules,
+            rules: #rules,
             data: #data,
             indices: #indices,
             axis: #axis,
@@ -42,18 +38,7 @@ pub fn gather(input: &GatherInput, desc: &GatherDesc) -> TokenStream {
 pub fn slice(input: &SliceInput, desc: &SliceDesc) -> TokenStream {
     let t = rust_type(desc.input.dtype);
     let tensor = tensor_decl(&desc.input);
-    let window = match desc.window {
-        SliceWindow::DirectMl { offsets, sizes, strides } => {
-            let (o, s, st) = (dims(&offsets), dims(&sizes), signed(&strides));
-            quote!(::stridex::__private::SliceWindow::DirectMl { offsets: #o, sizes: #s, strides: #st })
-        }
-        SliceWindow::Onnx { starts, ends, axes, steps } => {
-            let (s, e) = (signed(&starts), signed(&ends));
-            let a = option(axes.as_ref().map(signed));
-            let st = option(steps.as_ref().map(signed));
-            quote!(::stridex::__private::SliceWindow::Onnx { starts: #s, ends: #e, axes: #a, steps: #st })
-        }
-    };
+    let window = slice_window(&desc.window);
     let output = option(desc.output.as_ref().map(output_decl));
     let value = quote! {
         ::stridex::SliceOp::<#t>::__from_checked(::stridex::__private::SliceDesc {
@@ -63,6 +48,70 @@ pub fn slice(input: &SliceInput, desc: &SliceDesc) -> TokenStream {
         })
     };
     item_or_expr(&input.item, quote!(::stridex::SliceOp<#t>), value)
+}
+
+pub fn chain(input: &ChainInput, desc: &ChainDesc) -> TokenStream {
+    let t = rust_type(desc.data.dtype);
+    let index_types: Vec<TokenStream> = desc.gathers().map(|g| rust_type(g.indices.dtype)).collect();
+    let data = tensor_decl(&desc.data);
+    let stages = desc.stages.iter().map(|stage| match stage {
+        StageDesc::Gather(g) => {
+            let rules = gather_rules(g.rules);
+            let indices = tensor_decl(&g.indices);
+            let axis = g.axis;
+            let batch_dims = option(g.batch_dims.map(|b| quote!(#b)));
+            let index_dims = option(g.index_dims.map(|k| quote!(#k)));
+            let out_of_range = option(g.out_of_range.map(policy));
+            quote!(::stridex::__private::StageDesc::Gather(::stridex::__private::GatherStage {
+                rules: #rules,
+                indices: #indices,
+                axis: #axis,
+                batch_dims: #batch_dims,
+                index_dims: #index_dims,
+                out_of_range: #out_of_range,
+            }))
+        }
+        StageDesc::Slice(w) => {
+            let window = slice_window(w);
+            quote!(::stridex::__private::StageDesc::Slice(#window))
+        }
+    });
+    let output = option(desc.output.as_ref().map(output_decl));
+    let ty = quote!(::stridex::ChainOp<#t, (#(#index_types,)*)>);
+    // The stages live in a `const`, so the descriptor borrows them for 'static in an expression
+    // as in a `static` item.
+    let value = quote! {{
+        const STAGES: &[::stridex::__private::StageDesc] = &[#(#stages),*];
+        <#ty>::__from_checked(::stridex::__private::ChainDesc {
+            data: #data,
+            stages: ::stridex::__private::Cow::Borrowed(STAGES),
+            output: #output,
+        })
+    }};
+    item_or_expr(&input.item, ty, value)
+}
+
+fn gather_rules(rules: GatherRules) -> TokenStream {
+    match rules {
+        GatherRules::Onnx => quote!(::stridex::__private::GatherRules::Onnx),
+        GatherRules::OpenVino => quote!(::stridex::__private::GatherRules::OpenVino),
+        GatherRules::DirectMl => quote!(::stridex::__private::GatherRules::DirectMl),
+    }
+}
+
+fn slice_window(window: &SliceWindow) -> TokenStream {
+    match window {
+        SliceWindow::DirectMl { offsets, sizes, strides } => {
+            let (o, s, st) = (dims(offsets), dims(sizes), signed(strides));
+            quote!(::stridex::__private::SliceWindow::DirectMl { offsets: #o, sizes: #s, strides: #st })
+        }
+        SliceWindow::Onnx { starts, ends, axes, steps } => {
+            let (s, e) = (signed(starts), signed(ends));
+            let a = option(axes.as_ref().map(signed));
+            let st = option(steps.as_ref().map(signed));
+            quote!(::stridex::__private::SliceWindow::Onnx { starts: #s, ends: #e, axes: #a, steps: #st })
+        }
+    }
 }
 
 /// `static NAME: Type = value;` for the item form, else the value as an expression.

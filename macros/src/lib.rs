@@ -1,4 +1,4 @@
-//! `gather!` and `slice!`: a thin wrapper of `stridex-syntax`, the descriptor front end
+//! `gather!`, `slice!` and `chain!`: a thin wrapper of `stridex-syntax`, the descriptor front end
 //! (tokens to a typed input, collecting every independent mistake, then the rules of
 //! `stridex-core`), and [`expand`], which writes a `GatherOp`/`SliceOp` whose kernel is
 //! specialized on the validated constants.
@@ -64,6 +64,42 @@ pub fn slice(input: TokenStream) -> TokenStream {
     let item = is_item(&input);
     match stridex_syntax::slice(input) {
         Ok((input, desc)) => expand::slice(&input, &desc),
+        Err(err) => errors(err, item),
+    }
+    .into()
+}
+
+/// A chain of gathers and slices, every stage checked at compile time on the shape it
+/// receives, and fused into one kernel (no intermediate is written).
+///
+/// ```text
+/// let op = stridex::chain! {
+///     data: f32[32000, 4096],
+///     gather { indices: i64[8, 128], axis: 0 },                           // -> [8, 128, 4096]
+///     slice { rules: onnx, starts: [-1], ends: [128], axes: [1] },        // -> [8, 1, 4096]
+///     slice { offsets: [0, 0, 0], sizes: [8, 1, 4096], strides: [1, 1, -2] },  // -> [8, 1, 2048]
+///     gather { rules: openvino, indices: i32[8, 16], axis: 2, batch_dims: 1 },  // -> [8, 1, 16]
+/// };
+/// let y = op.run(&table, (&ids, &cols))?;   // a stridex::ChainOp<f32, (i64, i32)>
+/// ```
+///
+/// | entry | value |
+/// | --- | --- |
+/// | `data` | first: `T[sizes]`, strides allowed, as `gather!`'s `data` |
+/// | `gather { .. }` | the keys of `gather!` but `data` and `output`; the same defaults |
+/// | `slice { .. }` | the keys of `slice!` but `input` and `output`; the same defaults |
+/// | `output` | optional, last: the result's `[sizes]` with `strides [..]`, as `gather!`'s |
+///
+/// 1 to 8 stages, at most 4 of them gathers. A stage's input is the previous stage's output
+/// (packed); a broken rule is reported on the stage's token and names the stage (`stage 3
+/// (slice)`) and the shape it received. `run` takes the gathers' index buffers as a tuple in
+/// stage order (`()` for none, `(&ids,)` for one). `static NAME;` first gives the item form.
+#[proc_macro]
+pub fn chain(input: TokenStream) -> TokenStream {
+    let input = proc_macro2::TokenStream::from(input);
+    let item = is_item(&input);
+    match stridex_syntax::chain(input) {
+        Ok((input, desc)) => expand::chain(&input, &desc),
         Err(err) => errors(err, item),
     }
     .into()

@@ -342,7 +342,6 @@ impl<T: Element, I: IndexTypes> ChainOp<T, I> {
                 .map_err(|e| in_stage(stage, e))?;
         }
         launch::check_handle(Operand::Output, output, self.buffer_bytes(Operand::Output)?)?;
-        let Some(kernel) = &p.kernel else { return Ok(()) };
         let checked: Vec<(usize, DType)> = gathers(&p.plan)
             .enumerate()
             .filter(|(_, (_, g))| g.out_of_range == OutOfRange::Error && !g.output.is_empty())
@@ -357,6 +356,8 @@ impl<T: Element, I: IndexTypes> ChainOp<T, I> {
                 &read[checked.iter().position(|&(c, _)| c == g).expect("an error-policy gather")]
             })?;
         }
+        // An empty result launches nothing (its error-policy indices were still checked).
+        let Some(kernel) = &p.kernel else { return Ok(()) };
         let queued = queue(client, kernel, data, indices, output);
         if wait || !self.verified.seen::<R>() {
             launch::wait_all(client, queued, vec![])?;

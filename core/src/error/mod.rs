@@ -80,6 +80,16 @@ pub enum Location {
     Chain,
 }
 
+impl Location {
+    /// The tensor the location lies in, if any.
+    pub fn operand(self) -> Option<Operand> {
+        match self {
+            Location::DType(t) | Location::Shape(t) | Location::Size(t, _) | Location::Strides(t) => Some(t),
+            _ => None,
+        }
+    }
+}
+
 /// A descriptor that breaks a rule of SPEC.md.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RuleError {

@@ -1,4 +1,4 @@
-//! The descriptor front end of stridex: the key language of `gather!` and `slice!` (tokens to a
+//! The descriptor front end of stridex: the key language of `gather!`, `slice!` and `chain!` (tokens to a
 //! typed, spanned input, then to a descriptor that passed every rule of `stridex-core`), as a
 //! plain library. The proc-macro crate wraps it thinly; tools (the `explain` example) and other
 //! front ends use it as a normal dependency, so text means exactly what the macros read.
@@ -11,9 +11,9 @@ pub mod ctxt;
 pub mod parse;
 pub mod validate;
 
-pub use parse::{GatherInput, ItemHead, SliceInput};
+pub use parse::{ChainInput, GatherInput, ItemHead, SliceInput, StageInput};
 use proc_macro2::TokenStream;
-use stridex_core::{GatherDesc, SliceDesc};
+use stridex_core::{ChainDesc, GatherDesc, SliceDesc};
 
 /// The keys of a `gather!` (the tokens between its braces), parsed and checked.
 pub fn gather(tokens: TokenStream) -> syn::Result<(GatherInput, GatherDesc)> {
@@ -27,6 +27,19 @@ pub fn slice(tokens: TokenStream) -> syn::Result<(SliceInput, SliceDesc)> {
     let input: SliceInput = syn::parse2(tokens)?;
     let desc = validate::slice(&input)?;
     Ok((input, desc))
+}
+
+/// The entries of a `chain!`, parsed and checked stage by stage.
+pub fn chain(tokens: TokenStream) -> syn::Result<(ChainInput, ChainDesc)> {
+    let input: ChainInput = syn::parse2(tokens)?;
+    let desc = validate::chain(&input)?;
+    Ok((input, desc))
+}
+
+/// [`chain`] on text: `"data: f32[100, 16], gather { indices: i64[4] }, slice { .. }"`.
+pub fn chain_str(text: &str) -> Result<ChainDesc, String> {
+    let tokens: TokenStream = text.parse().map_err(|e| format!("{e}"))?;
+    chain(tokens).map(|(_, desc)| desc).map_err(messages)
 }
 
 /// [`gather`] on text: `"rules: onnx, data: f32[3, 2], indices: i64[2]"`. Every error message,

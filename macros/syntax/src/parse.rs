@@ -75,6 +75,30 @@ pub struct SliceInput {
     pub output: Option<TensorArg>,
 }
 
+/// `chain! { data: .., gather { .. }, slice { .. }, .., output: .. }`.
+pub struct ChainInput {
+    pub item: Option<ItemHead>,
+    pub data: TensorArg,
+    pub stages: Vec<StageInput>,
+    pub output: Option<TensorArg>,
+}
+
+/// A stage: its keyword (`gather`, `slice`) and its keys. The stage's input, which the keys do
+/// not give, is the chain's `data` for the first stage and, for the others, stands on the
+/// keyword (so a rule about it points there).
+pub enum StageInput {
+    Gather { keyword: Ident, input: GatherInput },
+    Slice { keyword: Ident, input: SliceInput },
+}
+
+impl StageInput {
+    pub fn keyword(&self) -> &Ident {
+        match self {
+            StageInput::Gather { keyword, .. } | StageInput::Slice { keyword, .. } => keyword,
+        }
+    }
+}
+
 impl SliceInput {
     pub fn form(&self) -> SliceForm {
         self.rules.as_ref().map_or(SliceForm::DirectMl, |r| r.1)
@@ -84,111 +108,226 @@ impl SliceInput {
 impl Parse for GatherInput {
     fn parse(input: ParseStream) -> syn::Result<Self> {
         let cx = Ctxt::default();
-        let all = input.fork().parse::<TokenStream>()?;
         let item = parse_item_head(input)?;
-        let mut keys = Keys::new("gather!", keys::GATHER_KEYS);
-        let (mut rules, mut data, mut indices, mut axis) = (None, None, None, None);
-        let (mut batch_dims, mut index_dims, mut out_of_range, mut output) = (None, None, None, None);
-        while !input.is_empty() {
-            let Some(key) = keys.next(input, &cx) else { continue };
-            let parsed = match key.to_string().as_str() {
-                "rules" => {
-                    parse_keyword(input, "rule set", GatherRules::from_name, &keys::gather_rule_names())
-                        .map(|v| rules = Some(v))
-                }
-                "data" => parse_tensor(input, key, true, &cx).map(|v| data = Some(v)),
-                "indices" => parse_tensor(input, key, true, &cx).map(|v| indices = Some(v)),
-                "axis" => parse_int(input).map(|v| axis = Some(v)),
-                "batch_dims" => parse_int(input).map(|v| batch_dims = Some(v)),
-                "index_dims" => parse_uint(input).map(|v| index_dims = Some(v)),
-                "out_of_range" => parse_keyword(
-                    input,
-                    "out-of-range policy",
-                    OutOfRange::from_name,
-                    &["error", "zero", "clamp"],
-                )
-                .map(|v| out_of_range = Some(v)),
-                "output" => parse_tensor(input, key, false, &cx).map(|v| output = Some(v)),
-                _ => unreachable!("Keys::next accepts known keys only"),
-            };
-            end_of_entry(input, parsed, &cx);
-        }
-        let data = keys.require(data, "data", "data: f32[3, 2]", &all, &cx);
-        let indices = keys.require(indices, "indices", "indices: i64[2, 2]", &all, &cx);
+        let parsed = gather_keys(input, &cx, item, None);
         cx.check()?;
-        Ok(GatherInput {
-            item,
-            rules,
-            data: data.expect("checked above"),
-            indices: indices.expect("checked above"),
-            axis,
-            batch_dims,
-            index_dims,
-            out_of_range,
-            output,
-        })
+        Ok(parsed.expect("an error was recorded"))
     }
+}
+
+/// The keys of a gather: `gather!`'s, or (`stage` is its input) a chain stage's, which takes no
+/// `data` and no `output`. `None` once a mistake is recorded in `cx`.
+fn gather_keys(
+    input: ParseStream,
+    cx: &Ctxt,
+    item: Option<ItemHead>,
+    stage: Option<TensorArg>,
+) -> Option<GatherInput> {
+    let all = input.fork().parse::<TokenStream>().unwrap_or_default();
+    let mut keys = Keys::new(if stage.is_some() { "a gather stage" } else { "gather!" }, keys::GATHER_KEYS);
+    keys.stage = stage.is_some();
+    let (mut rules, mut data, mut indices, mut axis) = (None, stage, None, None);
+    let (mut batch_dims, mut index_dims, mut out_of_range, mut output) = (None, None, None, None);
+    while !input.is_empty() {
+        let Some(key) = keys.next(input, cx) else { continue };
+        let parsed = match key.to_string().as_str() {
+            "rules" => parse_keyword(input, "rule set", GatherRules::from_name, &keys::gather_rule_names())
+                .map(|v| rules = Some(v)),
+            "data" => parse_tensor(input, key, true, cx).map(|v| data = Some(v)),
+            "indices" => parse_tensor(input, key, true, cx).map(|v| indices = Some(v)),
+            "axis" => parse_int(input).map(|v| axis = Some(v)),
+            "batch_dims" => parse_int(input).map(|v| batch_dims = Some(v)),
+            "index_dims" => parse_uint(input).map(|v| index_dims = Some(v)),
+            "out_of_range" => parse_keyword(
+                input,
+                "out-of-range policy",
+                OutOfRange::from_name,
+                &["error", "zero", "clamp"],
+            )
+            .map(|v| out_of_range = Some(v)),
+            "output" => parse_tensor(input, key, false, cx).map(|v| output = Some(v)),
+            _ => unreachable!("Keys::next accepts known keys only"),
+        };
+        end_of_entry(input, parsed, cx);
+    }
+    let data = keys.require(data, "data", "data: f32[3, 2]", &all, cx);
+    let indices = keys.require(indices, "indices", "indices: i64[2, 2]", &all, cx);
+    if cx.has_errors() {
+        return None;
+    }
+    Some(GatherInput {
+        item,
+        rules,
+        data: data?,
+        indices: indices?,
+        axis,
+        batch_dims,
+        index_dims,
+        out_of_range,
+        output,
+    })
 }
 
 impl Parse for SliceInput {
     fn parse(input: ParseStream) -> syn::Result<Self> {
         let cx = Ctxt::default();
-        let all = input.fork().parse::<TokenStream>()?;
         let item = parse_item_head(input)?;
-        let mut keys = Keys::new("slice!", keys::SLICE_KEYS);
-        let mut s = SliceInput {
-            item,
-            rules: None,
-            input: TensorArg {
-                key: Ident::new("input", Span::call_site()),
-                dtype: None,
-                sizes: List { items: vec![], span: Span::call_site() },
-                strides: None,
-            },
-            offsets: None,
-            sizes: None,
+        let parsed = slice_keys(input, &cx, item, None);
+        cx.check()?;
+        Ok(parsed.expect("an error was recorded"))
+    }
+}
+
+/// The keys of a slice: `slice!`'s, or (`stage` is its input) a chain stage's, which takes no
+/// `input` and no `output`. `None` once a mistake is recorded in `cx`.
+fn slice_keys(
+    input: ParseStream,
+    cx: &Ctxt,
+    item: Option<ItemHead>,
+    stage: Option<TensorArg>,
+) -> Option<SliceInput> {
+    let all = input.fork().parse::<TokenStream>().unwrap_or_default();
+    let mut keys = Keys::new(if stage.is_some() { "a slice stage" } else { "slice!" }, keys::SLICE_KEYS);
+    keys.stage = stage.is_some();
+    let mut s = SliceInput {
+        item,
+        rules: None,
+        input: TensorArg {
+            key: Ident::new("input", Span::call_site()),
+            dtype: None,
+            sizes: List { items: vec![], span: Span::call_site() },
             strides: None,
-            starts: None,
-            ends: None,
-            axes: None,
-            steps: None,
-            output: None,
+        },
+        offsets: None,
+        sizes: None,
+        strides: None,
+        starts: None,
+        ends: None,
+        axes: None,
+        steps: None,
+        output: None,
+    };
+    let mut tensor = stage;
+    while !input.is_empty() {
+        let Some(key) = keys.next(input, cx) else { continue };
+        let parsed = match key.to_string().as_str() {
+            "rules" => parse_keyword(input, "slice rule set", SliceForm::from_name, &SliceForm::NAMES)
+                .map(|v| s.rules = Some(v)),
+            "input" => parse_tensor(input, key, true, cx).map(|v| tensor = Some(v)),
+            "offsets" => parse_list(input, parse_uint).map(|v| s.offsets = Some(v)),
+            "sizes" => parse_list(input, parse_uint).map(|v| s.sizes = Some(v)),
+            "strides" => parse_list(input, parse_int).map(|v| s.strides = Some(v)),
+            "starts" => parse_list(input, parse_int).map(|v| s.starts = Some(v)),
+            "ends" => parse_list(input, parse_int).map(|v| s.ends = Some(v)),
+            "axes" => parse_list(input, parse_int).map(|v| s.axes = Some(v)),
+            "steps" => parse_list(input, parse_int).map(|v| s.steps = Some(v)),
+            "output" => parse_tensor(input, key, false, cx).map(|v| s.output = Some(v)),
+            _ => unreachable!("Keys::next accepts known keys only"),
         };
-        let mut tensor = None;
+        end_of_entry(input, parsed, cx);
+    }
+    let tensor = keys.require(tensor, "input", "input: f32[1, 1, 4, 4]", &all, cx);
+    // Which window keys belong to which form is a rule of `core`, shared with the builders.
+    let form = s.form();
+    for key in &keys.seen {
+        if let Err(e) = form.check_key(&key.to_string()) {
+            cx.error(syn::Error::new(key.span(), e.to_string()));
+        }
+    }
+    for &k in form.required() {
+        if !keys.seen.iter().any(|i| i == k) {
+            cx.error(keys.missing(k, form.example(), &all));
+        }
+    }
+    if cx.has_errors() {
+        return None;
+    }
+    s.input = tensor?;
+    Some(s)
+}
+
+impl Parse for ChainInput {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        let cx = Ctxt::default();
+        let item = parse_item_head(input)?;
+        let all = input.fork().parse::<TokenStream>()?;
+        let (mut data, mut stages, mut output) = (None::<TensorArg>, Vec::new(), None::<TensorArg>);
         while !input.is_empty() {
-            let Some(key) = keys.next(input, &cx) else { continue };
-            let parsed = match key.to_string().as_str() {
-                "rules" => parse_keyword(input, "slice rule set", SliceForm::from_name, &SliceForm::NAMES)
-                    .map(|v| s.rules = Some(v)),
-                "input" => parse_tensor(input, key, true, &cx).map(|v| tensor = Some(v)),
-                "offsets" => parse_list(input, parse_uint).map(|v| s.offsets = Some(v)),
-                "sizes" => parse_list(input, parse_uint).map(|v| s.sizes = Some(v)),
-                "strides" => parse_list(input, parse_int).map(|v| s.strides = Some(v)),
-                "starts" => parse_list(input, parse_int).map(|v| s.starts = Some(v)),
-                "ends" => parse_list(input, parse_int).map(|v| s.ends = Some(v)),
-                "axes" => parse_list(input, parse_int).map(|v| s.axes = Some(v)),
-                "steps" => parse_list(input, parse_int).map(|v| s.steps = Some(v)),
-                "output" => parse_tensor(input, key, false, &cx).map(|v| s.output = Some(v)),
-                _ => unreachable!("Keys::next accepts known keys only"),
+            let Ok(key) = input.fork().parse::<Ident>() else {
+                cx.error(
+                    input.error("expected `data: T[..]`, `gather { .. }`, `slice { .. }` or `output: [..]`"),
+                );
+                skip_entry(input);
+                continue;
+            };
+            let name = key.to_string();
+            let order = |what: &str| syn::Error::new(key.span(), what);
+            let parsed = match name.as_str() {
+                "data" | "output" => {
+                    input.parse::<Ident>()?;
+                    match input.parse::<Token![:]>() {
+                        Err(e) => Err(e),
+                        Ok(_) if name == "data" => {
+                            if data.is_some() {
+                                cx.error(order("key `data` is given twice; keep one"));
+                            } else if !stages.is_empty() {
+                                cx.error(order("`data` comes first in a chain, before its stages"));
+                            }
+                            parse_tensor(input, key.clone(), true, &cx).map(|t| data = data.take().or(Some(t)))
+                        }
+                        Ok(_) => {
+                            if output.is_some() {
+                                cx.error(order("key `output` is given twice; keep one"));
+                            }
+                            parse_tensor(input, key.clone(), false, &cx).map(|t| output = Some(t))
+                        }
+                    }
+                }
+                "gather" | "slice" if input.peek2(syn::token::Brace) => {
+                    input.parse::<Ident>()?;
+                    if output.is_some() {
+                        cx.error(order("`output` comes last in a chain, after its stages; move this stage before it"));
+                    }
+                    let content;
+                    syn::braced!(content in input);
+                    // The first stage's input is the chain's data; a later one's stands on its keyword.
+                    let stage_input = match (&data, stages.is_empty()) {
+                        (Some(d), true) => d.clone(),
+                        _ => TensorArg {
+                            key: key.clone(),
+                            dtype: None,
+                            sizes: List { items: vec![], span: key.span() },
+                            strides: None,
+                        },
+                    };
+                    let stage = if name == "gather" {
+                        gather_keys(&content, &cx, None, Some(stage_input))
+                            .map(|input| StageInput::Gather { keyword: key.clone(), input })
+                    } else {
+                        slice_keys(&content, &cx, None, Some(stage_input))
+                            .map(|input| StageInput::Slice { keyword: key.clone(), input })
+                    };
+                    // A stage with a mistake is recorded in `cx` and left out.
+                    stages.extend(stage);
+                    Ok(())
+                }
+                _ => Err(order(&format!(
+                    "unexpected `{name}` in chain!: a chain is `data: T[..]`, then stages `gather {{ .. }}` or `slice {{ .. }}`, then an optional `output: [..]`"
+                ))),
             };
             end_of_entry(input, parsed, &cx);
         }
-        let tensor = keys.require(tensor, "input", "input: f32[1, 1, 4, 4]", &all, &cx);
-        // Which window keys belong to which form is a rule of `core`, shared with the builders.
-        let form = s.form();
-        for key in &keys.seen {
-            if let Err(e) = form.check_key(&key.to_string()) {
-                cx.error(syn::Error::new(key.span(), e.to_string()));
-            }
-        }
-        for &k in form.required() {
-            if !keys.seen.iter().any(|i| i == k) {
-                cx.error(keys.missing(k, form.example(), &all));
-            }
+        if data.is_none() {
+            let message =
+                "chain! is missing the key `data`; start the chain with it, e.g. `data: f32[100, 16]`";
+            cx.error(if all.is_empty() {
+                syn::Error::new(Span::call_site(), message)
+            } else {
+                syn::Error::new_spanned(&all, message)
+            });
         }
         cx.check()?;
-        s.input = tensor.expect("checked above");
-        Ok(s)
+        Ok(ChainInput { item, data: data.expect("checked above"), stages, output })
     }
 }
 
@@ -196,6 +335,8 @@ impl Parse for SliceInput {
 struct Keys {
     macro_name: &'static str,
     known: &'static [&'static str],
+    /// A chain stage's keys: those of the single op but its input and output.
+    stage: bool,
     seen: Vec<Ident>,
     /// Known keys that an unknown one was taken for (`dat` for `data`): not reported missing.
     suggested: Vec<&'static str>,
@@ -203,7 +344,7 @@ struct Keys {
 
 impl Keys {
     fn new(macro_name: &'static str, known: &'static [&'static str]) -> Keys {
-        Keys { macro_name, known, seen: Vec::new(), suggested: Vec::new() }
+        Keys { macro_name, known, stage: false, seen: Vec::new(), suggested: Vec::new() }
     }
 
     /// Reads `key:`. An unknown, repeated or malformed key is reported and its entry skipped
@@ -218,15 +359,19 @@ impl Keys {
             }
         };
         let name = key.to_string();
+        let listed: Vec<&str> =
+            self.known.iter().copied().filter(|k| !self.stage || keys::check_stage_key(k).is_ok()).collect();
         let fault = if !self.known.contains(&name.as_str()) {
-            let near = closest(&name, self.known);
+            let near = closest(&name, &listed);
             self.suggested.extend(near);
             let hint = near.map(|k| format!("did you mean `{k}`? ")).unwrap_or_default();
             Some(format!(
                 "unknown key `{name}` in {}; {hint}known keys: {}",
                 self.macro_name,
-                self.known.join(", ")
+                listed.join(", ")
             ))
+        } else if let Some(e) = self.stage.then(|| keys::check_stage_key(&name).err()).flatten() {
+            Some(e.to_string())
         } else if self.seen.iter().any(|k| *k == name) {
             Some(format!("key `{name}` is given twice; keep one"))
         } else {

@@ -1,12 +1,12 @@
 //! Applies the rules of `stridex-core` to a parsed descriptor and turns a broken rule into a
 //! `syn::Error` on the token at fault.
 
-use crate::parse::{GatherInput, List, SliceInput, TensorArg};
+use crate::parse::{ChainInput, GatherInput, List, SliceInput, StageInput, TensorArg};
 use proc_macro2::Span;
 use stridex_core::SliceForm;
 use stridex_core::{
-    tensor, Dims, GatherDesc, GatherRules, Location, Operand, OutputDecl, RuleError, SignedDims, SliceDesc,
-    SliceWindow, TensorDecl, Window,
+    tensor, ChainDesc, Dims, GatherDesc, GatherRules, GatherStage, Location, Operand, OutputDecl, RuleError,
+    SignedDims, SliceDesc, SliceWindow, StageDesc, TensorDecl, Window,
 };
 
 pub fn gather(input: &GatherInput) -> syn::Result<GatherDesc> {
@@ -31,27 +31,96 @@ pub fn slice(input: &SliceInput) -> syn::Result<SliceDesc> {
     let err = |e: RuleError| spans.error(e);
     // The input first: a rank over 8 is reported as such, not as a window too long.
     let tensor = decl(&input.input, Operand::Input).map_err(err)?;
-    let rank = input.input.sizes.items.len();
-    let window = match input.form() {
-        SliceForm::DirectMl => SliceWindow::DirectMl {
-            offsets: window_dims(req(&input.offsets), Window::Offsets, rank).map_err(err)?,
-            sizes: window_dims(req(&input.sizes), Window::Sizes, rank).map_err(err)?,
-            strides: window_signed(req(&input.strides), Window::Strides, rank).map_err(err)?,
-        },
-        SliceForm::Onnx => {
-            let opt = |l: &Option<List<i64>>, w| l.as_ref().map(|l| window_signed(l, w, rank)).transpose();
-            SliceWindow::Onnx {
-                starts: window_signed(req(&input.starts), Window::Starts, rank).map_err(err)?,
-                ends: window_signed(req(&input.ends), Window::Ends, rank).map_err(err)?,
-                axes: opt(&input.axes, Window::Axes).map_err(err)?,
-                steps: opt(&input.steps, Window::Steps).map_err(err)?,
-            }
-        }
-    };
+    let window = slice_window(input, input.input.sizes.items.len()).map_err(err)?;
     let output = input.output.as_ref().map(output_decl).transpose().map_err(err)?;
     let desc = SliceDesc { input: tensor, window, output };
     desc.plan().map_err(err)?;
     Ok(desc)
+}
+
+/// A slice's window; `rank` is its input's (for a list longer than any tensor's rank).
+fn slice_window(input: &SliceInput, rank: usize) -> Result<SliceWindow, RuleError> {
+    Ok(match input.form() {
+        SliceForm::DirectMl => SliceWindow::DirectMl {
+            offsets: window_dims(req(&input.offsets), Window::Offsets, rank)?,
+            sizes: window_dims(req(&input.sizes), Window::Sizes, rank)?,
+            strides: window_signed(req(&input.strides), Window::Strides, rank)?,
+        },
+        SliceForm::Onnx => {
+            let opt = |l: &Option<List<i64>>, w| l.as_ref().map(|l| window_signed(l, w, rank)).transpose();
+            SliceWindow::Onnx {
+                starts: window_signed(req(&input.starts), Window::Starts, rank)?,
+                ends: window_signed(req(&input.ends), Window::Ends, rank)?,
+                axes: opt(&input.axes, Window::Axes)?,
+                steps: opt(&input.steps, Window::Steps)?,
+            }
+        }
+    })
+}
+
+/// A chain: each stage's keys read into a stage descriptor, then every stage checked on the
+/// shape it receives. A stage's broken rule points at the stage's token at fault (its keyword
+/// where the fault is its input) and names the stage and that shape. Stages depend on each
+/// other, so checking stops at the first one that breaks a rule.
+pub fn chain(input: &ChainInput) -> syn::Result<ChainDesc> {
+    let chain_spans = Spans::Chain(input);
+    let data = decl(&input.data, Operand::Data).map_err(|e| chain_spans.error(e))?;
+    let mut stages = Vec::with_capacity(input.stages.len());
+    for stage in &input.stages {
+        stages.push(match stage {
+            StageInput::Gather { input: g, .. } => {
+                let err = |e: RuleError| Spans::Gather(g).error(e);
+                StageDesc::Gather(GatherStage {
+                    rules: g.rules.as_ref().map_or(GatherRules::Onnx, |r| r.1),
+                    indices: decl(&g.indices, Operand::Indices).map_err(err)?,
+                    axis: g.axis.as_ref().map_or(0, |a| a.value),
+                    batch_dims: g.batch_dims.as_ref().map(|b| b.value),
+                    index_dims: g.index_dims.as_ref().map(|k| k.value),
+                    out_of_range: g.out_of_range.as_ref().map(|p| p.1),
+                })
+            }
+            StageInput::Slice { input: s, .. } => StageDesc::Slice(
+                slice_window(s, stridex_core::MAX_RANK).map_err(|e| Spans::Slice(s).error(e))?,
+            ),
+        });
+    }
+    let output = input.output.as_ref().map(output_decl).transpose().map_err(|e| chain_spans.error(e))?;
+    let desc = ChainDesc { data, stages: stages.into(), output };
+    desc.plan().map_err(|e| chain_error(input, e))?;
+    Ok(desc)
+}
+
+/// A chain's broken rule on the token at fault.
+fn chain_error(input: &ChainInput, e: RuleError) -> syn::Error {
+    let message = e.to_string();
+    let at = |tokens: Option<proc_macro2::TokenStream>, fallback: Span| match tokens {
+        Some(t) => syn::Error::new_spanned(t, &message),
+        None => syn::Error::new(fallback, &message),
+    };
+    match &e {
+        RuleError::Stage { stage, error, .. } => {
+            let s = &input.stages[stage - 1];
+            let location = error.location();
+            // The result's layout is the chain's `output`, not the stage's.
+            let spans = if location.operand() == Some(Operand::Output) {
+                Spans::Chain(input)
+            } else {
+                match s {
+                    StageInput::Gather { input, .. } => Spans::Gather(input),
+                    StageInput::Slice { input, .. } => Spans::Slice(input),
+                }
+            };
+            at(spans.tokens(location), s.keyword().span())
+        }
+        RuleError::ChainGathers { max, .. } => {
+            let extra = input.stages.iter().filter(|s| matches!(s, StageInput::Gather { .. })).nth(*max);
+            at(None, extra.map_or(Span::call_site(), |s| s.keyword().span()))
+        }
+        RuleError::ChainLength { max, .. } => {
+            at(None, input.stages.get(*max).map_or(input.data.key.span(), |s| s.keyword().span()))
+        }
+        _ => Spans::Chain(input).error(e),
+    }
 }
 
 fn req<T>(l: &Option<T>) -> &T {
@@ -98,6 +167,8 @@ fn window_signed(l: &List<i64>, w: Window, rank: usize) -> Result<SignedDims, Ru
 enum Spans<'a> {
     Gather(&'a GatherInput),
     Slice(&'a SliceInput),
+    /// A chain's own keys: its data and output.
+    Chain(&'a ChainInput),
 }
 
 impl Spans<'_> {
@@ -117,6 +188,8 @@ impl Spans<'_> {
             // A slice's input plays the data's part in the shared rules.
             (Spans::Slice(s), Operand::Input | Operand::Data) => Some(&s.input),
             (Spans::Slice(s), Operand::Output) => s.output.as_ref(),
+            (Spans::Chain(c), Operand::Data | Operand::Input) => Some(&c.data),
+            (Spans::Chain(c), Operand::Output) => c.output.as_ref(),
             _ => None,
         }
     }
@@ -145,17 +218,17 @@ impl Spans<'_> {
             }
             Location::Axis => match self {
                 Spans::Gather(g) => g.axis.as_ref().map(|a| a.tokens.clone()),
-                Spans::Slice(_) => None,
+                _ => None,
             },
             Location::BatchDims => match self {
                 Spans::Gather(g) => g.batch_dims.as_ref().map(|a| a.tokens.clone()),
-                Spans::Slice(_) => None,
+                _ => None,
             },
             Location::IndexDims => match self {
                 Spans::Gather(g) => {
                     g.index_dims.as_ref().map(|a| a.tokens.clone()).or_else(|| shape(Operand::Indices))
                 }
-                Spans::Slice(_) => None,
+                _ => None,
             },
             Location::Chain => None,
             Location::Window(w) => self.window(w).map(span_of),

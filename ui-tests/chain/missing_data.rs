@@ -1,0 +1,3 @@
+fn main() {
+    let _ = stridex::chain! { gather { indices: i64[10] } };
+}

@@ -1,0 +1,3 @@
+fn main() {
+    let _ = stridex::chain! { data: f32[10, 10] };
+}
