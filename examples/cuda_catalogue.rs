@@ -5,16 +5,18 @@
 //!
 //! The catalogue: every seed example, one gather per element width (1, 2, 4, 8 bytes; packed
 //! and lane-assembled), vectorized and strided variants, all three out-of-range policies, and
-//! slices with negative strides.
+//! slices with negative strides, and fused chains (a gather of a gather, gathers on sliced and
+//! reversed views, the README's two pipelines).
 
-use stridex::core::{GatherDesc, SliceDesc};
-use stridex::explain::{gather_source, slice_source};
+use stridex::core::{ChainDesc, GatherDesc, SliceDesc};
+use stridex::explain::{chain_source, gather_source, slice_source};
 use stridex::half::{bf16, f16};
-use stridex::{Dialect, Gather, OutOfRange, Slice};
+use stridex::{Chain, Dialect, Gather, OutOfRange, Slice};
 
 enum Desc {
     Gather(GatherDesc),
     Slice(SliceDesc),
+    Chain(ChainDesc),
 }
 
 fn g<T, I>(b: Gather<T, I>) -> Desc
@@ -27,6 +29,13 @@ where
 
 fn s<T: stridex::Element>(b: Slice<T>) -> Desc {
     Desc::Slice(b.desc().expect("catalogue descriptors are valid"))
+}
+
+/// A chain that must fuse into one kernel.
+fn c<T: stridex::Element, I: stridex::IndexTypes>(b: Chain<T, I>) -> Desc {
+    let op = b.build().expect("catalogue descriptors are valid");
+    assert!(op.is_fused().unwrap(), "catalogue chains fuse: {:?}", op.desc());
+    Desc::Chain(op.desc().clone())
 }
 
 /// Every seed example of SPEC.md section 5, from the one table (`stridex::core::seeds`):
@@ -137,6 +146,41 @@ fn others() -> Vec<(&'static str, Desc)> {
                 .starts_ends(&[20, 10, 4], &[0, 0, 1])
                 .steps(&[-1, -3, -2])),
         ),
+        // Fused chains.
+        (
+            "chain_embedding_last_token_f16",
+            c(Chain::data::<f16>(&[32000, 512])
+                .gather(onnx().indices::<i64>(&[8, 128]))
+                .slice(Slice::onnx().starts_ends(&[-1], &[128]).axes(&[1]))),
+        ),
+        (
+            "chain_issue_example_f32",
+            c(Chain::data::<f32>(&[1000, 64])
+                .gather(onnx().indices::<i64>(&[8, 16]))
+                .slice(Slice::onnx().starts_ends(&[-1], &[16]).axes(&[1]))
+                .slice(Slice::directml().window(&[0, 0, 0], &[8, 1, 64], &[1, 1, -2]))
+                .gather(ov().indices::<i32>(&[8, 16]).axis(2).batch_dims(1))),
+        ),
+        (
+            "chain_image_u8",
+            c(Chain::data::<u8>(&[8, 3, 224, 224])
+                .slice(Slice::directml().window(&[0, 0, 16, 16], &[8, 3, 192, 192], &[1, 1, 1, 1]))
+                .slice(Slice::onnx().starts_ends(&[-1], &[-193]).axes(&[3]).steps(&[-1]))
+                .gather(onnx().indices::<i32>(&[3]).axis(1))
+                .slice(Slice::directml().window(&[0, 0, 0, 0], &[8, 3, 192, 192], &[1, 1, 2, 2]))),
+        ),
+        (
+            "chain_gather_of_gather_clamp_f64",
+            c(Chain::data::<f64>(&[50, 32])
+                .gather(ov().indices::<u32>(&[40]).out_of_range(OutOfRange::Clamp))
+                .gather(Gather::directml().indices::<u64>(&[1, 6]).axis(0).index_dims(1))),
+        ),
+        (
+            "chain_beam_cache_f16",
+            c(Chain::data_strided::<f16>(&[4, 8, 64, 32], Some(&[32768, 4096, 32, 1]))
+                .gather(ov().indices::<i32>(&[4, 8]).axis(1).batch_dims(1))
+                .slice(Slice::onnx().starts_ends(&[0], &[48]).axes(&[2]))),
+        ),
     ]
 }
 
@@ -150,6 +194,7 @@ fn main() {
             let source = match &desc {
                 Desc::Gather(d) => gather_source(d, dialect),
                 Desc::Slice(d) => slice_source(d, dialect),
+                Desc::Chain(d) => chain_source(d, dialect),
             };
             let source =
                 source.unwrap_or_else(|e| panic!("{name}: {e}")).expect("catalogue outputs are not empty");

@@ -1,20 +1,24 @@
 //! Prints the kernel a descriptor expands to: `cargo run --example explain -- [--dialect D]
-//! gather|slice '<keys>'`, with the keys exactly as inside `gather! { .. }` / `slice! { .. }`.
+//! gather|slice|chain '<keys>'`, with the keys exactly as inside `gather! { .. }`, `slice! { .. }`
+//! or `chain! { .. }`.
 //!
 //! ```sh
 //! cargo run --example explain -- gather 'rules: onnx, data: f32[3, 2], indices: i64[2, 2], axis: 0'
 //! cargo run --example explain -- --dialect spirv slice 'input: u8[4, 4], offsets: [0, 1], sizes: [4, 3], strides: [-1, 2]'
 //! cargo run --features cuda --example explain -- --dialect sm_90 gather 'data: f16[8, 64], indices: i32[16]'
+//! cargo run --example explain -- chain 'data: f32[100, 16], gather { indices: i64[8, 12] }, slice { rules: onnx, starts: [-1], ends: [12], axes: [1] }'
 //! ```
 //! Dialects: `wgsl` (default), `spirv` (feature `vulkan`), `cuda` / `sm_80` / `sm_90` (feature
 //! `cuda`; no GPU needed). The descriptor is read by the macros' own front end
 //! (`stridex-syntax`), so the text means exactly what the macros read.
 
-use stridex::explain::{gather_source, slice_source};
+use stridex::explain::{chain_source, gather_source, slice_source};
 use stridex::Dialect;
 
 fn usage() -> ! {
-    eprintln!("usage: explain [--dialect wgsl|spirv|cuda|sm_80|sm_90] gather|slice '<keys as in the macro>'");
+    eprintln!(
+        "usage: explain [--dialect wgsl|spirv|cuda|sm_80|sm_90] gather|slice|chain '<keys as in the macro>'"
+    );
     std::process::exit(2)
 }
 
@@ -50,6 +54,21 @@ fn main() {
                 );
             }
             slice_source(&desc, dialect)
+        }),
+        "chain" => stridex_syntax::chain_str(&text).map(|desc| {
+            println!("// {desc:?}");
+            if let Ok(plan) = desc.plan() {
+                for (i, stage) in plan.stages.iter().enumerate() {
+                    println!("// stage {} output {:?}", i + 1, stage.output().sizes);
+                }
+                match stridex::core::ChainKernelDesc::new(&plan) {
+                    Ok(k) => println!("// fused into one kernel: {k:?}"),
+                    Err(()) => {
+                        println!("// runs stage by stage (an empty intermediate, or rows not whole words)")
+                    }
+                }
+            }
+            chain_source(&desc, dialect)
         }),
         _ => usage(),
     };

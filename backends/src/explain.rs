@@ -235,3 +235,10 @@ pub fn slice_source(desc: &stridex_core::SliceDesc, dialect: Dialect) -> Result<
     let plan = desc.plan()?;
     SliceKernelDesc::new(&plan).map(|k| source(Kernel::Slice(&k), dialect)).transpose()
 }
+
+/// The kernel source of a chain descriptor: one kernel where the chain fuses, else each
+/// stage's (`None` for an empty output: no kernel).
+pub fn chain_source(desc: &stridex_core::ChainDesc, dialect: Dialect) -> Result<Option<String>, Error> {
+    let plan = desc.plan()?;
+    crate::ops::chain::chain_kernel(&plan).map(|k| crate::ops::chain::kernel_source(&k, dialect)).transpose()
+}

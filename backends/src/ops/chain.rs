@@ -119,8 +119,31 @@ impl StageKernel {
     }
 }
 
+/// The source of a chain's kernel: one kernel when fused, else each stage's (headed `// stage
+/// k`).
+pub(crate) fn kernel_source(kernel: &ChainKernel, dialect: crate::Dialect) -> Result<String, Error> {
+    use crate::explain::{source, Kernel};
+    match kernel {
+        ChainKernel::Fused(k) => match &k.walk {
+            Walk::Rows(w) => source(Kernel::Rows(w), dialect),
+            Walk::Slots(_) => unreachable!("a fused chain takes the row walk"),
+        },
+        ChainKernel::Staged(stages) => {
+            let mut all = String::new();
+            for (i, k) in stages.iter().enumerate() {
+                all += &format!("// stage {}\n", i + 1);
+                match k.explained() {
+                    Some(k) => all += &source(k, dialect)?,
+                    None => all += "// (empty output: no kernel)\n",
+                }
+            }
+            Ok(all)
+        }
+    }
+}
+
 /// `None` for an empty result; the fused kernel where the chain lowers to one.
-fn chain_kernel(plan: &ChainPlan) -> Option<ChainKernel> {
+pub(crate) fn chain_kernel(plan: &ChainPlan) -> Option<ChainKernel> {
     match ChainKernelDesc::new(plan) {
         Ok(None) => None,
         Ok(Some(k)) => Some(ChainKernel::Fused(k)),
@@ -204,25 +227,7 @@ impl<T: Element, I: IndexTypes> ChainOp<T, I> {
     /// The generated source in `dialect`: one kernel for a fused chain, each stage's kernel
     /// (headed `// stage k`) for a staged one; `None` for an empty output.
     pub fn kernel_source(&self, dialect: crate::Dialect) -> Result<Option<String>, Error> {
-        use crate::explain::{source, Kernel};
-        let Some(kernel) = self.kernel()? else { return Ok(None) };
-        Ok(Some(match kernel {
-            ChainKernel::Fused(k) => match &k.walk {
-                Walk::Rows(w) => source(Kernel::Rows(w), dialect)?,
-                Walk::Slots(_) => unreachable!("a fused chain takes the row walk"),
-            },
-            ChainKernel::Staged(stages) => {
-                let mut all = String::new();
-                for (i, k) in stages.iter().enumerate() {
-                    all += &format!("// stage {}\n", i + 1);
-                    match k.explained() {
-                        Some(k) => all += &source(k, dialect)?,
-                        None => all += "// (empty output: no kernel)\n",
-                    }
-                }
-                all
-            }
-        }))
+        self.kernel()?.map(|k| kernel_source(k, dialect)).transpose()
     }
 
     /// Runs on the default device (see [`Device::default_device`]). `indices` are the gathers'

@@ -2,7 +2,7 @@
 //! the validated plan built once, the checks of host buffers, and one path that uploads, queues
 //! and reads back any kernel ([`launch::Queue`]).
 
-mod chain;
+pub(crate) mod chain;
 mod gather;
 #[cfg(feature = "test-support")]
 mod guarded;
