@@ -2,6 +2,8 @@
 //! beside a plain vectorized copy of the same bytes and beside Burn's matching op, all on one
 //! device and one CubeCL client, in one run.
 //!
+//! Chains (`chains.rs`) run fused, stage by stage and in Burn, each over its own bytes.
+//!
 //! `cargo run --release -p stridex-bench` prints a table; `-- --json` one JSON object per case
 //! and line; `-- --quick` fewer repetitions (every case still at full size); `-- --write DIR`
 //! also writes `DIR/RESULTS.md` and `DIR/results.svg`.
@@ -11,6 +13,7 @@
 //! 128 MiB, and a launch that failed surfaces only when its output is read.
 
 mod cases;
+mod chains;
 mod chart;
 mod concurrency;
 mod measure;
@@ -93,6 +96,16 @@ where
             report::print_row(&outcome, results.cases.is_empty());
         }
         results.cases.push(outcome);
+    }
+    if settings.only.as_ref().is_none_or(|o| o.iter().any(|n| n == "chains")) {
+        for c in chains::all(&env) {
+            if settings.json {
+                println!("{}", report::chain_json(&c));
+            } else {
+                report::print_chain(&c, results.chains.is_empty());
+            }
+            results.chains.push(c);
+        }
     }
     if settings.only.as_ref().is_none_or(|o| o.iter().any(|n| n == "probes")) {
         let p = env.probes();

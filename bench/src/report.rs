@@ -44,6 +44,7 @@ impl Outcome {
 #[derive(Default)]
 pub struct Results {
     pub cases: Vec<Outcome>,
+    pub chains: Vec<crate::chains::ChainOutcome>,
     pub concurrency: Option<Concurrency>,
     pub probes: Option<crate::measure::Probes>,
 }
@@ -119,6 +120,47 @@ fn probe_gbps(p: &crate::measure::Probes) -> [(&'static str, f64); 3] {
         ("four consecutive vectors per invocation", g(p.vector_tiles)),
         ("one 32-bit word per invocation", g(p.words)),
     ]
+}
+
+fn gbps(bytes: usize, secs: f64) -> f64 {
+    bytes as f64 / secs / 1e9
+}
+
+pub fn chain_json(c: &crate::chains::ChainOutcome) -> String {
+    format!(
+        "{{\"chain\": \"{}\", \"fused_bytes\": {}, \"staged_bytes\": {}, \"fused_ms\": {:.3}, \"staged_ms\": {:.3}, \
+         \"burn_ms\": {:.3}, \"fused_gbps\": {:.3}, \"staged_gbps\": {:.3}, \"speedup\": {:.2}, \"byte_ratio\": {:.2}}}",
+        c.case,
+        c.fused_bytes,
+        c.staged_bytes,
+        c.fused * 1e3,
+        c.staged * 1e3,
+        c.burn * 1e3,
+        gbps(c.fused_bytes, c.fused),
+        gbps(c.staged_bytes, c.staged),
+        c.speedup(),
+        c.byte_ratio()
+    )
+}
+
+pub fn print_chain(c: &crate::chains::ChainOutcome, first: bool) {
+    if first {
+        println!(
+            "\n{:<62} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8}",
+            "chain", "fused MB", "staged MB", "fused ms", "staged ms", "Burn ms", "speedup", "bytes x"
+        );
+    }
+    println!(
+        "{:<62} {:>9.1} {:>9.1} {:>9.3} {:>9.3} {:>9.3} {:>8.1} {:>8.1}",
+        c.case,
+        c.fused_bytes as f64 / 1e6,
+        c.staged_bytes as f64 / 1e6,
+        c.fused * 1e3,
+        c.staged * 1e3,
+        c.burn * 1e3,
+        c.speedup(),
+        c.byte_ratio()
+    );
 }
 
 pub fn probes_json(p: &crate::measure::Probes) -> String {
@@ -242,6 +284,38 @@ pub fn markdown(device: &str, settings: &Settings, r: &Results) -> String {
     if !host.is_empty() {
         s.push_str("\nOn the host CPU, for scale (no device involved):\n\n");
         s.extend(host);
+    }
+    if !r.chains.is_empty() {
+        s.push_str(
+            "\n## Chains: fused vs stage by stage\n\nOne `chain!` kernel against the same stages run \
+             one by one (each stage's own op launched on device buffers; intermediates stay on the \
+             device; one sync at the end) and against Burn's `CubeBackend` running the same ops. \
+             Bytes are each implementation's own: a stage reads and writes each of its output \
+             elements once (plus its indices); the fused kernel reads the elements the result \
+             needs and writes the result. GB/s is over those bytes; *speedup* is staged time / \
+             fused time, beside the ratio of bytes moved. Outputs of all three checked against \
+             the host.\n\n| chain | stages | MB fused | MB staged | fused ms | fused GB/s | staged ms | staged GB/s | Burn ms | speedup | bytes staged / fused |\n| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
+        );
+        for c in &r.chains {
+            s.push_str(&format!(
+                "| {} | {} | {:.2} | {:.1} | {:.3} | {:.2} | {:.3} | {:.2} | {:.3} | {:.1}x | {:.1} |\n",
+                c.case,
+                c.stages,
+                c.fused_bytes as f64 / 1e6,
+                c.staged_bytes as f64 / 1e6,
+                c.fused * 1e3,
+                gbps(c.fused_bytes, c.fused),
+                c.staged * 1e3,
+                gbps(c.staged_bytes, c.staged),
+                c.burn * 1e3,
+                c.speedup(),
+                c.byte_ratio()
+            ));
+        }
+        s.push('\n');
+        for c in &r.chains {
+            s.push_str(&format!("- {}: Burn ran {}.\n", c.case, c.burn_ops));
+        }
     }
     if let Some(p) = &r.probes {
         s.push_str("\nThe device's own copies of 64 MiB, for reading the ratios:\n\n| copy kernel | GB/s |\n| --- | ---: |\n");

@@ -1,0 +1,265 @@
+//! Chains fused into one kernel against the same stages run one by one (each stage's own op,
+//! launched on device buffers, the intermediates staying on the device) and against Burn's
+//! ops doing the same pipeline, in one run on one device.
+//!
+//! Bytes moved are counted per implementation: a stage reads each of its output elements (and
+//! its indices) once and writes each once; the fused kernel reads the data elements the output
+//! needs and the indices it reads, and writes the output once. So the fused GB/s and the staged
+//! GB/s are each over their own bytes, and the speedup is the ratio of times.
+
+use crate::measure::{median, Env};
+use burn::backend::wgpu::CubeBackend;
+use burn::tensor::backend::DeviceOps;
+use burn::tensor::{s, Int, Tensor, TensorData};
+use stridex::cubecl::prelude::*;
+use stridex::cubecl::server::Handle;
+use stridex::cubecl::Runtime;
+use stridex::{ChainOp, Element, GatherOp, IndexTypes, Operand, SliceOp};
+
+type Burn<R> = CubeBackend<R, f32, i32, u32>;
+
+/// One chain's medians (seconds) and bytes moved.
+pub struct ChainOutcome {
+    pub case: &'static str,
+    pub stages: &'static str,
+    pub fused_bytes: usize,
+    pub staged_bytes: usize,
+    pub fused: f64,
+    pub staged: f64,
+    /// Burn's `CubeBackend` running the same pipeline, op by op (credited the staged bytes).
+    pub burn: f64,
+    pub burn_ops: &'static str,
+}
+
+impl ChainOutcome {
+    pub fn speedup(&self) -> f64 {
+        self.staged / self.fused
+    }
+
+    pub fn byte_ratio(&self) -> f64 {
+        self.staged_bytes as f64 / self.fused_bytes as f64
+    }
+}
+
+pub fn all<R: Runtime>(env: &Env<R>) -> Vec<ChainOutcome>
+where
+    R::Device: DeviceOps,
+{
+    vec![embedding_last_token(env), image_pipeline(env)]
+}
+
+/// A stage run on its own: its launch on (input, indices) -> output, and the bytes it moves.
+enum Stage<'a, T, I> {
+    Gather(&'a GatherOp<T, I>),
+    Slice(&'a SliceOp<T>),
+}
+
+fn sync<R: Runtime>(client: &ComputeClient<R>) {
+    stridex::cubecl::future::block_on(client.sync()).expect("device sync");
+}
+
+fn upload<T: Element>(client: &ComputeClient<impl Runtime>, data: &[T], bytes: usize) -> Handle {
+    stridex::buffers::upload(client, data, bytes)
+}
+
+fn read<T: Element, R: Runtime>(client: &ComputeClient<R>, h: &Handle, n: usize) -> Vec<T> {
+    stridex::buffers::read(client, h, n).expect("read back")
+}
+
+/// Times the fused op on device buffers; returns the median and its output.
+fn time_fused<R: Runtime, T: Element, I: IndexTypes>(
+    env: &Env<R>,
+    op: &ChainOp<T, I>,
+    data: &[T],
+    indices: &[Handle],
+) -> (f64, Vec<T>) {
+    let c = env.client;
+    let d = upload(c, data, op.buffer_bytes(Operand::Data).unwrap());
+    let o = c.empty(op.buffer_bytes(Operand::Output).unwrap());
+    let refs: Vec<&Handle> = indices.iter().collect();
+    let t = median(env.settings.reps, || {
+        op.launch(c, &d, &refs, &o).expect("chain launch");
+        sync(c);
+    });
+    (t, read(c, &o, op.plan().unwrap().output.num_elements()))
+}
+
+/// Times the stages one by one (one sync at the end), intermediates allocated once.
+fn time_staged<R: Runtime, T: Element, I: stridex::IndexElement>(
+    env: &Env<R>,
+    stages: &[Stage<T, I>],
+    data: &[T],
+    indices: &[Handle],
+) -> (f64, Vec<T>) {
+    let c = env.client;
+    let first = match &stages[0] {
+        Stage::Gather(g) => g.buffer_bytes(Operand::Data).unwrap(),
+        Stage::Slice(s) => s.buffer_bytes(Operand::Input).unwrap(),
+    };
+    let mut buffers = vec![upload(c, data, first)];
+    let mut out_len = 0;
+    for (k, stage) in stages.iter().enumerate() {
+        let (written, len) = match stage {
+            Stage::Gather(g) => {
+                (g.buffer_bytes(Operand::Output).unwrap(), g.output_shape().unwrap().iter().product())
+            }
+            Stage::Slice(s) => {
+                (s.buffer_bytes(Operand::Output).unwrap(), s.output_shape().unwrap().iter().product())
+            }
+        };
+        let read = match stages.get(k + 1) {
+            Some(Stage::Gather(g)) => g.buffer_bytes(Operand::Data).unwrap(),
+            Some(Stage::Slice(s)) => s.buffer_bytes(Operand::Input).unwrap(),
+            None => 0,
+        };
+        buffers.push(c.empty(written.max(read)));
+        out_len = len;
+    }
+    let t = median(env.settings.reps, || {
+        let mut index = indices.iter();
+        for (k, stage) in stages.iter().enumerate() {
+            match stage {
+                Stage::Gather(g) => g
+                    .launch(
+                        c,
+                        &buffers[k],
+                        index.next().expect("an index buffer per gather"),
+                        &buffers[k + 1],
+                    )
+                    .expect("stage launch"),
+                Stage::Slice(s) => s.launch(c, &buffers[k], &buffers[k + 1]).expect("stage launch"),
+            }
+        }
+        sync(c);
+    });
+    (t, read(c, &buffers[stages.len()], out_len))
+}
+
+fn check(what: &str, case: &str, got: &[f32], expected: &[f32]) {
+    assert_eq!(got.len(), expected.len(), "{case}: {what} length");
+    if let Some(i) = (0..got.len()).find(|&i| got[i].to_bits() != expected[i].to_bits()) {
+        panic!("{case}: {what} output[{i}] = {}, expected {}", got[i], expected[i]);
+    }
+}
+
+/// Token ids -> embedding rows -> the last position: the intermediate is the whole batch's rows,
+/// the result one row per sequence.
+fn embedding_last_token<R: Runtime>(env: &Env<R>) -> ChainOutcome
+where
+    R::Device: DeviceOps,
+{
+    let case = "embedding f32[32000,1024] <- i32[32,512], then the last position";
+    let (vocab, dim, batch, seq) = (32000, 1024, 32, 512);
+    let table: Vec<f32> = (0..vocab * dim).map(|i| i as f32).collect();
+    let ids: Vec<i32> = (0..batch * seq).map(|i| ((i * 7919 + 13) % vocab) as i32).collect();
+    let expected: Vec<f32> = (0..batch)
+        .flat_map(|b| {
+            let row = ids[b * seq + seq - 1] as usize;
+            table[row * dim..(row + 1) * dim].to_vec()
+        })
+        .collect();
+    // `clamp`: the ONNX default `error` would add a host check of every id to each run (the
+    // fused op reads the ids back; the staged gather waits for its flag).
+    let fused = stridex::chain! {
+        data: f32[32000, 1024],
+        gather { indices: i32[32, 512], axis: 0, out_of_range: clamp },
+        slice { rules: onnx, starts: [-1], ends: [512], axes: [1] },
+    };
+    let gather = stridex::gather! { data: f32[32000, 1024], indices: i32[32, 512], out_of_range: clamp };
+    let last =
+        stridex::slice! { rules: onnx, input: f32[32, 512, 1024], starts: [-1], ends: [512], axes: [1] };
+    let c = env.client;
+    let id_h = upload(c, &ids, fused.index_buffer_bytes(0).unwrap());
+    let (tf, out) = time_fused(env, &fused, &table, std::slice::from_ref(&id_h));
+    check("fused", case, &out, &expected);
+    let (ts, out) = time_staged(env, &[Stage::Gather(&gather), Stage::Slice(&last)], &table, &[id_h]);
+    check("staged", case, &out, &expected);
+
+    let bt = Tensor::<Burn<R>, 2>::from_data(TensorData::new(table.clone(), [vocab, dim]), env.device);
+    let bi = Tensor::<Burn<R>, 1, Int>::from_data(TensorData::new(ids.clone(), [batch * seq]), env.device);
+    let (tb, bo) = env.burn::<Burn<R>, _>(env.device, || {
+        bt.clone().select(0, bi.clone()).reshape([batch, seq, dim]).slice(s![.., seq - 1, ..]).reshape([-1])
+    });
+    check("Burn", case, &bo.into_data().to_vec::<f32>().unwrap(), &expected);
+
+    let out_bytes = batch * dim * 4;
+    ChainOutcome {
+        case,
+        stages: "gather (ids) -> ONNX slice of the last position",
+        // The output written, the rows it reads, and one id per sequence.
+        fused_bytes: 2 * out_bytes + batch * 4,
+        // The gather reads and writes every row of the batch and reads every id; the slice
+        // reads and writes the last rows.
+        staged_bytes: 2 * batch * seq * dim * 4 + batch * seq * 4 + 2 * out_bytes,
+        fused: tf,
+        staged: ts,
+        burn: tb,
+        burn_ops: "select(0), reshape, slice, materialized",
+    }
+}
+
+/// An NCHW batch: crop -> horizontal flip -> BGR<->RGB channel reorder -> 2x downsample.
+fn image_pipeline<R: Runtime>(env: &Env<R>) -> ChainOutcome
+where
+    R::Device: DeviceOps,
+{
+    let case = "image f32[16,3,512,512]: crop 448, flip, BGR->RGB, 2x down";
+    let (n, ch, h, w) = (16, 3, 512, 512);
+    let (crop, off) = (448, 32);
+    let input: Vec<f32> = (0..n * ch * h * w).map(|i| i as f32).collect();
+    let half = crop / 2;
+    let expected: Vec<f32> = (0..n * ch * half * half)
+        .map(|o| {
+            let (b, c, y, x) = (o / (ch * half * half), o / (half * half) % ch, o / half % half, o % half);
+            let (src_c, src_y, src_x) = (2 - c, off + 2 * y, off + (crop - 1 - 2 * x));
+            input[((b * ch + src_c) * h + src_y) * w + src_x]
+        })
+        .collect();
+    let fused = stridex::chain! {
+        data: f32[16, 3, 512, 512],
+        slice { offsets: [0, 0, 32, 32], sizes: [16, 3, 448, 448], strides: [1, 1, 1, 1] },
+        slice { rules: onnx, starts: [-1], ends: [-449], axes: [3], steps: [-1] },
+        gather { indices: i32[3], axis: 1, out_of_range: clamp },
+        slice { offsets: [0, 0, 0, 0], sizes: [16, 3, 448, 448], strides: [1, 1, 2, 2] },
+    };
+    let s1 = stridex::slice! {
+        input: f32[16, 3, 512, 512], offsets: [0, 0, 32, 32], sizes: [16, 3, 448, 448], strides: [1, 1, 1, 1],
+    };
+    let s2 = stridex::slice! { rules: onnx, input: f32[16, 3, 448, 448], starts: [-1], ends: [-449], axes: [3], steps: [-1] };
+    let s3 = stridex::gather! { data: f32[16, 3, 448, 448], indices: i32[3], axis: 1, out_of_range: clamp };
+    let s4 = stridex::slice! {
+        input: f32[16, 3, 448, 448], offsets: [0, 0, 0, 0], sizes: [16, 3, 448, 448], strides: [1, 1, 2, 2],
+    };
+    let c = env.client;
+    let bgr = upload(c, &[2i32, 1, 0], fused.index_buffer_bytes(0).unwrap());
+    let (tf, out) = time_fused(env, &fused, &input, std::slice::from_ref(&bgr));
+    check("fused", case, &out, &expected);
+    let stages = [Stage::Slice(&s1), Stage::Slice(&s2), Stage::Gather(&s3), Stage::Slice(&s4)];
+    let (ts, out) = time_staged(env, &stages, &input, &[bgr]);
+    check("staged", case, &out, &expected);
+
+    let bt = Tensor::<Burn<R>, 4>::from_data(TensorData::new(input.clone(), [n, ch, h, w]), env.device);
+    let bi = Tensor::<Burn<R>, 1, Int>::from_data(TensorData::new(vec![2i32, 1, 0], [3]), env.device);
+    let (tb, bo) = env.burn::<Burn<R>, _>(env.device, || {
+        bt.clone()
+            .slice(s![.., .., 32..480, 32..480])
+            .flip([3])
+            .select(1, bi.clone())
+            .slice(s![.., .., 0..448;2, 0..448;2])
+            .reshape([-1])
+    });
+    check("Burn", case, &bo.into_data().to_vec::<f32>().unwrap(), &expected);
+
+    let cropped = n * ch * crop * crop * 4;
+    let out_bytes = n * ch * half * half * 4;
+    ChainOutcome {
+        case,
+        stages: "SLICE1 crop -> ONNX flip -> gather(axis 1) -> SLICE1 step 2",
+        fused_bytes: 2 * out_bytes + 12,
+        staged_bytes: 3 * 2 * cropped + 12 + 2 * out_bytes,
+        fused: tf,
+        staged: ts,
+        burn: tb,
+        burn_ops: "slice, flip, select(1), slice with steps, materialized",
+    }
+}
