@@ -2,7 +2,7 @@
 //! `gather!`/`slice!` macros (at expansion time) and the runtime.
 //!
 //! SPEC.md is the contract: section 1 lives in [`layout`] and [`tensor`], section 2 in
-//! [`gather`] and [`rules`], section 3 in [`slice`]. [`kernel`] turns validated plans into the
+//! [`gather`] and [`rules`], section 3 in [`mod@slice`]. [`kernel`] turns validated plans into the
 //! constant descriptors the CubeCL kernels are specialized on.
 
 pub mod chain;

@@ -1,6 +1,6 @@
 //! `gather!`, `slice!` and `chain!`: a thin wrapper of `stridex-syntax`, the descriptor front end
 //! (tokens to a typed input, collecting every independent mistake, then the rules of
-//! `stridex-core`), and [`expand`], which writes a `GatherOp`/`SliceOp` whose kernel is
+//! `stridex-core`), and `expand`, which writes a `GatherOp`/`SliceOp` whose kernel is
 //! specialized on the validated constants.
 
 mod expand;

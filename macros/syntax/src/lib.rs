@@ -49,7 +49,7 @@ pub fn gather_str(text: &str) -> Result<GatherDesc, String> {
     gather(tokens).map(|(_, desc)| desc).map_err(messages)
 }
 
-/// [`slice`] on text.
+/// [`slice()`] on text.
 pub fn slice_str(text: &str) -> Result<SliceDesc, String> {
     let tokens: TokenStream = text.parse().map_err(|e| format!("{e}"))?;
     slice(tokens).map(|(_, desc)| desc).map_err(messages)
