@@ -5,8 +5,8 @@ pub use stridex_backends::{
     Error, Gather, GatherOp, IndexBuffers, IndexElement, IndexTypes, Slice, SliceOp, StageKernel, Tensor,
 };
 pub use stridex_core::{
-    ChainDesc, ChainPlan, DType, GatherDesc, GatherPlan, GatherRules, IndexType, Operand, OutOfRange,
-    RuleError, RuleSet, SliceDesc, SliceForm, SlicePlan,
+    ChainDesc, ChainPlan, DType, FeatureLevel, GatherDesc, GatherPlan, GatherRules, IndexType, Operand,
+    OutOfRange, RuleError, RuleSet, SliceDesc, SliceForm, SlicePlan,
 };
 pub use stridex_macros::{chain, gather, slice};
 
@@ -21,7 +21,7 @@ pub use stridex_core as core;
 pub mod __private {
     pub use std::borrow::Cow;
     pub use stridex_core::{
-        ChainDesc, DType, Dims, GatherDesc, GatherRules, GatherStage, OutOfRange, OutputDecl, SignedDims,
-        SliceDesc, SliceWindow, StageDesc, TensorDecl,
+        ChainDesc, DType, Dims, FeatureLevel, GatherDesc, GatherRules, GatherStage, OutOfRange, OutputDecl,
+        SignedDims, SliceDesc, SliceWindow, StageDesc, TensorDecl,
     };
 }

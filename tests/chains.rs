@@ -69,6 +69,7 @@ fn run_staged<T: Element>(case: &ChainCase, data: &[T]) -> Result<Tensor<T>, Err
                     index_dims: g.index_dims,
                     out_of_range: g.out_of_range,
                     output: None,
+                    feature_level: None,
                 };
                 match g.indices.dtype {
                     DType::I32 => gather_stage::<T, i32>(desc, &values, indices),
@@ -78,7 +79,8 @@ fn run_staged<T: Element>(case: &ChainCase, data: &[T]) -> Result<Tensor<T>, Err
                 }
             }
             (StageDesc::Slice(window), _) => {
-                SliceOp::<T>::new(SliceDesc { input, window, output: None })?.run_on(device(), &values)
+                SliceOp::<T>::new(SliceDesc { input, window, output: None, feature_level: None })?
+                    .run_on(device(), &values)
             }
             _ => unreachable!("the case's stages follow its descriptor"),
         }

@@ -70,6 +70,7 @@ fn gather(case: &Value) {
         index_dims: None,
         out_of_range: None,
         output: None,
+        feature_level: None,
     };
     assert_eq!(case["expect_error"], false, "{name}");
     let op = GatherOp::<f32, i64>::new(desc).unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -107,6 +108,7 @@ fn slice(case: &Value) {
             steps: steps.as_deref().map(SignedDims::of),
         },
         output: None,
+        feature_level: None,
     };
     let out_shape = expected_shape(case);
     let n: usize = x_shape.iter().product();

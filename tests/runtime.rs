@@ -346,3 +346,29 @@ fn too_many_strides_is_a_strides_error() {
         .unwrap();
     assert_eq!(e, Error::Rule(RuleError::StridesLen { tensor: Operand::Data, sizes: 2, strides: 9 }));
 }
+
+#[test]
+fn builders_take_a_directml_feature_level() {
+    use stridex::{FeatureLevel, Gather, Slice};
+    let old = Gather::directml()
+        .data::<i32>(&[1, 1, 4, 4])
+        .indices::<u32>(&[1, 1, 1, 2])
+        .axis(2)
+        .index_dims(1)
+        .feature_level(FeatureLevel::L1_0);
+    match old.build() {
+        Err(Error::Rule(stridex::RuleError::FeatureLevel { lowest, .. })) => {
+            assert_eq!(lowest, Some(FeatureLevel::L2_1))
+        }
+        other => panic!("{other:?}"),
+    }
+    let ok = old.feature_level(FeatureLevel::L2_1).build().unwrap();
+    let y = ok.run(&(0..16).collect::<Vec<i32>>(), &[3, 0]).unwrap();
+    assert_eq!(y.data(), [12, 13, 14, 15, 0, 1, 2, 3]); // rows 3 and 0
+    let slice = Slice::directml()
+        .input::<f32>(&[4, 4])
+        .window(&[0, 0], &[2, 2], &[1, 1])
+        .feature_level(FeatureLevel::L2_1)
+        .build();
+    assert!(matches!(slice, Err(Error::Rule(stridex::RuleError::FeatureLevel { .. }))));
+}

@@ -15,8 +15,9 @@ use crate::error::Error;
 use crate::ops::{ChainOp, GatherOp, IndexTypes, SliceOp};
 use std::marker::PhantomData;
 use stridex_core::{
-    tensor, ChainDesc, Dims, GatherDesc, GatherRules, GatherStage, Operand, OutOfRange, OutputDecl,
-    RuleError, SignedDims, SliceDesc, SliceForm, SliceWindow, StageDesc, TensorDecl, Window, MAX_RANK,
+    tensor, ChainDesc, Dims, FeatureLevel, GatherDesc, GatherRules, GatherStage, Operand, OutOfRange,
+    OutputDecl, RuleError, SignedDims, SliceDesc, SliceForm, SliceWindow, StageDesc, TensorDecl, Window,
+    MAX_RANK,
 };
 
 /// Sizes and optional strides, as given.
@@ -54,6 +55,7 @@ pub struct Gather<T = (), I = ()> {
     index_dims: Option<usize>,
     out_of_range: Option<OutOfRange>,
     output: Option<Shape>,
+    feature_level: Option<FeatureLevel>,
     types: PhantomData<fn() -> (T, I)>,
 }
 
@@ -68,6 +70,7 @@ impl Gather {
             index_dims: None,
             out_of_range: None,
             output: None,
+            feature_level: None,
             types: PhantomData,
         }
     }
@@ -96,6 +99,7 @@ impl<T, I> Gather<T, I> {
             index_dims: self.index_dims,
             out_of_range: self.out_of_range,
             output: self.output,
+            feature_level: self.feature_level,
             types: PhantomData,
         }
     }
@@ -144,6 +148,12 @@ impl<T, I> Gather<T, I> {
         self
     }
 
+    /// DirectML only: the feature level of the devices targeted (default: the highest, 4_1).
+    pub fn feature_level(mut self, level: FeatureLevel) -> Self {
+        self.feature_level = Some(level);
+        self
+    }
+
     /// Declares the output shape (it must equal the inferred one) and optional strides.
     pub fn output(mut self, sizes: &[usize], strides: Option<&[usize]>) -> Self {
         self.output = Some(Shape::new(sizes, strides));
@@ -164,6 +174,7 @@ impl<T: Element, I: IndexElement> Gather<T, I> {
             index_dims: self.index_dims,
             out_of_range: self.out_of_range,
             output,
+            feature_level: self.feature_level,
         })
     }
 
@@ -192,6 +203,7 @@ pub struct Slice<T = ()> {
     axes: Option<Vec<i64>>,
     steps: Option<Vec<i64>>,
     output: Option<Shape>,
+    feature_level: Option<FeatureLevel>,
     types: PhantomData<fn() -> T>,
 }
 
@@ -209,6 +221,7 @@ impl Slice {
             axes: None,
             steps: None,
             output: None,
+            feature_level: None,
             types: PhantomData,
         }
     }
@@ -242,6 +255,7 @@ impl<T> Slice<T> {
             axes: self.axes,
             steps: self.steps,
             output: self.output,
+            feature_level: self.feature_level,
             types: PhantomData,
         }
     }
@@ -274,6 +288,12 @@ impl<T> Slice<T> {
 
     pub fn output(mut self, sizes: &[usize], strides: Option<&[usize]>) -> Self {
         self.output = Some(Shape::new(sizes, strides));
+        self
+    }
+
+    /// SLICE1 windows only: the DirectML feature level targeted (default: the highest, 4_1).
+    pub fn feature_level(mut self, level: FeatureLevel) -> Self {
+        self.feature_level = Some(level);
         self
     }
 }
@@ -318,7 +338,7 @@ impl<T: Element> Slice<T> {
     pub fn desc(&self) -> Result<SliceDesc, Error> {
         let input = self.input.decl(Operand::Input, T::DTYPE)?;
         let window = self.slice_window(self.input.sizes.len(), "the input's rank")?;
-        Ok(SliceDesc { input, window, output: output_decl(&self.output)? })
+        Ok(SliceDesc { input, window, output: output_decl(&self.output)?, feature_level: self.feature_level })
     }
 
     pub fn build(&self) -> Result<SliceOp<T>, Error> {

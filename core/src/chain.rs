@@ -123,13 +123,14 @@ impl ChainDesc {
                         index_dims: g.index_dims,
                         out_of_range: g.out_of_range,
                         output,
+                        feature_level: None,
                     }
                     .plan()
                     .map_err(in_stage)?,
                 ),
-                StageDesc::Slice(window) => {
-                    StagePlan::Slice(SliceDesc { input, window, output }.plan().map_err(in_stage)?)
-                }
+                StageDesc::Slice(window) => StagePlan::Slice(
+                    SliceDesc { input, window, output, feature_level: None }.plan().map_err(in_stage)?,
+                ),
             };
             input = TensorDecl::packed(dtype, plan.output().sizes);
             stages.push(plan);

@@ -4,6 +4,7 @@
 use crate::dims::Dims;
 use crate::dtype::IndexType;
 use crate::error::{Operand, RuleError};
+use crate::feature_level::{self, DmlOperator, FeatureLevel};
 use crate::layout::TensorLayout;
 use crate::rules::{GatherRules, OutOfRange, RuleSet};
 use crate::tensor::{
@@ -24,6 +25,8 @@ pub struct GatherDesc {
     /// `None`: the rule set's default.
     pub out_of_range: Option<OutOfRange>,
     pub output: Option<OutputDecl>,
+    /// DirectML only: the feature level of the devices targeted (`None`: the highest, 4_1).
+    pub feature_level: Option<FeatureLevel>,
 }
 
 /// One output dimension of a validated gather, with the strides that move along it.
@@ -67,7 +70,18 @@ pub struct GatherPlan {
 impl GatherDesc {
     /// Applies every rule of the chosen rule set.
     pub fn plan(&self) -> Result<GatherPlan, RuleError> {
-        plan(self)
+        let p = plan(self)?;
+        // After every other rule: a descriptor broken at any level reports that first.
+        if let Some(level) = self.feature_level {
+            feature_level::check(
+                DmlOperator::Gather,
+                level,
+                self.data.dtype,
+                Some(self.indices.dtype),
+                p.data.rank(),
+            )?;
+        }
+        Ok(p)
     }
 }
 
@@ -96,6 +110,9 @@ fn plan(desc: &GatherDesc) -> Result<GatherPlan, RuleError> {
     }
     if desc.index_dims.is_some() && rules != GatherRules::DirectMl {
         return Err(RuleError::KeyNotAllowed { rules, key: "index_dims" });
+    }
+    if desc.feature_level.is_some() && rules != GatherRules::DirectMl {
+        return Err(RuleError::FeatureLevelOutsideDirectMl { rules: RuleSet::Gather(rules) });
     }
 
     let r = data.rank();

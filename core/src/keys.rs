@@ -4,10 +4,30 @@
 use crate::error::{RuleError, Window};
 use crate::rules::{GatherRules, SliceForm};
 
-pub const GATHER_KEYS: &[&str] =
-    &["rules", "data", "indices", "axis", "batch_dims", "index_dims", "out_of_range", "output"];
-pub const SLICE_KEYS: &[&str] =
-    &["rules", "input", "offsets", "sizes", "strides", "starts", "ends", "axes", "steps", "output"];
+pub const GATHER_KEYS: &[&str] = &[
+    "rules",
+    "data",
+    "indices",
+    "axis",
+    "batch_dims",
+    "index_dims",
+    "out_of_range",
+    "output",
+    "feature_level",
+];
+pub const SLICE_KEYS: &[&str] = &[
+    "rules",
+    "input",
+    "offsets",
+    "sizes",
+    "strides",
+    "starts",
+    "ends",
+    "axes",
+    "steps",
+    "output",
+    "feature_level",
+];
 
 /// A chain's own keys: the data before its first stage, the output after its last.
 pub const CHAIN_KEYS: &[&str] = &["data", "output"];
@@ -19,6 +39,7 @@ pub fn check_stage_key(key: &str) -> Result<(), RuleError> {
         "data" => Err(RuleError::StageKey { key: "data" }),
         "input" => Err(RuleError::StageKey { key: "input" }),
         "output" => Err(RuleError::StageKey { key: "output" }),
+        "feature_level" => Err(RuleError::StageKey { key: "feature_level" }),
         _ => Ok(()),
     }
 }

@@ -9,6 +9,7 @@ pub mod chain;
 pub mod dims;
 pub mod dtype;
 pub mod error;
+pub mod feature_level;
 pub mod gather;
 pub mod kernel;
 pub mod keys;
@@ -22,6 +23,7 @@ pub use chain::{ChainDesc, ChainKernelDesc, ChainPlan, GatherStage, StageDesc, S
 pub use dims::{Dims, SignedDims, MAX_RANK};
 pub use dtype::{DType, IndexType};
 pub use error::{Location, Operand, RuleError, Window};
+pub use feature_level::FeatureLevel;
 pub use gather::{GatherDesc, GatherDim, GatherPlan};
 pub use layout::{LayoutKind, Overlap, TensorLayout};
 pub use rules::{GatherRules, OutOfRange, RuleSet, SliceForm};

@@ -39,6 +39,7 @@ impl GatherSeed {
             index_dims: self.index_dims,
             out_of_range: None,
             output: None,
+            feature_level: None,
         }
     }
 
@@ -71,6 +72,7 @@ impl SliceSeed {
                 strides: SignedDims::of(self.strides),
             },
             output: None,
+            feature_level: None,
         }
     }
 }

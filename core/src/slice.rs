@@ -2,6 +2,7 @@
 
 use crate::dims::{Dims, SignedDims};
 use crate::error::{Operand, RuleError, Window};
+use crate::feature_level::{self, DmlOperator, FeatureLevel};
 use crate::layout::TensorLayout;
 use crate::rules::{RuleSet, SliceForm};
 use crate::tensor::{
@@ -33,6 +34,8 @@ pub struct SliceDesc {
     pub input: TensorDecl,
     pub window: SliceWindow,
     pub output: Option<OutputDecl>,
+    /// SLICE1 windows only: the DirectML feature level targeted (`None`: the highest, 4_1).
+    pub feature_level: Option<FeatureLevel>,
 }
 
 /// One output dimension of a validated slice.
@@ -60,6 +63,18 @@ pub struct SlicePlan {
 
 impl SliceDesc {
     pub fn plan(&self) -> Result<SlicePlan, RuleError> {
+        if self.feature_level.is_some() && self.window.form() != SliceForm::DirectMl {
+            return Err(RuleError::FeatureLevelOutsideDirectMl { rules: RuleSet::Slice(self.window.form()) });
+        }
+        let p = self.plan_window()?;
+        // After every other rule: a descriptor broken at any level reports that first.
+        if let Some(level) = self.feature_level {
+            feature_level::check(DmlOperator::Slice1, level, self.input.dtype, None, p.input.rank())?;
+        }
+        Ok(p)
+    }
+
+    fn plan_window(&self) -> Result<SlicePlan, RuleError> {
         let input = layout(Operand::Input, self.input.sizes, self.input.strides)?;
         let dtype = self.input.dtype;
         let form = self.window.form();

@@ -19,6 +19,7 @@ fn gather(rules: GatherRules, data: &[usize], indices: &[usize], axis: i64) -> G
         index_dims: None,
         out_of_range: None,
         output: None,
+        feature_level: None,
     }
 }
 
@@ -296,6 +297,7 @@ fn slice(input: &[usize], offsets: &[usize], sizes: &[usize], strides: &[i64]) -
             strides: SignedDims::of(strides),
         },
         output: None,
+        feature_level: None,
     }
 }
 
@@ -350,6 +352,7 @@ fn onnx_slice(
             steps: steps.map(SignedDims::of),
         },
         output: None,
+        feature_level: None,
     }
 }
 
@@ -373,4 +376,109 @@ fn onnx_slice_shapes() {
         onnx_slice(&[3, 4], &[0], &[1], Some(&[2]), None).plan(),
         Err(RuleError::SliceAxisOutOfRange { axis: 2, .. })
     ));
+}
+
+// DirectML feature levels (seed 000's and 001's "Tensor support" tables).
+
+fn dml_gather(data: DType, index: DType, rank: usize, level: FeatureLevel) -> Result<GatherPlan, RuleError> {
+    GatherDesc {
+        rules: GatherRules::DirectMl,
+        data: TensorDecl::packed(data, d(&vec![2; rank])),
+        indices: TensorDecl::packed(index, d(&[vec![1; rank - 1], vec![2]].concat())),
+        axis: 0,
+        batch_dims: None,
+        index_dims: Some(1),
+        out_of_range: None,
+        output: None,
+        feature_level: Some(level),
+    }
+    .plan()
+}
+
+fn dml_slice(data: DType, rank: usize, level: FeatureLevel) -> Result<SlicePlan, RuleError> {
+    SliceDesc {
+        input: TensorDecl::packed(data, d(&vec![2; rank])),
+        window: SliceWindow::DirectMl {
+            offsets: d(&vec![0; rank]),
+            sizes: d(&vec![2; rank]),
+            strides: SignedDims::of(&vec![1; rank]),
+        },
+        output: None,
+        feature_level: Some(level),
+    }
+    .plan()
+}
+
+/// The lowest level a refusal names, or `None` when the descriptor is accepted.
+fn lowest<T>(r: Result<T, RuleError>) -> Option<Option<FeatureLevel>> {
+    match r {
+        Ok(_) => None,
+        Err(RuleError::FeatureLevel { lowest, .. }) => Some(lowest),
+        Err(e) => panic!("not a feature-level error: {e}"),
+    }
+}
+
+#[test]
+fn gather_feature_levels_follow_seed_000() {
+    use DType::*;
+    use FeatureLevel::*;
+    let eleven = [F64, F32, F16, I64, I32, I16, I8, U64, U32, U16, U8];
+    let eight = [F32, F16, I32, I16, I8, U32, U16, U8];
+    for level in FeatureLevel::ALL {
+        for &t in &eleven {
+            for index in [I64, I32, U64, U32] {
+                for rank in 1..=8 {
+                    let data_ok = match level {
+                        L4_1 => true,
+                        L3_0 | L2_1 => eight.contains(&t),
+                        L1_0 => matches!(t, F32 | F16),
+                    };
+                    let index_ok = level >= L3_0 || index == U32;
+                    let rank_ok = level >= L3_0 || rank == 4;
+                    let accepted = dml_gather(t, index, rank, level).is_ok();
+                    assert_eq!(
+                        accepted,
+                        data_ok && index_ok && rank_ok,
+                        "{t} {index} rank {rank} at {level}"
+                    );
+                }
+            }
+        }
+    }
+    // Refusals name the lowest level that takes the descriptor.
+    assert_eq!(lowest(dml_gather(I32, U32, 4, L1_0)), Some(Some(L2_1)));
+    assert_eq!(lowest(dml_gather(F32, I32, 4, L2_1)), Some(Some(L3_0)));
+    assert_eq!(lowest(dml_gather(F32, U32, 3, L1_0)), Some(Some(L3_0)));
+    assert_eq!(lowest(dml_gather(F64, U32, 4, L3_0)), Some(Some(L4_1)));
+    let e = dml_gather(F32, I32, 4, L2_1).unwrap_err();
+    assert_eq!(e.location(), Location::DType(Operand::Indices));
+    assert_eq!(
+        e.to_string(),
+        "DirectML GATHER at feature level 2_1: index type i32 is not supported (2_1 takes f32, f16, i32, i16, i8, u32, u16, u8 data; u32 indices; DimensionCount 4); the lowest level that takes this descriptor is 3_0: write `feature_level: 3_0` or higher"
+    );
+}
+
+#[test]
+fn slice_feature_levels_follow_seed_001() {
+    use DType::*;
+    use FeatureLevel::*;
+    for rank in 1..=8 {
+        assert!(dml_slice(F32, rank, L3_0).is_ok());
+        assert_eq!(dml_slice(F32, rank, L2_1).is_ok(), rank == 4 || rank == 5, "rank {rank}");
+        assert_eq!(
+            lowest(dml_slice(F32, rank, L1_0)),
+            Some(Some(if rank == 4 || rank == 5 { L2_1 } else { L3_0 }))
+        );
+    }
+    assert_eq!(lowest(dml_slice(I64, 4, L3_0)), Some(Some(L4_1)));
+    assert!(dml_slice(U8, 5, L2_1).is_ok());
+    let e = dml_slice(F32, 4, L1_0).unwrap_err();
+    assert_eq!(e.location(), Location::FeatureLevel);
+    assert!(e.to_string().starts_with("DirectML SLICE1 at feature level 1_0: the operator does not exist yet (SLICE1 came with 2_1); the lowest level that takes this descriptor is 2_1"), "{e}");
+    // Only DirectML descriptors take a level.
+    let mut onnx = gather(GatherRules::Onnx, &[2, 2], &[2], 0);
+    onnx.feature_level = Some(L4_1);
+    assert!(matches!(onnx.plan(), Err(RuleError::FeatureLevelOutsideDirectMl { .. })));
+    // A descriptor broken at every level reports that rule, not the level.
+    assert!(matches!(dml_gather(Bool, U32, 4, L4_1), Err(RuleError::DataTypeNotAllowed { .. })));
 }

@@ -4,8 +4,8 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 use stridex_core::{
-    ChainDesc, DType, Dims, GatherDesc, GatherRules, OutOfRange, OutputDecl, SignedDims, SliceDesc,
-    SliceWindow, StageDesc, TensorDecl,
+    ChainDesc, DType, Dims, FeatureLevel, GatherDesc, GatherRules, OutOfRange, OutputDecl, SignedDims,
+    SliceDesc, SliceWindow, StageDesc, TensorDecl,
 };
 use stridex_syntax::{ChainInput, GatherInput, ItemHead, SliceInput};
 
@@ -20,6 +20,7 @@ pub fn gather(input: &GatherInput, desc: &GatherDesc) -> TokenStream {
     let index_dims = option(desc.index_dims.map(|k| quote!(#k)));
     let out_of_range = option(desc.out_of_range.map(policy));
     let output = option(desc.output.as_ref().map(output_decl));
+    let level = option(desc.feature_level.map(feature_level));
     let value = quote! {
         ::stridex::GatherOp::<#t, #i>::__from_checked(::stridex::__private::GatherDesc {
             rules: #rules,
@@ -30,6 +31,7 @@ pub fn gather(input: &GatherInput, desc: &GatherDesc) -> TokenStream {
             index_dims: #index_dims,
             out_of_range: #out_of_range,
             output: #output,
+            feature_level: #level,
         })
     };
     item_or_expr(&input.item, quote!(::stridex::GatherOp<#t, #i>), value)
@@ -40,11 +42,13 @@ pub fn slice(input: &SliceInput, desc: &SliceDesc) -> TokenStream {
     let tensor = tensor_decl(&desc.input);
     let window = slice_window(&desc.window);
     let output = option(desc.output.as_ref().map(output_decl));
+    let level = option(desc.feature_level.map(feature_level));
     let value = quote! {
         ::stridex::SliceOp::<#t>::__from_checked(::stridex::__private::SliceDesc {
             input: #tensor,
             window: #window,
             output: #output,
+            feature_level: #level,
         })
     };
     item_or_expr(&input.item, quote!(::stridex::SliceOp<#t>), value)
@@ -89,6 +93,11 @@ pub fn chain(input: &ChainInput, desc: &ChainDesc) -> TokenStream {
         })
     }};
     item_or_expr(&input.item, ty, value)
+}
+
+fn feature_level(level: FeatureLevel) -> TokenStream {
+    let name = syn::Ident::new(&format!("{level:?}"), proc_macro2::Span::call_site());
+    quote!(::stridex::__private::FeatureLevel::#name)
 }
 
 fn gather_rules(rules: GatherRules) -> TokenStream {

@@ -23,6 +23,7 @@ use proc_macro::TokenStream;
 /// | `axis` | integer; negative counts from the back (not under `directml`) | `0` |
 /// | `batch_dims` | OpenVINO's, in `[-min(r, q), min(r, q)]`, `<= axis` once normalized | `0` (openvino only) |
 /// | `index_dims` | DirectML's `IndexDimensions`, `0..=DimensionCount` | every indices dimension (directml only) |
+/// | `feature_level` | `1_0`, `2_1`, `3_0`, `4_1`: the seed's tables of the DirectML level targeted | `4_1` (directml only) |
 /// | `out_of_range` | `error` (`Err` from `run`), `zero`, `clamp` | `onnx`: error, `openvino`: zero, `directml`: clamp |
 /// | `output` | `[sizes]`, `T[sizes]`, with `strides [..]` (padded or permuted, never overlapping) | inferred, packed |
 ///
@@ -55,6 +56,7 @@ pub fn gather(input: TokenStream) -> TokenStream {
 /// | `offsets`, `sizes`, `strides` | one per dimension; `strides` signed and non-zero | required (`directml` only) |
 /// | `starts`, `ends`, `axes`, `steps` | as ONNX Slice: clamped, negative from the end; may be empty | `starts`, `ends` required; `axes`: the first ones; `steps`: 1 (`onnx` only) |
 /// | `output` | `[sizes]` (each in `1..=MaxCopiedElements` under `directml`), strides allowed | every element the window reaches, packed |
+/// | `feature_level` | `2_1`, `3_0`, `4_1` (SLICE1 came with 2_1) | `4_1` (`directml` only) |
 ///
 /// A key of the other form is an error, not ignored. `output[c] = input[CopyStart + stride *
 /// c]`, `CopyStart[i] = offset[i] + (stride[i] < 0 ? size[i] - 1 : 0)`.

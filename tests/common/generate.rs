@@ -244,6 +244,7 @@ fn try_gather_case(rng: &mut Rng, data_types: &[DType]) -> Option<GatherCase> {
             sizes: dims(&out_shape),
             strides: out_strides.as_deref().map(dims),
         }),
+        feature_level: None,
     };
     Some(GatherCase { reference, desc })
 }
@@ -315,6 +316,7 @@ pub fn onnx_slice_case(rng: &mut Rng, data_types: &[DType]) -> OnnxSliceCase {
             steps: steps.as_deref().map(SignedDims::of),
         },
         output: None,
+        feature_level: None,
     };
     OnnxSliceCase { shape, starts, ends, axes, steps, desc }
 }
@@ -374,6 +376,7 @@ pub fn slice_case(rng: &mut Rng, data_types: &[DType]) -> SliceCase {
             sizes: dims(reference.out_sizes.as_ref().unwrap()),
             strides: reference.out_strides.as_deref().map(dims),
         }),
+        feature_level: None,
     };
     SliceCase { reference, desc }
 }

@@ -231,9 +231,42 @@ impl fmt::Display for RuleError {
                 f,
                 "chain: {gathers} gathers, but one fused kernel reads at most {max} index tensors; split the chain after its {max}th gather"
             ),
+            FeatureLevel { op, level, unsupported, lowest } => {
+                use crate::feature_level::{describe, Unsupported};
+                let what = match unsupported {
+                    Unsupported::Operator => format!("the operator does not exist yet ({})", describe(*op, *level)),
+                    Unsupported::DataType(t) => format!("data type {t} is not supported"),
+                    Unsupported::IndexType(t) => format!("index type {t} is not supported"),
+                    Unsupported::DimensionCount(n) => format!("DimensionCount {n} is not supported"),
+                };
+                if *unsupported == Unsupported::Operator {
+                    write!(f, "{} at feature level {level}: {what}; ", op.rule_set())?;
+                } else {
+                    write!(f, "{} at feature level {level}: {what} ({level} takes {}); ", op.rule_set(), describe(*op, *level))?;
+                }
+                match lowest {
+                    Some(l) if *l == crate::FeatureLevel::HIGHEST => write!(
+                        f,
+                        "only {l} takes this descriptor: write `feature_level: {l}`, or leave it out (the highest level)"
+                    ),
+                    Some(l) => write!(
+                        f,
+                        "the lowest level that takes this descriptor is {l}: write `feature_level: {l}` or higher"
+                    ),
+                    None => write!(f, "no feature level takes it"),
+                }
+            }
+            FeatureLevelOutsideDirectMl { rules } => write!(
+                f,
+                "{rules}: `feature_level` is DirectML's (DML_FEATURE_LEVEL_*); write `rules: directml` or remove it"
+            ),
             StageKey { key: "output" } => write!(
                 f,
                 "chain: `output` belongs to the chain, not to a stage; write it after the last stage (`output: f32[..]`)"
+            ),
+            StageKey { key: "feature_level" } => write!(
+                f,
+                "chain: a stage takes no `feature_level`: a fused chain is one stridex kernel, not a DirectML operator, so DirectML's feature-level tables do not apply; check the stage alone with `gather!`/`slice!` if you need them"
             ),
             StageKey { key } => write!(
                 f,

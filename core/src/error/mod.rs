@@ -78,6 +78,8 @@ pub enum Location {
     WindowAt(Window, usize),
     /// The chain as a whole (its list of stages).
     Chain,
+    /// A DirectML descriptor's `feature_level`.
+    FeatureLevel,
 }
 
 impl Location {
@@ -240,6 +242,18 @@ pub enum RuleError {
         gathers: usize,
         max: usize,
     },
+    /// A DirectML feature level that does not support the descriptor; `lowest` is the first
+    /// level that does.
+    FeatureLevel {
+        op: crate::feature_level::DmlOperator,
+        level: crate::FeatureLevel,
+        unsupported: crate::feature_level::Unsupported,
+        lowest: Option<crate::FeatureLevel>,
+    },
+    /// `feature_level` under a rule set other than DirectML's.
+    FeatureLevelOutsideDirectMl {
+        rules: RuleSet,
+    },
     /// A key a chain stage does not take (`data`, `input`, `output`).
     StageKey {
         key: &'static str,
@@ -298,6 +312,16 @@ impl RuleError {
             }
             SliceStepZero { position } => Location::WindowAt(Window::Steps, position),
             ChainLength { .. } | ChainGathers { .. } | StageKey { .. } => Location::Chain,
+            FeatureLevel { unsupported, .. } => {
+                use crate::feature_level::Unsupported;
+                match unsupported {
+                    Unsupported::Operator => Location::FeatureLevel,
+                    Unsupported::DataType(_) => Location::DType(Operand::Data),
+                    Unsupported::IndexType(_) => Location::DType(Operand::Indices),
+                    Unsupported::DimensionCount(_) => Location::Shape(Operand::Data),
+                }
+            }
+            FeatureLevelOutsideDirectMl { .. } => Location::FeatureLevel,
             // The stage's own tokens: the macro maps the location within the stage.
             Stage { ref error, .. } => error.location(),
         }

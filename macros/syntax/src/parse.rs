@@ -8,7 +8,7 @@ use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::ToTokens;
 use stridex_core::keys;
 use stridex_core::SliceForm;
-use stridex_core::{DType, GatherRules, OutOfRange};
+use stridex_core::{DType, FeatureLevel, GatherRules, OutOfRange};
 use syn::parse::{Parse, ParseStream};
 use syn::{bracketed, Ident, LitInt, Token, Visibility};
 
@@ -59,6 +59,7 @@ pub struct GatherInput {
     pub index_dims: Option<Lit<usize>>,
     pub out_of_range: Option<(Ident, OutOfRange)>,
     pub output: Option<TensorArg>,
+    pub feature_level: Option<Lit<FeatureLevel>>,
 }
 
 pub struct SliceInput {
@@ -73,6 +74,7 @@ pub struct SliceInput {
     pub axes: Option<List<i64>>,
     pub steps: Option<List<i64>>,
     pub output: Option<TensorArg>,
+    pub feature_level: Option<Lit<FeatureLevel>>,
 }
 
 /// `chain! { data: .., gather { .. }, slice { .. }, .., output: .. }`.
@@ -128,6 +130,7 @@ fn gather_keys(
     keys.stage = stage.is_some();
     let (mut rules, mut data, mut indices, mut axis) = (None, stage, None, None);
     let (mut batch_dims, mut index_dims, mut out_of_range, mut output) = (None, None, None, None);
+    let mut feature_level = None;
     while !input.is_empty() {
         let Some(key) = keys.next(input, cx) else { continue };
         let parsed = match key.to_string().as_str() {
@@ -146,6 +149,7 @@ fn gather_keys(
             )
             .map(|v| out_of_range = Some(v)),
             "output" => parse_tensor(input, key, false, cx).map(|v| output = Some(v)),
+            "feature_level" => parse_feature_level(input).map(|v| feature_level = Some(v)),
             _ => unreachable!("Keys::next accepts known keys only"),
         };
         end_of_entry(input, parsed, cx);
@@ -165,6 +169,7 @@ fn gather_keys(
         index_dims,
         out_of_range,
         output,
+        feature_level,
     })
 }
 
@@ -206,6 +211,7 @@ fn slice_keys(
         axes: None,
         steps: None,
         output: None,
+        feature_level: None,
     };
     let mut tensor = stage;
     while !input.is_empty() {
@@ -222,6 +228,7 @@ fn slice_keys(
             "axes" => parse_list(input, parse_int).map(|v| s.axes = Some(v)),
             "steps" => parse_list(input, parse_int).map(|v| s.steps = Some(v)),
             "output" => parse_tensor(input, key, false, cx).map(|v| s.output = Some(v)),
+            "feature_level" => parse_feature_level(input).map(|v| s.feature_level = Some(v)),
             _ => unreachable!("Keys::next accepts known keys only"),
         };
         end_of_entry(input, parsed, cx);
@@ -540,6 +547,21 @@ fn parse_list<T>(input: ParseStream, item: fn(ParseStream) -> syn::Result<Lit<T>
         }
     }
     Ok(List { items, span: bracket.span.join() })
+}
+
+/// `2_1`: an integer literal whose digits, as written, name a DirectML feature level.
+fn parse_feature_level(input: ParseStream) -> syn::Result<Lit<FeatureLevel>> {
+    let lit: LitInt = input.parse()?;
+    match FeatureLevel::from_name(&lit.to_string()) {
+        Some(level) => Ok(Lit { value: level, tokens: lit.to_token_stream() }),
+        None => Err(syn::Error::new(
+            lit.span(),
+            format!(
+                "unknown DirectML feature level `{lit}`; expected one of: {} (DML_FEATURE_LEVEL_1_0 .. 4_1)",
+                FeatureLevel::NAMES.join(", ")
+            ),
+        )),
+    }
 }
 
 fn parse_int(input: ParseStream) -> syn::Result<Lit<i64>> {

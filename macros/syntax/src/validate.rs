@@ -21,6 +21,7 @@ pub fn gather(input: &GatherInput) -> syn::Result<GatherDesc> {
         index_dims: input.index_dims.as_ref().map(|k| k.value),
         out_of_range: input.out_of_range.as_ref().map(|p| p.1),
         output: input.output.as_ref().map(output_decl).transpose().map_err(err)?,
+        feature_level: input.feature_level.as_ref().map(|l| l.value),
     };
     desc.plan().map_err(err)?;
     Ok(desc)
@@ -33,7 +34,12 @@ pub fn slice(input: &SliceInput) -> syn::Result<SliceDesc> {
     let tensor = decl(&input.input, Operand::Input).map_err(err)?;
     let window = slice_window(input, input.input.sizes.items.len()).map_err(err)?;
     let output = input.output.as_ref().map(output_decl).transpose().map_err(err)?;
-    let desc = SliceDesc { input: tensor, window, output };
+    let desc = SliceDesc {
+        input: tensor,
+        window,
+        output,
+        feature_level: input.feature_level.as_ref().map(|l| l.value),
+    };
     desc.plan().map_err(err)?;
     Ok(desc)
 }
@@ -231,6 +237,11 @@ impl Spans<'_> {
                 _ => None,
             },
             Location::Chain => None,
+            Location::FeatureLevel => match self {
+                Spans::Gather(g) => g.feature_level.as_ref().map(|l| l.tokens.clone()),
+                Spans::Slice(s) => s.feature_level.as_ref().map(|l| l.tokens.clone()),
+                Spans::Chain(_) => None,
+            },
             Location::Window(w) => self.window(w).map(span_of),
             Location::WindowAt(w, i) => self.window_item(w, i).or_else(|| self.window(w).map(span_of)),
         }
