@@ -7,7 +7,9 @@
 //! cargo run --example explain -- --dialect spirv slice 'input: u8[4, 4], offsets: [0, 1], sizes: [4, 3], strides: [-1, 2]'
 //! cargo run --features cuda --example explain -- --dialect sm_90 gather 'data: f16[8, 64], indices: i32[16]'
 //! cargo run --example explain -- chain 'data: f32[100, 16], gather { indices: i64[8, 12] }, slice { rules: onnx, starts: [-1], ends: [12], axes: [1] }'
+//! cargo run --example explain -- describe slice 'input: f32[1, 1, 4, 4], offsets: [0, 0, 0, 1], sizes: [1, 1, 4, 3], strides: [1, 1, -2, 2]'
 //! ```
+//! `describe` prints the layout a person reads (`op.describe()`) instead of the kernel.
 //! Dialects: `wgsl` (default), `spirv` (feature `vulkan`), `cuda` / `sm_80` / `sm_90` (feature
 //! `cuda`; no GPU needed). The descriptor is read by the macros' own front end
 //! (`stridex-syntax`), so the text means exactly what the macros read.
@@ -29,6 +31,9 @@ fn main() {
         let name = args.get(i + 1).cloned().unwrap_or_else(|| usage());
         dialect = Dialect::from_name(&name).unwrap_or_else(|| usage());
         args.drain(i..i + 2);
+    }
+    if args.first().is_some_and(|a| a == "describe") {
+        describe(&args[1..]);
     }
     let (Some(op), true) = (args.first(), args.len() >= 2) else { usage() };
     let text = args[1..].join(" ");
@@ -84,4 +89,26 @@ fn main() {
             std::process::exit(1)
         }
     }
+}
+
+/// `describe gather|slice|chain '<keys>'`: the descriptor's layout as `op.describe()` gives it.
+fn describe(args: &[String]) -> ! {
+    use stridex::core::describe;
+    let (Some(op), true) = (args.first(), args.len() >= 2) else { usage() };
+    let text = args[1..].join(" ");
+    let described = match op.as_str() {
+        "gather" => stridex_syntax::gather_str(&text).map(|d| d.plan().map(|p| describe::gather(&d, &p))),
+        "slice" => stridex_syntax::slice_str(&text).map(|d| d.plan().map(|p| describe::slice(&d, &p))),
+        "chain" => stridex_syntax::chain_str(&text).map(|d| d.plan().map(|p| describe::chain(&d, &p))),
+        _ => usage(),
+    };
+    match described {
+        Ok(Ok(text)) => {
+            print!("{text}");
+            std::process::exit(0)
+        }
+        Ok(Err(e)) => eprintln!("error: {e}"),
+        Err(e) => eprintln!("error: {e}"),
+    }
+    std::process::exit(1)
 }

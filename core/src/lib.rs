@@ -6,6 +6,7 @@
 //! constant descriptors the CubeCL kernels are specialized on.
 
 pub mod chain;
+pub mod describe;
 pub mod dims;
 pub mod dtype;
 pub mod error;

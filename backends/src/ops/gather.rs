@@ -58,6 +58,16 @@ impl<T: Element, I: IndexElement> GatherOp<T, I> {
         Ok(&self.prepared()?.plan)
     }
 
+    /// A text a person reads: the rule set, every tensor's sizes, strides and minimum buffer,
+    /// the output, the out-of-range policy, and for small outputs (up to
+    /// 64 elements) a grid of which input element each output element reads.
+    pub fn describe(&self) -> String {
+        match self.prepared() {
+            Ok(p) => stridex_core::describe::gather(&self.desc, &p.plan),
+            Err(e) => format!("{:?}\n  broken: {e}", self.desc),
+        }
+    }
+
     /// The output's shape, as `run` returns it.
     pub fn output_shape(&self) -> Result<&[usize], Error> {
         Ok(self.plan()?.output.sizes.as_slice())

@@ -1,0 +1,216 @@
+//! A text a person reads: the rule set, every tensor's sizes, strides and minimum buffer, the
+//! inferred output, the out-of-range policy, and for small outputs a grid of which input
+//! element each output element reads (as the DirectML pages print their examples).
+
+use crate::chain::{ChainDesc, ChainKernelDesc, ChainPlan, StagePlan};
+use crate::dims::list;
+use crate::dtype::DType;
+use crate::gather::{GatherDesc, GatherPlan};
+use crate::layout::{next_coords, LayoutKind, TensorLayout};
+use crate::rules::{OutOfRange, SliceForm};
+use crate::slice::{SliceDesc, SlicePlan};
+use std::fmt::Write;
+
+/// Outputs with at most this many elements get a grid.
+pub const GRID_ELEMENTS: usize = 64;
+
+fn tensor(name: &str, dtype: DType, layout: &TensorLayout, note: &str) -> String {
+    let elements = layout.min_buffer_len().unwrap_or(0);
+    let kind = match layout.kind() {
+        LayoutKind::Packed => "packed",
+        LayoutKind::Permuted => "permuted",
+        LayoutKind::Broadcast => "broadcast",
+        LayoutKind::Padded => "padded",
+        LayoutKind::Overlapping => "overlapping",
+        LayoutKind::Interleaved => "interleaved",
+    };
+    format!(
+        "  {name:<8} {dtype}{}  strides {}  {kind}{note}; a buffer of at least {elements} element(s) ({} bytes)\n",
+        list(&layout.sizes),
+        list(&layout.strides),
+        elements * dtype.size()
+    )
+}
+
+fn policy(p: OutOfRange, defaulted: bool, axis_size: usize) -> String {
+    let what = match p {
+        OutOfRange::Error => "`run` returns Err naming the first such index",
+        OutOfRange::Zero => "its output elements read as zero",
+        OutOfRange::Clamp => "it is clamped into [0, s-1] and that element is read",
+    };
+    format!(
+        "  out_of_range: {p}{}: an index outside [-{axis_size}, {}] (s = {axis_size}): {what}\n",
+        if defaulted { " (the rule set's default)" } else { "" },
+        axis_size as i64 - 1
+    )
+}
+
+/// Nested brackets over `shape`, one entry per element, innermost dimension on one line.
+fn grid(shape: &[usize], entry: impl Fn(&[usize]) -> String) -> String {
+    let n: usize = shape.iter().product();
+    if n == 0 {
+        return "  (empty: no element is read)\n".into();
+    }
+    if n > GRID_ELEMENTS {
+        return format!("  ({n} output elements: the grid is shown up to {GRID_ELEMENTS})\n");
+    }
+    if shape.is_empty() {
+        return format!("  {}\n", entry(&[]));
+    }
+    let r = shape.len();
+    let mut out = String::new();
+    let mut c = vec![0; r];
+    loop {
+        // Open the brackets of every dimension whose coordinate is at its start.
+        let opening = (0..r).rev().take_while(|&d| c[d] == 0).count();
+        if c[r - 1] == 0 {
+            out += "  ";
+            out += &" ".repeat(r - opening);
+            out += &"[".repeat(opening);
+        }
+        out += &entry(&c);
+        let closing = (0..r).rev().take_while(|&d| c[d] + 1 == shape[d]).count();
+        if closing > 0 {
+            out += &"]".repeat(closing);
+            if closing < r {
+                out.push(',');
+            }
+            out.push('\n');
+        } else {
+            out += ", ";
+        }
+        if !next_coords(&mut c, shape) {
+            return out;
+        }
+    }
+}
+
+/// The coordinates of `offset` in `layout` (the first, row-major, for a broadcast layout).
+fn coords_of(layout: &TensorLayout, offset: usize) -> Vec<usize> {
+    let mut c = vec![0; layout.rank()];
+    loop {
+        if layout.offset(&c) == offset {
+            return c;
+        }
+        if !next_coords(&mut c, &layout.sizes) {
+            return vec![];
+        }
+    }
+}
+
+fn coords_text(c: &[usize]) -> String {
+    c.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
+}
+
+pub fn gather(desc: &GatherDesc, p: &GatherPlan) -> String {
+    let mut s = format!("gather: {} (rules: {})\n", p.rules.op_name(), p.rules.name());
+    s += &tensor("data", p.data_type, &p.data, "");
+    s += &tensor("indices", p.index_type.dtype(), &p.indices, "");
+    let mut params = format!("  axis {} (size {})", p.axis, p.axis_size);
+    if let Some(b) = desc.batch_dims {
+        let _ = write!(params, ", batch_dims {b}");
+    }
+    if let Some(k) = desc.index_dims {
+        let _ = write!(params, ", index_dims {k}");
+    }
+    if let Some(l) = desc.feature_level {
+        let _ = write!(params, ", feature level {l}");
+    }
+    s += &params;
+    s.push('\n');
+    let note = if desc.output.is_some() { ", as declared" } else { ", inferred" };
+    s += &tensor("output", p.data_type, &p.output, note);
+    s += &policy(p.out_of_range, desc.out_of_range.is_none(), p.axis_size);
+    s += "  which data element each output element reads (i[..]: the value of indices[..]):\n";
+    s += &grid(&p.output.sizes, |c| {
+        let mut data = vec![String::from("0"); p.data.rank()];
+        let mut index_offset = 0;
+        for d in &p.dims {
+            index_offset += c[d.output_dim] * d.index_stride;
+            if let Some(i) = d.data_dim {
+                data[i] = c[d.output_dim].to_string();
+            }
+        }
+        data[p.axis] = format!("i[{}]", coords_text(&coords_of(&p.indices, index_offset)));
+        format!("data[{}]", data.join(", "))
+    });
+    s
+}
+
+pub fn slice(desc: &SliceDesc, p: &SlicePlan) -> String {
+    let form = desc.window.form();
+    let mut s = format!(
+        "slice: {} (rules: {})\n",
+        crate::RuleSet::Slice(form).op_name(),
+        match form {
+            SliceForm::DirectMl => "directml",
+            SliceForm::Onnx => "onnx",
+        }
+    );
+    s += &tensor("input", p.data_type, &p.input, "");
+    if let Some((offsets, sizes, strides)) = &p.window {
+        let _ = writeln!(
+            s,
+            "  window offsets {}, sizes {}, strides {}{}",
+            list(offsets),
+            list(sizes),
+            list(strides),
+            if form == SliceForm::Onnx { " (ONNX starts/ends/axes/steps, as a SLICE1 window)" } else { "" }
+        );
+    }
+    if let Some(l) = desc.feature_level {
+        let _ = writeln!(s, "  feature level {l}");
+    }
+    let note = if desc.output.is_some() { ", as declared" } else { ", inferred" };
+    s += &tensor("output", p.data_type, &p.output, note);
+    s += "  which input element each output element reads:\n";
+    match &p.window {
+        Some((offsets, sizes, strides)) => {
+            s += &grid(&p.output.sizes, |c| {
+                let at: Vec<String> = (0..c.len())
+                    .map(|i| {
+                        let start = offsets[i] as i64 + if strides[i] < 0 { sizes[i] as i64 - 1 } else { 0 };
+                        (start + strides[i] * c[i] as i64).to_string()
+                    })
+                    .collect();
+                format!("input[{}]", at.join(", "))
+            })
+        }
+        None => s += "  (empty: no element is read)\n",
+    }
+    s
+}
+
+pub fn chain(desc: &ChainDesc, p: &ChainPlan) -> String {
+    let mut s = format!("chain: {} stage(s)\n", p.stages.len());
+    s += &tensor("data", p.data_type, &p.data, "");
+    for (i, stage) in p.stages.iter().enumerate() {
+        let what = match stage {
+            StagePlan::Gather(g) => format!(
+                "gather ({}, axis {}, indices {}{}, out_of_range {})",
+                g.rules.name(),
+                g.axis,
+                g.index_type.dtype(),
+                list(&g.indices.sizes),
+                g.out_of_range
+            ),
+            StagePlan::Slice(sl) => match &sl.window {
+                Some((o, z, st)) => {
+                    format!("slice (window offsets {}, sizes {}, strides {})", list(o), list(z), list(st))
+                }
+                None => "slice (empty)".into(),
+            },
+        };
+        let _ = writeln!(s, "  stage {}: {what} -> {}", i + 1, list(&stage.output().sizes));
+    }
+    let note = if desc.output.is_some() { ", as declared" } else { ", inferred" };
+    s += &tensor("output", p.data_type, &p.output, note);
+    s += match ChainKernelDesc::new(p) {
+        Ok(Some(_)) => "  runs as one kernel: no intermediate is written\n",
+        Ok(None) => "  the output is empty: nothing runs\n",
+        Err(()) => {
+            "  runs stage by stage on the device (an empty intermediate, or rows not whole 32-bit words)\n"
+        }
+    };
+    s
+}
