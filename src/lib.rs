@@ -6,7 +6,7 @@ pub use stridex_backends::{
 };
 pub use stridex_core::{
     ChainDesc, ChainPlan, DType, FeatureLevel, GatherDesc, GatherPlan, GatherRules, IndexType, Operand,
-    OutOfRange, RuleError, RuleSet, SliceDesc, SliceForm, SlicePlan,
+    OutOfRange, RuleError, RuleSet, SliceDesc, SliceForm, SlicePlan, SliceRange,
 };
 pub use stridex_macros::{chain, gather, slice};
 

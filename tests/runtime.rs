@@ -372,3 +372,17 @@ fn builders_take_a_directml_feature_level() {
         .build();
     assert!(matches!(slice, Err(Error::Rule(stridex::RuleError::FeatureLevel { .. }))));
 }
+
+#[test]
+fn the_slice_builder_takes_ranges() {
+    use stridex::{Slice, SliceRange};
+    let op = Slice::directml()
+        .input::<f32>(&[20, 10, 5])
+        .ranges(&[SliceRange::FULL, SliceRange::new(1, 9).step(2), SliceRange::FULL.step(-1)])
+        .build()
+        .unwrap();
+    let same = stridex::slice!(input: f32[20, 10, 5], s[.., 1..9;2, ..;-1]);
+    assert_eq!(op.plan().unwrap(), same.plan().unwrap());
+    let e = Slice::onnx().input::<f32>(&[4]).ranges(&[SliceRange::FULL]).build().unwrap_err();
+    assert!(matches!(e, Error::Rule(stridex::RuleError::RangesWith { other: "rules: onnx" })), "{e}");
+}

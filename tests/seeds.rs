@@ -257,3 +257,26 @@ fn layout_nchw_and_nhwc() {
     assert_eq!(nchw.run(&data).unwrap().data(), data.as_slice());
     assert_eq!(nhwc.run(&data).unwrap().data(), data.as_slice());
 }
+
+// ndarray / Burn style ranges lower to the same SLICE1 windows.
+
+#[test]
+fn ranges_lower_to_the_same_window() {
+    let ranged = stridex::slice!(input: f32[20, 10, 5], s[.., 1..9;2, ..;-1]);
+    let window = stridex::slice! {
+        input: f32[20, 10, 5], offsets: [0, 1, 0], sizes: [20, 8, 5], strides: [1, 2, -1],
+    };
+    assert_eq!(ranged.plan().unwrap(), window.plan().unwrap());
+    assert_eq!(ranged.output_shape().unwrap(), [20, 4, 5]);
+    let input = iota_f32(1000);
+    let y = ranged.run(&input).unwrap();
+    // ndarray's rule: 1..9;2 is 1, 3, 5, 7; ..;-1 walks 4, 3, 2, 1, 0.
+    assert_eq!(y.get(&[0, 0, 0]), Some(input[5 + 4]));
+    assert_eq!(y.get(&[2, 3, 4]), Some(input[2 * 50 + 7 * 5]));
+    // Fewer ranges than dimensions: the rest whole; negative bounds from the end; `..=`.
+    let tail = stridex::slice!(input: u8[4, 6], s[-2.., 1..=4;-3]);
+    assert_eq!(tail.output_shape().unwrap(), [2, 2]);
+    let grid: Vec<u8> = (0..24).collect();
+    // Rows 2, 3; columns 1..=4 walked backwards by 3: 4, 1.
+    assert_eq!(tail.run(&grid).unwrap().data(), [16, 13, 22, 19]);
+}

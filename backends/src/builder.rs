@@ -16,8 +16,8 @@ use crate::ops::{ChainOp, GatherOp, IndexTypes, SliceOp};
 use std::marker::PhantomData;
 use stridex_core::{
     tensor, ChainDesc, Dims, FeatureLevel, GatherDesc, GatherRules, GatherStage, Operand, OutOfRange,
-    OutputDecl, RuleError, SignedDims, SliceDesc, SliceForm, SliceWindow, StageDesc, TensorDecl, Window,
-    MAX_RANK,
+    OutputDecl, RuleError, SignedDims, SliceDesc, SliceForm, SliceRange, SliceWindow, StageDesc, TensorDecl,
+    Window, MAX_RANK,
 };
 
 /// Sizes and optional strides, as given.
@@ -204,6 +204,8 @@ pub struct Slice<T = ()> {
     steps: Option<Vec<i64>>,
     output: Option<Shape>,
     feature_level: Option<FeatureLevel>,
+    /// `s![..]`-style ranges standing for the SLICE1 window.
+    ranges: Option<Vec<SliceRange>>,
     types: PhantomData<fn() -> T>,
 }
 
@@ -222,6 +224,7 @@ impl Slice {
             steps: None,
             output: None,
             feature_level: None,
+            ranges: None,
             types: PhantomData,
         }
     }
@@ -256,8 +259,17 @@ impl<T> Slice<T> {
             steps: self.steps,
             output: self.output,
             feature_level: self.feature_level,
+            ranges: self.ranges,
             types: PhantomData,
         }
+    }
+
+    /// The window as ndarray/Burn-style ranges, one per leading dimension (the rest whole):
+    /// `&[SliceRange::FULL, SliceRange::new(1, 9).step(2), SliceRange::FULL.step(-1)]` is
+    /// `s[.., 1..9;2, ..;-1]` (a negative step walks the range backwards, as ndarray does).
+    pub fn ranges(mut self, ranges: &[SliceRange]) -> Self {
+        self.ranges = Some(ranges.to_vec());
+        self
     }
 
     /// SLICE1's window: per dimension an offset, a size and a signed, non-zero stride.
@@ -303,6 +315,12 @@ impl<T> Slice<T> {
     fn slice_window(&self, rank: usize, against: &'static str) -> Result<SliceWindow, Error> {
         for w in &self.given {
             self.form.check_key(w.key())?;
+        }
+        if let Some(ranges) = &self.ranges {
+            let given: Vec<&str> = self.given.iter().map(|w| w.key()).collect();
+            stridex_core::keys::check_ranges(self.form, &given)?;
+            let (offsets, sizes, strides) = stridex_core::ranges::window(&self.input.sizes, ranges)?;
+            return Ok(SliceWindow::DirectMl { offsets, sizes, strides });
         }
         let too_long = |window, len| RuleError::WindowLen { window, len, expected: rank, against };
         let signed = |v: &[i64], w| SignedDims::new(v).ok_or(too_long(w, v.len()));
@@ -451,6 +469,9 @@ impl<T: Element, I: IndexTypes> Chain<T, I> {
         let stage = (|| {
             if slice.output.is_some() {
                 return Err(RuleError::StageKey { key: "output" }.into());
+            }
+            if slice.ranges.is_some() {
+                return Err(RuleError::StageKey { key: "s" }.into());
             }
             Ok(StageDesc::Slice(slice.slice_window(MAX_RANK, "the most dimensions a tensor has")?))
         })();

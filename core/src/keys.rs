@@ -40,6 +40,7 @@ pub fn check_stage_key(key: &str) -> Result<(), RuleError> {
         "input" => Err(RuleError::StageKey { key: "input" }),
         "output" => Err(RuleError::StageKey { key: "output" }),
         "feature_level" => Err(RuleError::StageKey { key: "feature_level" }),
+        "s" => Err(RuleError::StageKey { key: "s" }),
         _ => Ok(()),
     }
 }
@@ -85,4 +86,18 @@ impl SliceForm {
             None => Ok(()),
         }
     }
+}
+
+/// `s[..]` ranges stand for a SLICE1 window: they go with neither ONNX's form nor the window
+/// keys (`given` are the keys given beside them).
+pub fn check_ranges(form: SliceForm, given: &[&str]) -> Result<(), RuleError> {
+    if form == SliceForm::Onnx {
+        return Err(RuleError::RangesWith { other: "rules: onnx" });
+    }
+    for w in SliceForm::DirectMl.window_keys() {
+        if given.contains(&w.key()) {
+            return Err(RuleError::RangesWith { other: w.key() });
+        }
+    }
+    Ok(())
 }

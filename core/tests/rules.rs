@@ -482,3 +482,51 @@ fn slice_feature_levels_follow_seed_001() {
     // A descriptor broken at every level reports that rule, not the level.
     assert!(matches!(dml_gather(Bool, U32, 4, L4_1), Err(RuleError::DataTypeNotAllowed { .. })));
 }
+
+// ndarray / Burn style ranges.
+
+#[test]
+fn ranges_follow_ndarray() {
+    use stridex_core::ranges::{window, RangeFault};
+    let w = |sizes: &[usize], r: &[SliceRange]| {
+        window(sizes, r).map(|(o, s, st)| (o.to_vec(), s.to_vec(), st.to_vec()))
+    };
+    // s[.., 1..9;2, ..;-1] on [20, 10, 5]
+    assert_eq!(
+        w(&[20, 10, 5], &[SliceRange::FULL, SliceRange::new(1, 9).step(2), SliceRange::FULL.step(-1)]),
+        Ok((vec![0, 1, 0], vec![20, 8, 5], vec![1, 2, -1]))
+    );
+    // Negative bounds, `..=`, fewer ranges than dimensions.
+    let inclusive = SliceRange { start: Some(-3), end: Some(-1), inclusive: true, step: 1 };
+    assert_eq!(w(&[4, 6], &[inclusive]), Ok((vec![1, 0], vec![3, 6], vec![1, 1])));
+    assert_eq!(w(&[4], &[SliceRange::to(-1)]), Ok((vec![0], vec![3], vec![1])));
+    // A negative step walks the range backwards: 0..4;-1 starts at 3 (SLICE1's CopyStart).
+    let p = SliceDesc {
+        input: TensorDecl::packed(DType::F32, d(&[6])),
+        window: {
+            let (offsets, sizes, strides) = window(&[6], &[SliceRange::new(0, 4).step(-1)]).unwrap();
+            SliceWindow::DirectMl { offsets, sizes, strides }
+        },
+        output: None,
+        feature_level: None,
+    }
+    .plan()
+    .unwrap();
+    assert_eq!((p.base, p.output.sizes.to_vec()), (3, vec![4]));
+    // Mistakes.
+    let fault = |sizes: &[usize], r: &[SliceRange]| match window(sizes, r) {
+        Err(RuleError::Range { dim, fault }) => (dim, fault),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(fault(&[4], &[SliceRange::FULL.step(0)]), (0, RangeFault::StepZero));
+    assert_eq!(
+        fault(&[4, 4], &[SliceRange::FULL, SliceRange::new(0, 5)]),
+        (1, RangeFault::BoundOutside { bound: 5, size: 4 })
+    );
+    assert_eq!(fault(&[4], &[SliceRange::new(-5, 2)]), (0, RangeFault::BoundOutside { bound: -5, size: 4 }));
+    assert_eq!(fault(&[4], &[SliceRange::new(3, 1)]), (0, RangeFault::Empty { start: 3, end: 1 }));
+    assert!(matches!(
+        window(&[4], &[SliceRange::FULL, SliceRange::FULL]),
+        Err(RuleError::RangeCount { ranges: 2, rank: 1 })
+    ));
+}

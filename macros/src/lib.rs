@@ -57,6 +57,7 @@ pub fn gather(input: TokenStream) -> TokenStream {
 /// | `starts`, `ends`, `axes`, `steps` | as ONNX Slice: clamped, negative from the end; may be empty | `starts`, `ends` required; `axes`: the first ones; `steps`: 1 (`onnx` only) |
 /// | `output` | `[sizes]` (each in `1..=MaxCopiedElements` under `directml`), strides allowed | every element the window reaches, packed |
 /// | `feature_level` | `2_1`, `3_0`, `4_1` (SLICE1 came with 2_1) | `4_1` (`directml` only) |
+/// | `s[..]` (no key) | ndarray/Burn ranges standing for the SLICE1 window: `s[.., 1..9;2, ..;-1]` | instead of `offsets`/`sizes`/`strides` |
 ///
 /// A key of the other form is an error, not ignored. `output[c] = input[CopyStart + stride *
 /// c]`, `CopyStart[i] = offset[i] + (stride[i] < 0 ? size[i] - 1 : 0)`.

@@ -260,6 +260,42 @@ impl fmt::Display for RuleError {
                 f,
                 "{rules}: `feature_level` is DirectML's (DML_FEATURE_LEVEL_*); write `rules: directml` or remove it"
             ),
+            RangeCount { ranges, rank } => write!(
+                f,
+                "slice: s[..] has {ranges} ranges, but the input has {rank} dimension(s); give at most {rank} (dimensions after the last range are taken whole)"
+            ),
+            Range { dim, fault } => {
+                use crate::ranges::RangeFault;
+                write!(f, "slice: s[..] range {dim}: ")?;
+                match *fault {
+                    RangeFault::BoundOutside { bound, size } => write!(
+                        f,
+                        "bound {bound} is outside a dimension of size {size}; bounds lie in [-{size}, {size}] (negative counts from the end)"
+                    ),
+                    RangeFault::Empty { start, end } => write!(
+                        f,
+                        "it selects nothing (from {start} to {end}, once normalized); a slice copies at least one element per dimension"
+                    ),
+                    RangeFault::StepZero => write!(
+                        f,
+                        "step 0; steps are non-zero (`;2` takes every other element, `;-1` walks the range backwards)"
+                    ),
+                    RangeFault::SingleIndex { index } => write!(
+                        f,
+                        "a single index `{index}` drops the dimension in ndarray, but a slice keeps its rank; write `{index}..{}`",
+                        if index == -1 { String::new() } else { (index + 1).to_string() }
+                    ),
+                }
+            }
+            RangesWith { other } => write!(
+                f,
+                "slice: s[..] ranges give the window, and so does `{other}`; {}",
+                if *other == "rules: onnx" {
+                    "ranges lower to a DirectML SLICE1 window: remove `rules: onnx`, or write ONNX's starts/ends/axes/steps instead of s[..]"
+                } else {
+                    "keep one of them"
+                }
+            ),
             StageKey { key: "output" } => write!(
                 f,
                 "chain: `output` belongs to the chain, not to a stage; write it after the last stage (`output: f32[..]`)"
@@ -267,6 +303,10 @@ impl fmt::Display for RuleError {
             StageKey { key: "feature_level" } => write!(
                 f,
                 "chain: a stage takes no `feature_level`: a fused chain is one stridex kernel, not a DirectML operator, so DirectML's feature-level tables do not apply; check the stage alone with `gather!`/`slice!` if you need them"
+            ),
+            StageKey { key: "s" } => write!(
+                f,
+                "chain: a stage takes no s[..] ranges (they are lowered against sizes written in the same macro, and a stage's input is inferred); write its window as offsets/sizes/strides, or starts/ends/axes/steps with `rules: onnx`"
             ),
             StageKey { key } => write!(
                 f,

@@ -80,6 +80,10 @@ pub enum Location {
     Chain,
     /// A DirectML descriptor's `feature_level`.
     FeatureLevel,
+    /// A slice's `s[..]` ranges as a whole.
+    Ranges,
+    /// One range of `s[..]`.
+    RangeAt(usize),
 }
 
 impl Location {
@@ -254,6 +258,20 @@ pub enum RuleError {
     FeatureLevelOutsideDirectMl {
         rules: RuleSet,
     },
+    /// More `s[..]` ranges than the input has dimensions.
+    RangeCount {
+        ranges: usize,
+        rank: usize,
+    },
+    /// One `s[..]` range that selects no valid window.
+    Range {
+        dim: usize,
+        fault: crate::ranges::RangeFault,
+    },
+    /// `s[..]` ranges with another way of giving the window (`rules: onnx`, `offsets`, ...).
+    RangesWith {
+        other: &'static str,
+    },
     /// A key a chain stage does not take (`data`, `input`, `output`).
     StageKey {
         key: &'static str,
@@ -322,6 +340,8 @@ impl RuleError {
                 }
             }
             FeatureLevelOutsideDirectMl { .. } => Location::FeatureLevel,
+            RangeCount { .. } | RangesWith { .. } => Location::Ranges,
+            Range { dim, .. } => Location::RangeAt(dim),
             // The stage's own tokens: the macro maps the location within the stage.
             Stage { ref error, .. } => error.location(),
         }

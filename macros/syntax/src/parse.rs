@@ -8,7 +8,7 @@ use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::ToTokens;
 use stridex_core::keys;
 use stridex_core::SliceForm;
-use stridex_core::{DType, FeatureLevel, GatherRules, OutOfRange};
+use stridex_core::{DType, FeatureLevel, GatherRules, OutOfRange, SliceRange};
 use syn::parse::{Parse, ParseStream};
 use syn::{bracketed, Ident, LitInt, Token, Visibility};
 
@@ -75,6 +75,23 @@ pub struct SliceInput {
     pub steps: Option<List<i64>>,
     pub output: Option<TensorArg>,
     pub feature_level: Option<Lit<FeatureLevel>>,
+    /// `s[.., 1..9;2, ..;-1]`: ndarray/Burn-style ranges standing for a SLICE1 window.
+    pub ranges: Option<RangesArg>,
+}
+
+/// `s[..]`: the `s`, the brackets' span, and one item per range.
+#[derive(Clone, Debug)]
+pub struct RangesArg {
+    pub s: Ident,
+    pub span: Span,
+    pub items: Vec<Lit<RangeItem>>,
+}
+
+/// A range as written, or a lone index (which the rules refuse, with a hint).
+#[derive(Clone, Copy, Debug)]
+pub enum RangeItem {
+    Range(SliceRange),
+    Index(i64),
 }
 
 /// `chain! { data: .., gather { .. }, slice { .. }, .., output: .. }`.
@@ -212,9 +229,22 @@ fn slice_keys(
         steps: None,
         output: None,
         feature_level: None,
+        ranges: None,
     };
     let mut tensor = stage;
+    // Set even when the ranges fail to parse, so their mistake is not followed by "missing
+    // `offsets`".
+    let mut saw_ranges = false;
     while !input.is_empty() {
+        if input.peek(Ident)
+            && input.peek2(syn::token::Bracket)
+            && input.fork().parse::<Ident>().is_ok_and(|i| i == "s")
+        {
+            saw_ranges = true;
+            let parsed = parse_ranges(input).map(|r| s.ranges = Some(r));
+            end_of_entry(input, parsed, cx);
+            continue;
+        }
         let Some(key) = keys.next(input, cx) else { continue };
         let parsed = match key.to_string().as_str() {
             "rules" => parse_keyword(input, "slice rule set", SliceForm::from_name, &SliceForm::NAMES)
@@ -241,9 +271,24 @@ fn slice_keys(
             cx.error(syn::Error::new(key.span(), e.to_string()));
         }
     }
-    for &k in form.required() {
-        if !keys.seen.iter().any(|i| i == k) {
-            cx.error(keys.missing(k, form.example(), &all));
+    if let Some(r) = s.ranges.as_ref().filter(|_| keys.stage) {
+        if let Err(e) = keys::check_stage_key("s") {
+            cx.error(syn::Error::new(r.s.span(), e.to_string()));
+        }
+    } else if let Some(r) = &s.ranges {
+        let mut given: Vec<String> = keys.seen.iter().map(ToString::to_string).collect();
+        if s.rules.is_some() {
+            given.push("rules".into());
+        }
+        let given: Vec<&str> = given.iter().map(String::as_str).collect();
+        if let Err(e) = keys::check_ranges(form, &given) {
+            cx.error(syn::Error::new(r.s.span(), e.to_string()));
+        }
+    } else if !saw_ranges {
+        for &k in form.required() {
+            if !keys.seen.iter().any(|i| i == k) {
+                cx.error(keys.missing(k, form.example(), &all));
+            }
         }
     }
     if cx.has_errors() {
@@ -547,6 +592,58 @@ fn parse_list<T>(input: ParseStream, item: fn(ParseStream) -> syn::Result<Lit<T>
         }
     }
     Ok(List { items, span: bracket.span.join() })
+}
+
+/// `s[.., 1..9;2, ..;-1, 2..=4, 3]`.
+fn parse_ranges(input: ParseStream) -> syn::Result<RangesArg> {
+    let s: Ident = input.parse()?;
+    let content;
+    let bracket = bracketed!(content in input);
+    let mut items = Vec::new();
+    while !content.is_empty() {
+        items.push(parse_range(&content)?);
+        if !content.is_empty() {
+            content.parse::<Token![,]>()?;
+        }
+    }
+    Ok(RangesArg { s, span: bracket.span.join(), items })
+}
+
+fn parse_range(input: ParseStream) -> syn::Result<Lit<RangeItem>> {
+    let mut tokens = TokenStream::new();
+    let bound = |input: ParseStream, tokens: &mut TokenStream| -> syn::Result<Option<i64>> {
+        if input.peek(Token![-]) || input.peek(LitInt) {
+            let l = parse_int(input)?;
+            tokens.extend(l.tokens);
+            Ok(Some(l.value))
+        } else {
+            Ok(None)
+        }
+    };
+    let start = bound(input, &mut tokens)?;
+    let mut range = if input.peek(Token![..=]) {
+        input.parse::<Token![..=]>()?.to_tokens(&mut tokens);
+        let Some(end) = bound(input, &mut tokens)? else {
+            return Err(input.error("`..=` needs an end: `a..=b`"));
+        };
+        SliceRange { start, end: Some(end), inclusive: true, step: 1 }
+    } else if input.peek(Token![..]) {
+        input.parse::<Token![..]>()?.to_tokens(&mut tokens);
+        SliceRange { start, end: bound(input, &mut tokens)?, inclusive: false, step: 1 }
+    } else if let Some(index) = start {
+        return Ok(Lit { value: RangeItem::Index(index), tokens });
+    } else {
+        return Err(
+            input.error("expected a range: `..`, `a..`, `..b`, `a..b` or `a..=b`, with an optional `;step`")
+        );
+    };
+    if input.peek(Token![;]) {
+        input.parse::<Token![;]>()?.to_tokens(&mut tokens);
+        let step = parse_int(input)?;
+        tokens.extend(step.tokens);
+        range.step = step.value;
+    }
+    Ok(Lit { value: RangeItem::Range(range), tokens })
 }
 
 /// `2_1`: an integer literal whose digits, as written, name a DirectML feature level.

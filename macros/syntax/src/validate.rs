@@ -1,8 +1,9 @@
 //! Applies the rules of `stridex-core` to a parsed descriptor and turns a broken rule into a
 //! `syn::Error` on the token at fault.
 
-use crate::parse::{ChainInput, GatherInput, List, SliceInput, StageInput, TensorArg};
+use crate::parse::{ChainInput, GatherInput, List, RangeItem, SliceInput, StageInput, TensorArg};
 use proc_macro2::Span;
+use stridex_core::ranges::RangeFault;
 use stridex_core::SliceForm;
 use stridex_core::{
     tensor, ChainDesc, Dims, GatherDesc, GatherRules, GatherStage, Location, Operand, OutputDecl, RuleError,
@@ -46,6 +47,20 @@ pub fn slice(input: &SliceInput) -> syn::Result<SliceDesc> {
 
 /// A slice's window; `rank` is its input's (for a list longer than any tensor's rank).
 fn slice_window(input: &SliceInput, rank: usize) -> Result<SliceWindow, RuleError> {
+    if let Some(r) = &input.ranges {
+        let sizes = input.input.sizes.values();
+        let mut ranges = Vec::with_capacity(r.items.len());
+        for (dim, item) in r.items.iter().enumerate() {
+            match item.value {
+                RangeItem::Range(range) => ranges.push(range),
+                RangeItem::Index(index) => {
+                    return Err(RuleError::Range { dim, fault: RangeFault::SingleIndex { index } })
+                }
+            }
+        }
+        let (offsets, sizes, strides) = stridex_core::ranges::window(&sizes, &ranges)?;
+        return Ok(SliceWindow::DirectMl { offsets, sizes, strides });
+    }
     Ok(match input.form() {
         SliceForm::DirectMl => SliceWindow::DirectMl {
             offsets: window_dims(req(&input.offsets), Window::Offsets, rank)?,
@@ -237,6 +252,18 @@ impl Spans<'_> {
                 _ => None,
             },
             Location::Chain => None,
+            Location::Ranges => match self {
+                Spans::Slice(s) => s.ranges.as_ref().map(|r| {
+                    let mut t = r.s.to_token_stream();
+                    t.extend(span_of(r.span));
+                    t
+                }),
+                _ => None,
+            },
+            Location::RangeAt(i) => match self {
+                Spans::Slice(s) => s.ranges.as_ref().and_then(|r| r.items.get(i)).map(|l| l.tokens.clone()),
+                _ => None,
+            },
             Location::FeatureLevel => match self {
                 Spans::Gather(g) => g.feature_level.as_ref().map(|l| l.tokens.clone()),
                 Spans::Slice(s) => s.feature_level.as_ref().map(|l| l.tokens.clone()),

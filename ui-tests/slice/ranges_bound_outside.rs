@@ -1,0 +1,3 @@
+fn main() {
+    let _ = stridex::slice!(input: f32[20, 10, 5], s[.., 1..12]);
+}
