@@ -1,5 +1,8 @@
 #![doc = include_str!("../README.md")]
 
+/// Ops on Burn tensors (feature `burn`): `op.apply(..)`, and the Burn crates it works with.
+#[cfg(feature = "burn")]
+pub use stridex_backends::burn;
 pub use stridex_backends::{
     buffers, cubecl, explain, AppendIndex, Backend, Chain, ChainKernel, ChainOp, Device, Dialect, Element,
     Error, Gather, GatherOp, IndexBuffers, IndexElement, IndexTypes, Slice, SliceOp, StageKernel, Tensor,

@@ -29,6 +29,8 @@ pub enum Error {
     IndexTypes { declared: Vec<stridex_core::DType>, used: Vec<stridex_core::DType> },
     /// A chain's `launch` was given a different number of index buffers than it has gathers.
     IndexBufferCount { expected: usize, given: usize },
+    /// A Burn tensor does not match the op's descriptor (feature `burn`).
+    BurnTensor { tensor: Operand, mismatch: String },
     /// An error of one stage of a chain (1-based): a bad index buffer, or an index out of range.
     InStage { stage: usize, error: Box<Error> },
 }
@@ -72,6 +74,7 @@ impl fmt::Display for Error {
                 "the chain has {expected} gather(s), so it takes {expected} index buffer(s) in stage order, but {given} were given"
             ),
             Error::InStage { stage, error } => write!(f, "stage {stage}: {error}"),
+            Error::BurnTensor { tensor, mismatch } => write!(f, "Burn tensor for `{tensor}`: {mismatch}"),
         }
     }
 }

@@ -3,6 +3,8 @@
 
 pub mod buffers;
 mod builder;
+#[cfg(feature = "burn")]
+pub mod burn;
 mod device;
 mod element;
 mod error;

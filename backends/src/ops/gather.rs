@@ -159,7 +159,7 @@ impl<T: Element, I: IndexElement> GatherOp<T, I> {
 
 /// The first index, row-major over the indices tensor, outside `[-s, s-1]` (or `[0, s-1]` for
 /// unsigned types). Called after the kernel raised its flag.
-pub(super) fn first_bad_index<I: IndexElement>(plan: &GatherPlan, indices: &[I]) -> Error {
+pub(crate) fn first_bad_index<I: IndexElement>(plan: &GatherPlan, indices: &[I]) -> Error {
     let s = plan.axis_size as i128;
     let layout = &plan.indices;
     let mut c = vec![0; layout.rank()];

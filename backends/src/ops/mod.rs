@@ -3,7 +3,7 @@
 //! and reads back any kernel ([`launch::Queue`]).
 
 pub(crate) mod chain;
-mod gather;
+pub(crate) mod gather;
 #[cfg(feature = "test-support")]
 mod guarded;
 mod slice;

@@ -1,0 +1,477 @@
+//! Burn interop (feature `burn`): ops applied to Burn tensors of `CubeBackend<R, ..>` for any
+//! CubeCL runtime `R`, and of `Fusion<CubeBackend<R, ..>>` (Burn's default `Wgpu`, `Cuda`), on
+//! the device buffers Burn holds: no host round trip.
+//!
+//! On `CubeBackend` the op launches at once on Burn's handles. On `Fusion` it is registered in
+//! Burn's fusion stream as a custom operation (`OperationIr::Custom`, as burn-vision registers
+//! its kernels), so it runs in order with the ops around it; its checks (shapes, dtypes, and
+//! under the `error` policy the index values, which needs a sync) run before it is registered.
+
+/// The Burn crates stridex applies ops to, at the versions it was built with.
+pub use {burn_cubecl, burn_fusion, burn_tensor};
+
+use crate::element::{Element, IndexElement};
+use crate::error::Error;
+use crate::ops::{GatherOp, SliceOp};
+use burn_cubecl::fusion::FusionCubeRuntime;
+use burn_cubecl::tensor::CubeTensor;
+use burn_cubecl::{BoolElement, CubeBackend, CubeRuntime, FloatElement, IntElement};
+use burn_fusion::stream::{Operation, OperationStreams};
+use burn_fusion::{Fusion, FusionTensor};
+use burn_ir::{CustomOpIr, HandleContainer, OperationIr, OperationOutput, TensorIr};
+use burn_tensor::backend::Backend;
+use burn_tensor::{Float, Int, Tensor, TensorKind, TensorPrimitive};
+use cubecl::prelude::*;
+use cubecl::server::Handle;
+use std::any::Any;
+use std::sync::Mutex;
+use stridex_core::{DType, Operand, OutOfRange, TensorLayout};
+
+/// A Burn backend stridex ops apply to. Its float and int tensors share one primitive type
+/// (`CubeTensor<R>`, or `FusionTensor<..>` under fusion).
+pub trait BurnBackend: Backend {
+    type Primitive: Clone + Send + 'static;
+
+    #[doc(hidden)]
+    fn gather<T: Element, I: IndexElement>(
+        op: &GatherOp<T, I>,
+        data: Self::Primitive,
+        data_float: bool,
+        indices: Self::Primitive,
+    ) -> Result<Self::Primitive, Error>;
+
+    #[doc(hidden)]
+    fn slice<T: Element>(
+        op: &SliceOp<T>,
+        input: Self::Primitive,
+        float: bool,
+    ) -> Result<Self::Primitive, Error>;
+}
+
+/// A Burn tensor kind stridex moves: `Float` (f64, f32, f16, bf16 data) and `Int` (integer data
+/// and indices). Burn's `Bool` tensors are stored as words on wgpu, not as stridex's bytes.
+pub trait BurnKind<B: BurnBackend>: TensorKind<B> {
+    #[doc(hidden)]
+    const FLOAT: bool;
+    #[doc(hidden)]
+    fn into_burn_primitive<const D: usize>(t: Tensor<B, D, Self>) -> B::Primitive;
+    #[doc(hidden)]
+    fn from_burn_primitive<const D: usize>(p: B::Primitive) -> Tensor<B, D, Self>;
+}
+
+impl<B: BurnBackend<Primitive = <B as burn_tensor::backend::BackendTypes>::FloatTensorPrimitive>> BurnKind<B>
+    for Float
+{
+    const FLOAT: bool = true;
+    fn into_burn_primitive<const D: usize>(t: Tensor<B, D, Self>) -> B::Primitive {
+        t.into_primitive().tensor()
+    }
+    fn from_burn_primitive<const D: usize>(p: B::Primitive) -> Tensor<B, D, Self> {
+        Tensor::from_primitive(TensorPrimitive::Float(p))
+    }
+}
+
+impl<B: BurnBackend<Primitive = <B as burn_tensor::backend::BackendTypes>::IntTensorPrimitive>> BurnKind<B>
+    for Int
+{
+    const FLOAT: bool = false;
+    fn into_burn_primitive<const D: usize>(t: Tensor<B, D, Self>) -> B::Primitive {
+        t.into_primitive()
+    }
+    fn from_burn_primitive<const D: usize>(p: B::Primitive) -> Tensor<B, D, Self> {
+        Tensor::from_primitive(p)
+    }
+}
+
+/// stridex's element type of a Burn dtype (`None`: none moves it).
+fn dtype_of(d: burn_tensor::DType) -> Option<DType> {
+    use burn_tensor::DType as B;
+    Some(match d {
+        B::F64 => DType::F64,
+        B::F32 => DType::F32,
+        B::F16 => DType::F16,
+        B::BF16 => DType::BF16,
+        B::I64 => DType::I64,
+        B::I32 => DType::I32,
+        B::I16 => DType::I16,
+        B::I8 => DType::I8,
+        B::U64 => DType::U64,
+        B::U32 => DType::U32,
+        B::U16 => DType::U16,
+        B::U8 => DType::U8,
+        _ => return None,
+    })
+}
+
+fn check_rank(tensor: Operand, layout: &TensorLayout, rank: usize) -> Result<(), Error> {
+    if layout.rank() != rank {
+        return Err(Error::BurnTensor {
+            tensor,
+            mismatch: format!(
+                "the op's `{tensor}` has rank {}, but the Burn tensor type has rank {rank}",
+                layout.rank()
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// A Burn tensor's dtype and shape against the descriptor's.
+fn check_meta(
+    tensor: Operand,
+    dtype: burn_tensor::DType,
+    shape: &[usize],
+    declared: DType,
+    layout: &TensorLayout,
+) -> Result<(), Error> {
+    if dtype_of(dtype) != Some(declared) {
+        return Err(Error::BurnTensor {
+            tensor,
+            mismatch: format!("the Burn tensor holds {dtype:?}, but the op's `{tensor}` is {declared}"),
+        });
+    }
+    if shape != layout.sizes.as_slice() {
+        return Err(Error::BurnTensor {
+            tensor,
+            mismatch: format!(
+                "the Burn tensor has shape {}, but the op's `{tensor}` is {}",
+                stridex_core::dims::list(shape),
+                stridex_core::dims::list(&layout.sizes)
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// A Burn view's strides against the descriptor's (sizes of 1 take any stride).
+fn check_strides(tensor: Operand, strides: &[usize], layout: &TensorLayout) -> Result<(), Error> {
+    let same =
+        layout.sizes.iter().zip(layout.strides.iter()).zip(strides).all(|((&n, &s), &t)| n <= 1 || s == t);
+    if !same {
+        return Err(Error::BurnTensor {
+            tensor,
+            mismatch: format!(
+                "the Burn tensor is laid out with strides {}, but the op's `{tensor}` declares {}; declare the view's strides in the descriptor (`{tensor}: T[..] strides [..]`), or make the tensor contiguous first (`burn_cubecl::kernel::into_contiguous`)",
+                stridex_core::dims::list(strides),
+                stridex_core::dims::list(&layout.strides)
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// `handle` when it holds `bytes`; else a copy padded to `bytes` (Burn sizes a buffer to its
+/// elements, and a kernel reading whole vector lines may need a few bytes more). The copy goes
+/// through the host: only odd sizes take it.
+fn padded<R: Runtime>(client: &ComputeClient<R>, handle: &Handle, bytes: usize) -> Result<Handle, Error> {
+    if handle.size_in_used() as usize >= bytes {
+        return Ok(handle.clone());
+    }
+    let mut data = crate::launch::exclusive(|| crate::launch::read(client, handle.clone()))?.to_vec();
+    data.resize(bytes, 0);
+    Ok(client.create_from_slice(&data))
+}
+
+fn output_tensor<R: CubeRuntime>(
+    like: &CubeTensor<R>,
+    handle: Handle,
+    layout: &TensorLayout,
+) -> CubeTensor<R> {
+    let shape = burn_tensor::Shape::from(layout.sizes.to_vec());
+    let strides = burn_std::Strides::from(layout.strides.to_vec());
+    CubeTensor::new(
+        like.client.clone(),
+        handle,
+        burn_std::Metadata::new(shape, strides),
+        like.device.clone(),
+        like.dtype,
+    )
+}
+
+impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> BurnBackend
+    for CubeBackend<R, F, I, BT>
+{
+    type Primitive = CubeTensor<R>;
+
+    fn gather<T: Element, J: IndexElement>(
+        op: &GatherOp<T, J>,
+        data: CubeTensor<R>,
+        _data_float: bool,
+        indices: CubeTensor<R>,
+    ) -> Result<CubeTensor<R>, Error> {
+        let plan = op.plan()?;
+        check_meta(Operand::Data, data.dtype, data.meta.shape(), T::DTYPE, &plan.data)?;
+        check_strides(Operand::Data, data.meta.strides(), &plan.data)?;
+        check_meta(Operand::Indices, indices.dtype, indices.meta.shape(), J::DTYPE, &plan.indices)?;
+        check_strides(Operand::Indices, indices.meta.strides(), &plan.indices)?;
+        let client = &data.client;
+        let d = padded(client, &data.handle, op.buffer_bytes(Operand::Data)?)?;
+        let ix = padded(client, &indices.handle, op.buffer_bytes(Operand::Indices)?)?;
+        let out = client.empty(op.buffer_bytes(Operand::Output)?.max(4));
+        op.launch(client, &d, &ix, &out)?;
+        Ok(output_tensor(&data, out, &plan.output))
+    }
+
+    fn slice<T: Element>(
+        op: &SliceOp<T>,
+        input: CubeTensor<R>,
+        _float: bool,
+    ) -> Result<CubeTensor<R>, Error> {
+        let plan = op.plan()?;
+        check_meta(Operand::Input, input.dtype, input.meta.shape(), T::DTYPE, &plan.input)?;
+        check_strides(Operand::Input, input.meta.strides(), &plan.input)?;
+        let client = &input.client;
+        let d = padded(client, &input.handle, op.buffer_bytes(Operand::Input)?)?;
+        let out = client.empty(op.buffer_bytes(Operand::Output)?.max(4));
+        op.launch(client, &d, &out)?;
+        Ok(output_tensor(&input, out, &plan.output))
+    }
+}
+
+/// Ops that run inside Burn's fusion stream, one per descriptor and types, kept for the
+/// process (as CubeCL keeps their kernels): an operation in the stream owns what it runs, and a
+/// new op per call would wait on its first launch every time.
+fn shared<D, O>(desc: &D, make: impl FnOnce() -> O) -> &'static O
+where
+    D: PartialEq + Clone + Send + Sync + 'static,
+    O: Send + Sync + 'static,
+{
+    static OPS: Mutex<Vec<&'static (dyn Any + Send + Sync)>> = Mutex::new(Vec::new());
+    let mut ops = OPS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let found = ops.iter().find_map(|e| e.downcast_ref::<(D, O)>().filter(|(d, _)| d == desc));
+    if let Some((_, op)) = found {
+        return op;
+    }
+    let entry: &'static (D, O) = Box::leak(Box::new((desc.clone(), make())));
+    ops.push(entry);
+    &entry.1
+}
+
+type Fused<R> = FusionTensor<FusionCubeRuntime<R>>;
+
+/// A tensor in Burn's fusion stream is contiguous: the descriptor must say so.
+fn check_packed(tensor: Operand, layout: &TensorLayout) -> Result<(), Error> {
+    if !layout.is_packed() {
+        return Err(Error::BurnTensor {
+            tensor,
+            mismatch: format!(
+                "the op's `{tensor}` declares strides {}, but a tensor in Burn's fusion stream is contiguous; apply the op to the `CubeBackend` tensor (`Fusion` unwrapped) to pass a strided view",
+                stridex_core::dims::list(&layout.strides)
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// Under the `error` policy, the index values are read back and checked before the op joins
+/// the stream (the stream cannot return an error later).
+fn check_fused_indices<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement, J: IndexElement>(
+    plan: &stridex_core::GatherPlan,
+    indices: &Fused<R>,
+) -> Result<(), Error>
+where
+    CubeBackend<R, F, I, BT>: burn_fusion::FusionBackend<FusionRuntime = FusionCubeRuntime<R>>,
+{
+    if plan.out_of_range != OutOfRange::Error || plan.output.is_empty() {
+        return Ok(());
+    }
+    let t = Tensor::<Fusion<CubeBackend<R, F, I, BT>>, 1, Int>::from_primitive(indices.clone());
+    let data = t.try_into_data().map_err(|e| Error::Device(format!("reading the indices back: {e:?}")))?;
+    let values = J::from_bytes(data.as_bytes());
+    match crate::ops::gather::first_bad_index(plan, &values) {
+        e @ Error::IndexOutOfRange { .. } => Err(e),
+        _ => Ok(()),
+    }
+}
+
+/// A CubeTensor from the fusion stream laid out as `layout` says (made contiguous when the
+/// stream handed over a view).
+fn laid_out<R: CubeRuntime>(t: CubeTensor<R>, layout: &TensorLayout) -> CubeTensor<R> {
+    if check_strides(Operand::Data, t.meta.strides(), layout).is_ok() {
+        t
+    } else {
+        burn_cubecl::kernel::into_contiguous(t)
+    }
+}
+
+/// The `CubeBackend` type parameters a fused op carries.
+type Backend4<R, F, I, BT> = std::marker::PhantomData<fn() -> (R, F, I, BT)>;
+
+#[derive(Debug)]
+struct FusedGather<R: CubeRuntime, F, I, BT, T: 'static, J: 'static> {
+    desc: CustomOpIr,
+    op: &'static GatherOp<T, J>,
+    float: bool,
+    backend: Backend4<R, F, I, BT>,
+}
+
+impl<R, F, I, BT, T, J> Operation<FusionCubeRuntime<R>> for FusedGather<R, F, I, BT, T, J>
+where
+    R: CubeRuntime,
+    F: FloatElement,
+    I: IntElement,
+    BT: BoolElement,
+    T: Element,
+    J: IndexElement,
+{
+    fn execute(
+        &self,
+        handles: &mut HandleContainer<<FusionCubeRuntime<R> as burn_fusion::FusionRuntime>::FusionHandle>,
+    ) {
+        type Cube<R, F, I, BT> = CubeBackend<R, F, I, BT>;
+        let ([d, ix], [out]) = self.desc.as_fixed();
+        let plan = self.op.plan().expect("checked before the op joined the stream");
+        let data = if self.float {
+            handles.get_float_tensor::<Cube<R, F, I, BT>>(d)
+        } else {
+            handles.get_int_tensor::<Cube<R, F, I, BT>>(d)
+        };
+        let indices = handles.get_int_tensor::<Cube<R, F, I, BT>>(ix);
+        let (data, indices) = (laid_out(data, &plan.data), laid_out(indices, &plan.indices));
+        // Shapes, dtypes and (under `error`) the index values were checked before the op joined
+        // the stream; what is left is a device failure, which Burn's own ops also raise here.
+        let y = <Cube<R, F, I, BT> as BurnBackend>::gather(self.op, data, self.float, indices)
+            .unwrap_or_else(|e| panic!("stridex gather in Burn's fusion stream: {e}"));
+        if self.float {
+            handles.register_float_tensor::<Cube<R, F, I, BT>>(&out.id, y);
+        } else {
+            handles.register_int_tensor::<Cube<R, F, I, BT>>(&out.id, y);
+        }
+    }
+}
+
+#[derive(Debug)]
+struct FusedSlice<R: CubeRuntime, F, I, BT, T: 'static> {
+    desc: CustomOpIr,
+    op: &'static SliceOp<T>,
+    float: bool,
+    backend: Backend4<R, F, I, BT>,
+}
+
+impl<R, F, I, BT, T> Operation<FusionCubeRuntime<R>> for FusedSlice<R, F, I, BT, T>
+where
+    R: CubeRuntime,
+    F: FloatElement,
+    I: IntElement,
+    BT: BoolElement,
+    T: Element,
+{
+    fn execute(
+        &self,
+        handles: &mut HandleContainer<<FusionCubeRuntime<R> as burn_fusion::FusionRuntime>::FusionHandle>,
+    ) {
+        type Cube<R, F, I, BT> = CubeBackend<R, F, I, BT>;
+        let ([x], [out]) = self.desc.as_fixed();
+        let plan = self.op.plan().expect("checked before the op joined the stream");
+        let input = if self.float {
+            handles.get_float_tensor::<Cube<R, F, I, BT>>(x)
+        } else {
+            handles.get_int_tensor::<Cube<R, F, I, BT>>(x)
+        };
+        let y = <Cube<R, F, I, BT> as BurnBackend>::slice(self.op, laid_out(input, &plan.input), self.float)
+            .unwrap_or_else(|e| panic!("stridex slice in Burn's fusion stream: {e}"));
+        if self.float {
+            handles.register_float_tensor::<Cube<R, F, I, BT>>(&out.id, y);
+        } else {
+            handles.register_int_tensor::<Cube<R, F, I, BT>>(&out.id, y);
+        }
+    }
+}
+
+impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> BurnBackend
+    for Fusion<CubeBackend<R, F, I, BT>>
+where
+    CubeBackend<R, F, I, BT>: burn_fusion::FusionBackend<FusionRuntime = FusionCubeRuntime<R>>,
+{
+    type Primitive = Fused<R>;
+
+    fn gather<T: Element, J: IndexElement>(
+        op: &GatherOp<T, J>,
+        data: Fused<R>,
+        data_float: bool,
+        indices: Fused<R>,
+    ) -> Result<Fused<R>, Error> {
+        let plan = op.plan()?;
+        check_meta(Operand::Data, data.dtype, &data.shape, T::DTYPE, &plan.data)?;
+        check_packed(Operand::Data, &plan.data)?;
+        check_meta(Operand::Indices, indices.dtype, &indices.shape, J::DTYPE, &plan.indices)?;
+        check_packed(Operand::Indices, &plan.indices)?;
+        check_fused_indices::<R, F, I, BT, J>(plan, &indices)?;
+        let op: &'static GatherOp<T, J> = shared(op.desc(), || GatherOp::__from_checked(*op.desc()));
+        let client = data.client.clone();
+        let out = TensorIr::uninit(
+            client.create_empty_handle(),
+            burn_tensor::Shape::from(plan.output.sizes.to_vec()),
+            data.dtype,
+        );
+        let streams = OperationStreams::with_inputs([&data, &indices]);
+        let desc = CustomOpIr::new("stridex_gather", &[data.into_ir(), indices.into_ir()], &[out]);
+        let fused = FusedGather::<R, F, I, BT, T, J> {
+            desc: desc.clone(),
+            op,
+            float: data_float,
+            backend: std::marker::PhantomData,
+        };
+        Ok(client.register(streams, OperationIr::Custom(desc), fused).output())
+    }
+
+    fn slice<T: Element>(op: &SliceOp<T>, input: Fused<R>, float: bool) -> Result<Fused<R>, Error> {
+        let plan = op.plan()?;
+        check_meta(Operand::Input, input.dtype, &input.shape, T::DTYPE, &plan.input)?;
+        check_packed(Operand::Input, &plan.input)?;
+        let op: &'static SliceOp<T> = shared(op.desc(), || SliceOp::__from_checked(*op.desc()));
+        let client = input.client.clone();
+        let out = TensorIr::uninit(
+            client.create_empty_handle(),
+            burn_tensor::Shape::from(plan.output.sizes.to_vec()),
+            input.dtype,
+        );
+        let streams = OperationStreams::with_inputs([&input]);
+        let desc = CustomOpIr::new("stridex_slice", &[input.into_ir()], &[out]);
+        let fused =
+            FusedSlice::<R, F, I, BT, T> { desc: desc.clone(), op, float, backend: std::marker::PhantomData };
+        Ok(client.register(streams, OperationIr::Custom(desc), fused).output())
+    }
+}
+
+impl<T: Element, J: IndexElement> GatherOp<T, J> {
+    /// The gather on Burn tensors (feature `burn`), on the device buffers Burn holds: `data` of
+    /// kind `Float` (f64, f32, f16, bf16) or `Int` (integers), `indices` an `Int` tensor of the
+    /// descriptor's index type. Shapes, dtypes and strides are checked against the descriptor
+    /// (an `Err` naming the mismatch); the result is a new tensor that owns its buffer.
+    ///
+    /// ```ignore
+    /// let rows: Tensor<B, 2> = EMBED.apply(table, ids)?;
+    /// ```
+    pub fn apply<B, K, const D: usize, const DI: usize, const DO: usize>(
+        &self,
+        data: Tensor<B, D, K>,
+        indices: Tensor<B, DI, Int>,
+    ) -> Result<Tensor<B, DO, K>, Error>
+    where
+        B: BurnBackend,
+        K: BurnKind<B>,
+        Int: BurnKind<B>,
+    {
+        let plan = self.plan()?;
+        check_rank(Operand::Data, &plan.data, D)?;
+        check_rank(Operand::Indices, &plan.indices, DI)?;
+        check_rank(Operand::Output, &plan.output, DO)?;
+        let y = B::gather(self, K::into_burn_primitive(data), K::FLOAT, Int::into_burn_primitive(indices))?;
+        Ok(K::from_burn_primitive(y))
+    }
+}
+
+impl<T: Element> SliceOp<T> {
+    /// The slice on a Burn tensor (feature `burn`); see [`GatherOp::apply`].
+    pub fn apply<B, K, const D: usize>(&self, input: Tensor<B, D, K>) -> Result<Tensor<B, D, K>, Error>
+    where
+        B: BurnBackend,
+        K: BurnKind<B>,
+    {
+        let plan = self.plan()?;
+        check_rank(Operand::Input, &plan.input, D)?;
+        let y = B::slice(self, K::into_burn_primitive(input), K::FLOAT)?;
+        Ok(K::from_burn_primitive(y))
+    }
+}

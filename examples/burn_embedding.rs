@@ -1,0 +1,49 @@
+//! An embedding lookup inside a Burn program: token ids -> rows of the embedding table (a
+//! stridex gather on Burn's own device buffers) -> a mean over each sequence, in Burn:
+//! `cargo run --features burn --example burn_embedding`.
+//!
+//! The backend is Burn's default `Wgpu` (`Fusion<CubeBackend<WgpuRuntime, f32, i32, u32>>`):
+//! the gather joins Burn's fusion stream as a custom operation, between Burn's own ops.
+
+use stridex::burn::burn_cubecl::CubeBackend;
+use stridex::burn::burn_fusion::Fusion;
+use stridex::burn::burn_tensor::{Int, Tensor, TensorData};
+use stridex::cubecl::wgpu::WgpuRuntime;
+
+/// `burn::backend::Wgpu`, named through the crates stridex was built with.
+type Wgpu = Fusion<CubeBackend<WgpuRuntime, f32, i32, u32>>;
+
+const VOCAB: usize = 1000;
+const DIM: usize = 64;
+const BATCH: usize = 4;
+const SEQ: usize = 16;
+
+stridex::gather! {
+    static EMBED;
+    data: f32[1000, 64],
+    indices: i32[4, 16],
+}
+
+fn main() -> Result<(), stridex::Error> {
+    println!("device: {}", stridex::Device::default_device()?.description());
+    let device = Default::default();
+    let table_values: Vec<f32> = (0..VOCAB * DIM).map(|i| ((i * 37) % 1009) as f32 / 1009.0).collect();
+    let table = Tensor::<Wgpu, 2>::from_data(TensorData::new(table_values.clone(), [VOCAB, DIM]), &device);
+    let ids: Vec<i32> = (0..BATCH * SEQ).map(|i| ((i * 7919 + 3) % VOCAB) as i32).collect();
+    let ids = Tensor::<Wgpu, 2, Int>::from_data(TensorData::new(ids, [BATCH, SEQ]), &device);
+
+    // Burn scales the table, stridex gathers the rows, Burn pools them: one stream.
+    let rows: Tensor<Wgpu, 3> = EMBED.apply(table.clone() * 2.0, ids.clone())?;
+    let pooled = rows.clone().mean_dim(1); // [4, 1, 64]
+    println!("rows {:?} -> pooled {:?}", rows.dims(), pooled.dims());
+
+    // The same with Burn alone, for comparison.
+    let peer = (table * 2.0).select(0, ids.reshape([BATCH * SEQ])).reshape([BATCH, SEQ, DIM]);
+    let (ours, theirs) =
+        (rows.into_data().to_vec::<f32>().unwrap(), peer.into_data().to_vec::<f32>().unwrap());
+    assert_eq!(ours, theirs, "stridex's rows equal Burn's select");
+    let pooled = pooled.into_data().to_vec::<f32>().unwrap();
+    println!("sequence 0, first 4 features of the mean: {:?}", &pooled[..4]);
+    println!("every gathered row equals Burn's select of the same ids");
+    Ok(())
+}

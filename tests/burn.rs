@@ -1,0 +1,128 @@
+//! Ops on Burn tensors (feature `burn`), on lavapipe: values equal Burn's own `select`,
+//! `gather` and `slice` on the same tensors, on `CubeBackend` and on `Fusion<CubeBackend>`
+//! (Burn's default `Wgpu`); mismatches are `Err`s naming them.
+
+use stridex::burn::burn_cubecl::CubeBackend;
+use stridex::burn::burn_fusion::Fusion;
+use stridex::burn::burn_tensor::{backend::Backend, Int, Tensor, TensorData};
+use stridex::cubecl::wgpu::{WgpuDevice, WgpuRuntime};
+use stridex::{Error, Operand};
+
+type Cube = CubeBackend<WgpuRuntime, f32, i32, u32>;
+type Fused = Fusion<Cube>;
+
+fn table<B: Backend>(rows: usize, dim: usize) -> (Vec<f32>, Tensor<B, 2>) {
+    let values: Vec<f32> = (0..rows * dim).map(|v| v as f32 * 0.5).collect();
+    let t = Tensor::<B, 2>::from_data(TensorData::new(values.clone(), [rows, dim]), &Default::default());
+    (values, t)
+}
+
+fn ids<B: Backend>(values: &[i32], shape: [usize; 1]) -> Tensor<B, 1, Int> {
+    Tensor::<B, 1, Int>::from_data(TensorData::new(values.to_vec(), shape), &Default::default())
+}
+
+fn f32s<B: Backend, const D: usize>(t: Tensor<B, D>) -> Vec<f32> {
+    t.into_data().to_vec::<f32>().unwrap()
+}
+
+fn embedding_matches_select<B: stridex::burn::BurnBackend>()
+where
+    stridex::burn::burn_tensor::Float: stridex::burn::BurnKind<B>,
+    Int: stridex::burn::BurnKind<B>,
+{
+    let op = stridex::gather! { data: f32[50, 8], indices: i32[6] };
+    let (_, t) = table::<B>(50, 8);
+    let i = ids::<B>(&[3, 0, 49, 7, 7, -1], [6]);
+    let y: Tensor<B, 2> = op.apply(t.clone(), i.clone()).unwrap();
+    assert_eq!(y.dims(), [6, 8]);
+    // Burn's select takes no negative ids: the peer gets 49 for -1.
+    let peer = t.select(0, ids::<B>(&[3, 0, 49, 7, 7, 49], [6]));
+    assert_eq!(f32s(y), f32s(peer));
+}
+
+#[test]
+fn embedding_on_cube_backend_equals_select() {
+    let _ = WgpuDevice::DefaultDevice;
+    embedding_matches_select::<Cube>();
+}
+
+#[test]
+fn embedding_in_the_fusion_stream_equals_select() {
+    embedding_matches_select::<Fused>();
+    // In the stream, between Burn's own ops: (t * 2) -> gather -> + 1.
+    let op = stridex::gather! { data: f32[50, 8], indices: i32[6] };
+    let (_, t) = table::<Fused>(50, 8);
+    let i = ids::<Fused>(&[1, 2, 3, 4, 5, 6], [6]);
+    let y: Tensor<Fused, 2> = op.apply(t.clone() * 2.0, i.clone()).unwrap();
+    let y = y + 1.0;
+    let peer = (t * 2.0).select(0, i) + 1.0;
+    assert_eq!(f32s(y), f32s(peer));
+}
+
+fn beam_and_slice<B: stridex::burn::BurnBackend>()
+where
+    stridex::burn::burn_tensor::Float: stridex::burn::BurnKind<B>,
+    Int: stridex::burn::BurnKind<B>,
+{
+    let device = Default::default();
+    let cache: Vec<f32> = (0..2 * 3 * 4).map(|v| v as f32).collect();
+    let c = Tensor::<B, 3>::from_data(TensorData::new(cache.clone(), [2, 3, 4]), &device);
+    let beams = Tensor::<B, 2, Int>::from_data(TensorData::new(vec![2i32, 2, 0, 1, 0, 1], [2, 3]), &device);
+    let op =
+        stridex::gather! { rules: openvino, data: f32[2, 3, 4], indices: i32[2, 3], axis: 1, batch_dims: 1 };
+    let y: Tensor<B, 3> = op.apply(c.clone(), beams.clone()).unwrap();
+    // Burn's gather takes indices of the output's shape.
+    let expanded = beams.reshape([2, 3, 1]).repeat_dim(2, 4);
+    assert_eq!(f32s(y), f32s(c.clone().gather(1, expanded)));
+
+    let flip = stridex::slice! { rules: onnx, input: f32[2, 3, 4], starts: [-1], ends: [-5], axes: [2], steps: [-1] };
+    let y = flip.apply(c.clone()).unwrap();
+    assert_eq!(f32s(y), f32s(c.clone().flip([2])));
+    let crop = stridex::slice!(input: f32[2, 3, 4], s[.., 1.., 1..3]);
+    assert_eq!(f32s(crop.apply(c.clone()).unwrap()), f32s(c.slice([0..2, 1..3, 1..3])));
+}
+
+#[test]
+fn batch_gather_and_slices_equal_burn() {
+    beam_and_slice::<Cube>();
+    beam_and_slice::<Fused>();
+}
+
+#[test]
+fn a_strided_view_is_read_where_the_descriptor_declares_it() {
+    // A [4, 6] tensor transposed is a [6, 4] view with strides [1, 6].
+    let (values, t) = table::<Cube>(4, 6);
+    let view = t.clone().transpose();
+    let strided = stridex::gather! { data: f32[6, 4] strides [1, 6], indices: i32[2], axis: 0 };
+    let y: Tensor<Cube, 2> = strided.apply(view.clone(), ids::<Cube>(&[5, 0], [2])).unwrap();
+    let values = &values;
+    let want: Vec<f32> = [5, 0].iter().flat_map(|&r| (0..4).map(move |c| values[c * 6 + r])).collect();
+    assert_eq!(f32s(y), want);
+    // The packed descriptor refuses the view, and says what to do.
+    let packed = stridex::gather! { data: f32[6, 4], indices: i32[2], axis: 0 };
+    let e = packed.apply::<_, _, 2, 1, 2>(view, ids::<Cube>(&[5, 0], [2])).unwrap_err();
+    assert!(matches!(e, Error::BurnTensor { tensor: Operand::Data, .. }), "{e}");
+    assert!(e.to_string().contains("strides [1, 6]") && e.to_string().contains("into_contiguous"), "{e}");
+}
+
+#[test]
+fn mismatches_are_errors() {
+    let op = stridex::gather! { data: f32[50, 8], indices: i32[6] };
+    let (_, t) = table::<Cube>(40, 8);
+    let e = op.apply::<_, _, 2, 1, 2>(t, ids::<Cube>(&[0; 6], [6])).unwrap_err();
+    assert!(e.to_string().contains("shape [40, 8], but the op's `data` is [50, 8]"), "{e}");
+    let (_, t) = table::<Cube>(50, 8);
+    let e = op.apply::<_, _, 2, 1, 3>(t.clone(), ids::<Cube>(&[0; 6], [6])).unwrap_err();
+    assert!(e.to_string().contains("`output` has rank 2, but the Burn tensor type has rank 3"), "{e}");
+    // ONNX's `error` policy: an id out of range is an Err, on both backends.
+    let e = op.apply::<_, _, 2, 1, 2>(t, ids::<Cube>(&[0, 0, 50, 0, 0, 0], [6])).unwrap_err();
+    assert!(matches!(e, Error::IndexOutOfRange { value: 50, .. }), "{e}");
+    let (_, t) = table::<Fused>(50, 8);
+    let e = op.apply::<_, _, 2, 1, 2>(t, ids::<Fused>(&[0, -51, 0, 0, 0, 0], [6])).unwrap_err();
+    assert!(matches!(e, Error::IndexOutOfRange { value: -51, .. }), "{e}");
+    // An i64 descriptor does not take Burn's i32 ids.
+    let wide = stridex::gather! { data: f32[50, 8], indices: i64[6] };
+    let (_, t) = table::<Cube>(50, 8);
+    let e = wide.apply::<_, _, 2, 1, 2>(t, ids::<Cube>(&[0; 6], [6])).unwrap_err();
+    assert!(e.to_string().contains("holds I32, but the op's `indices` is i64"), "{e}");
+}
