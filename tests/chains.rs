@@ -70,6 +70,7 @@ fn run_staged<T: Element>(case: &ChainCase, data: &[T]) -> Result<Tensor<T>, Err
                     out_of_range: g.out_of_range,
                     output: None,
                     feature_level: None,
+                    dynamic_leading: false,
                 };
                 match g.indices.dtype {
                     DType::I32 => gather_stage::<T, i32>(desc, &values, indices),
@@ -78,10 +79,14 @@ fn run_staged<T: Element>(case: &ChainCase, data: &[T]) -> Result<Tensor<T>, Err
                     _ => gather_stage::<T, u64>(desc, &values, indices),
                 }
             }
-            (StageDesc::Slice(window), _) => {
-                SliceOp::<T>::new(SliceDesc { input, window, output: None, feature_level: None })?
-                    .run_on(device(), &values)
-            }
+            (StageDesc::Slice(window), _) => SliceOp::<T>::new(SliceDesc {
+                input,
+                window,
+                output: None,
+                feature_level: None,
+                dynamic_leading: false,
+            })?
+            .run_on(device(), &values),
             _ => unreachable!("the case's stages follow its descriptor"),
         }
         .map_err(|e| Error::InStage { stage: i + 1, error: Box::new(e) })?;

@@ -71,6 +71,7 @@ fn gather(case: &Value) {
         out_of_range: None,
         output: None,
         feature_level: None,
+        dynamic_leading: false,
     };
     assert_eq!(case["expect_error"], false, "{name}");
     let op = GatherOp::<f32, i64>::new(desc).unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -109,6 +110,7 @@ fn slice(case: &Value) {
         },
         output: None,
         feature_level: None,
+        dynamic_leading: false,
     };
     let out_shape = expected_shape(case);
     let n: usize = x_shape.iter().product();

@@ -59,9 +59,10 @@ fn rows(c: &ComputeClient<WgpuRuntime>, w: &RowWalk) -> String {
         array(),
         array(),
         array(),
+        (),
         ni,
         no,
-        w.clone(),
+        w.count_free(),
     );
     wgsl(kernel.define())
 }

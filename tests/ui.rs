@@ -7,5 +7,6 @@ fn ui() {
     t.compile_fail("ui-tests/gather/*.rs");
     t.compile_fail("ui-tests/slice/*.rs");
     t.compile_fail("ui-tests/chain/*.rs");
+    t.compile_fail("ui-tests/dynamic/*.rs");
     t.pass("ui-tests/pass/*.rs");
 }

@@ -56,6 +56,7 @@ pub struct Gather<T = (), I = ()> {
     out_of_range: Option<OutOfRange>,
     output: Option<Shape>,
     feature_level: Option<FeatureLevel>,
+    dynamic_leading: bool,
     types: PhantomData<fn() -> (T, I)>,
 }
 
@@ -71,6 +72,7 @@ impl Gather {
             out_of_range: None,
             output: None,
             feature_level: None,
+            dynamic_leading: false,
             types: PhantomData,
         }
     }
@@ -100,6 +102,7 @@ impl<T, I> Gather<T, I> {
             out_of_range: self.out_of_range,
             output: self.output,
             feature_level: self.feature_level,
+            dynamic_leading: self.dynamic_leading,
             types: PhantomData,
         }
     }
@@ -154,6 +157,14 @@ impl<T, I> Gather<T, I> {
         self
     }
 
+    /// The indices' leading size is known only at run time (`indices: i64[_, 8]` in
+    /// `gather!`): `run` reads it from the indices' length, and one kernel serves every count.
+    /// The leading size given to [`Gather::indices`] is not read (write 0).
+    pub fn dynamic_leading(mut self) -> Self {
+        self.dynamic_leading = true;
+        self
+    }
+
     /// Declares the output shape (it must equal the inferred one) and optional strides.
     pub fn output(mut self, sizes: &[usize], strides: Option<&[usize]>) -> Self {
         self.output = Some(Shape::new(sizes, strides));
@@ -175,6 +186,7 @@ impl<T: Element, I: IndexElement> Gather<T, I> {
             out_of_range: self.out_of_range,
             output,
             feature_level: self.feature_level,
+            dynamic_leading: self.dynamic_leading,
         })
     }
 
@@ -206,6 +218,7 @@ pub struct Slice<T = ()> {
     feature_level: Option<FeatureLevel>,
     /// `s![..]`-style ranges standing for the SLICE1 window.
     ranges: Option<Vec<SliceRange>>,
+    dynamic_leading: bool,
     types: PhantomData<fn() -> T>,
 }
 
@@ -225,6 +238,7 @@ impl Slice {
             output: None,
             feature_level: None,
             ranges: None,
+            dynamic_leading: false,
             types: PhantomData,
         }
     }
@@ -260,6 +274,7 @@ impl<T> Slice<T> {
             output: self.output,
             feature_level: self.feature_level,
             ranges: self.ranges,
+            dynamic_leading: self.dynamic_leading,
             types: PhantomData,
         }
     }
@@ -308,6 +323,15 @@ impl<T> Slice<T> {
         self.feature_level = Some(level);
         self
     }
+
+    /// The input's leading size is known only at run time (`input: f32[_, 3, 64, 64]` in
+    /// `slice!`): `run` reads it from the input's length, and one kernel serves every count.
+    /// The window must take that dimension whole (offset 0, stride 1; its window size, like
+    /// the input's leading size, is not read).
+    pub fn dynamic_leading(mut self) -> Self {
+        self.dynamic_leading = true;
+        self
+    }
 }
 
 impl<T> Slice<T> {
@@ -319,7 +343,17 @@ impl<T> Slice<T> {
         if let Some(ranges) = &self.ranges {
             let given: Vec<&str> = self.given.iter().map(|w| w.key()).collect();
             stridex_core::keys::check_ranges(self.form, &given)?;
-            let (offsets, sizes, strides) = stridex_core::ranges::window(&self.input.sizes, ranges)?;
+            let mut sizes = self.input.sizes.clone();
+            if self.dynamic_leading {
+                if let Some(first) = ranges.first() {
+                    stridex_core::dynamic::check_leading_range(first)?;
+                }
+                // Lowered against the placeholder count, as the macro does.
+                if let Some(n) = sizes.first_mut() {
+                    *n = stridex_core::dynamic::PLACEHOLDER;
+                }
+            }
+            let (offsets, sizes, strides) = stridex_core::ranges::window(&sizes, ranges)?;
             return Ok(SliceWindow::DirectMl { offsets, sizes, strides });
         }
         let too_long = |window, len| RuleError::WindowLen { window, len, expected: rank, against };
@@ -356,7 +390,13 @@ impl<T: Element> Slice<T> {
     pub fn desc(&self) -> Result<SliceDesc, Error> {
         let input = self.input.decl(Operand::Input, T::DTYPE)?;
         let window = self.slice_window(self.input.sizes.len(), "the input's rank")?;
-        Ok(SliceDesc { input, window, output: output_decl(&self.output)?, feature_level: self.feature_level })
+        Ok(SliceDesc {
+            input,
+            window,
+            output: output_decl(&self.output)?,
+            feature_level: self.feature_level,
+            dynamic_leading: self.dynamic_leading,
+        })
     }
 
     pub fn build(&self) -> Result<SliceOp<T>, Error> {
@@ -452,6 +492,9 @@ impl<T: Element, I: IndexTypes> Chain<T, I> {
             if gather.output.is_some() {
                 return Err(RuleError::StageKey { key: "output" }.into());
             }
+            if gather.dynamic_leading {
+                return Err(RuleError::StageKey { key: "_" }.into());
+            }
             Ok(StageDesc::Gather(GatherStage {
                 rules: gather.rules,
                 indices: gather.indices.decl(Operand::Indices, J::INDEX.dtype())?,
@@ -472,6 +515,9 @@ impl<T: Element, I: IndexTypes> Chain<T, I> {
             }
             if slice.ranges.is_some() {
                 return Err(RuleError::StageKey { key: "s" }.into());
+            }
+            if slice.dynamic_leading {
+                return Err(RuleError::StageKey { key: "_" }.into());
             }
             Ok(StageDesc::Slice(slice.slice_window(MAX_RANK, "the most dimensions a tensor has")?))
         })();

@@ -33,6 +33,12 @@ pub enum Error {
     BurnTensor { tensor: Operand, mismatch: String },
     /// An error of one stage of a chain (1-based): a bad index buffer, or an index out of range.
     InStage { stage: usize, error: Box<Error> },
+    /// A host buffer for a tensor whose leading size is `_` is not a whole number of rows of
+    /// `row` elements (the count is its length divided by `row`).
+    PartialRow { tensor: Operand, given: usize, row: usize },
+    /// A call that needs the count of an op whose leading size is `_` was made without one
+    /// (`output_shape`, `buffer_bytes`, `launch`): use its `_at(count, ..)` form.
+    CountNeeded { call: &'static str },
 }
 
 impl fmt::Display for Error {
@@ -75,6 +81,16 @@ impl fmt::Display for Error {
             ),
             Error::InStage { stage, error } => write!(f, "stage {stage}: {error}"),
             Error::BurnTensor { tensor, mismatch } => write!(f, "Burn tensor for `{tensor}`: {mismatch}"),
+            Error::PartialRow { tensor, given, row } => write!(
+                f,
+                "buffer length: `{tensor}` has a `_` leading size, read from its length as whole rows of {row} elements, but {given} elements are {} rows and {} over; pass a multiple of {row}",
+                given / row,
+                given % row
+            ),
+            Error::CountNeeded { call } => write!(
+                f,
+                "the op's leading size is `_` (known at run time), so `{call}` needs the count: call `{call}_at(count, ..)`"
+            ),
         }
     }
 }

@@ -122,6 +122,7 @@ fn rows_definition<R: Runtime>(w: &RowWalk) -> KernelDefinition {
     let index3 = <Array<u32> as LaunchArg>::expand(&arg, &mut builder);
     let output = <Array<Vector<u32, rows_kernel::NO>> as LaunchArg>::expand_output(&arg, &mut builder);
     let status = <Array<u32> as LaunchArg>::expand_output(&arg, &mut builder);
+    let limit = <u32 as LaunchArg>::expand(&(), &mut builder);
     rows_kernel::expand::<rows_kernel::NI, rows_kernel::NO>(
         &mut builder.scope,
         ni,
@@ -133,7 +134,8 @@ fn rows_definition<R: Runtime>(w: &RowWalk) -> KernelDefinition {
         index3,
         output,
         status,
-        w.clone(),
+        limit,
+        w.count_free(),
     );
     builder.build(settings)
 }

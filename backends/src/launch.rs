@@ -253,7 +253,10 @@ pub(crate) unsafe fn rows<R: Runtime>(
     output: &Handle,
     status: &Handle,
 ) {
-    let mut w = w.clone();
+    // The count-free walk is what the kernel is specialized on: for a `_` walk, every count
+    // shares one compiled kernel, bounded by `limit`, with buffers of this count's lengths.
+    let (limit, src_words, out_words) = (w.invocations, w.src_words as usize, w.out_words as usize);
+    let mut w = w.count_free();
     w.spread = tile_spread(client);
     let index = |i: usize| match indices.get(i) {
         // SAFETY: (of the caller) the index buffer holds the words the reads touch.
@@ -263,17 +266,18 @@ pub(crate) unsafe fn rows<R: Runtime>(
     unsafe {
         rows_kernel::launch_unchecked::<R>(
             client,
-            cube_count(client, w.invocations),
+            cube_count(client, limit),
             CubeDim::new_1d(CUBE_DIM),
             w.src_line() as usize,
             w.line as usize,
-            ArrayArg::from_raw_parts(data.clone(), w.src_words as usize),
+            ArrayArg::from_raw_parts(data.clone(), src_words),
             index(0),
             index(1),
             index(2),
             index(3),
-            ArrayArg::from_raw_parts(output.clone(), w.out_words as usize),
+            ArrayArg::from_raw_parts(output.clone(), out_words),
             ArrayArg::from_raw_parts(status.clone(), 2),
+            limit,
             w,
         );
     }

@@ -124,12 +124,15 @@ impl ChainDesc {
                         out_of_range: g.out_of_range,
                         output,
                         feature_level: None,
+                        dynamic_leading: false,
                     }
                     .plan()
                     .map_err(in_stage)?,
                 ),
                 StageDesc::Slice(window) => StagePlan::Slice(
-                    SliceDesc { input, window, output, feature_level: None }.plan().map_err(in_stage)?,
+                    SliceDesc { input, window, output, feature_level: None, dynamic_leading: false }
+                        .plan()
+                        .map_err(in_stage)?,
                 ),
             };
             input = TensorDecl::packed(dtype, plan.output().sizes);
@@ -313,6 +316,7 @@ impl ChainKernelDesc {
             elem_bytes: plan.data_type.size(),
             src: &plan.data,
             out: &plan.output,
+            dynamic: false,
         };
         let walk = RowWalk::build(&moves).ok_or(())?;
         Ok(Some(ChainKernelDesc { walk: Walk::Rows(walk) }))

@@ -98,12 +98,27 @@ fn coords_of(layout: &TensorLayout, offset: usize) -> Vec<usize> {
     }
 }
 
+/// What a `_` leading size means, before the figures (which are for the placeholder count).
+fn dynamic_note(tensor: &str, possessive: &str, sizes: &[usize]) -> String {
+    let mut shown: Vec<String> = sizes.iter().map(ToString::to_string).collect();
+    shown[0] = "_".into();
+    format!(
+        "  {tensor} [{}]: the leading size `_` is the count, read at run time from the {possessive} length in rows of {} element(s); one kernel serves every count (figures below for a count of {})\n",
+        shown.join(", "),
+        crate::dynamic::row_elements(sizes),
+        crate::dynamic::PLACEHOLDER
+    )
+}
+
 fn coords_text(c: &[usize]) -> String {
     c.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
 }
 
 pub fn gather(desc: &GatherDesc, p: &GatherPlan) -> String {
     let mut s = format!("gather: {} (rules: {})\n", p.rules.op_name(), p.rules.name());
+    if p.dynamic_leading {
+        s += &dynamic_note("indices", "indices'", &desc.indices.sizes);
+    }
     s += &tensor("data", p.data_type, &p.data, "");
     s += &tensor("indices", p.index_type.dtype(), &p.indices, "");
     let mut params = format!("  axis {} (size {})", p.axis, p.axis_size);
@@ -147,6 +162,9 @@ pub fn slice(desc: &SliceDesc, p: &SlicePlan) -> String {
             SliceForm::Onnx => "onnx",
         }
     );
+    if p.dynamic_leading {
+        s += &dynamic_note("input", "input's", &desc.input.sizes);
+    }
     s += &tensor("input", p.data_type, &p.input, "");
     if let Some((offsets, sizes, strides)) = &p.window {
         let _ = writeln!(

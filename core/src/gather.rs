@@ -27,6 +27,9 @@ pub struct GatherDesc {
     pub output: Option<OutputDecl>,
     /// DirectML only: the feature level of the devices targeted (`None`: the highest, 4_1).
     pub feature_level: Option<FeatureLevel>,
+    /// The indices' leading size is `_`: known at run time, from the indices' length
+    /// (`indices.sizes[0]` is then not read). See [`crate::dynamic`].
+    pub dynamic_leading: bool,
 }
 
 /// One output dimension of a validated gather, with the strides that move along it.
@@ -65,11 +68,17 @@ pub struct GatherPlan {
     /// Extent and stride of the gathered data axis.
     pub axis_size: usize,
     pub axis_stride: usize,
+    /// The indices' (and so the output's) leading size is a run-time count; this plan is for
+    /// [`crate::dynamic::PLACEHOLDER`] (or, at run time, the count).
+    pub dynamic_leading: bool,
 }
 
 impl GatherDesc {
     /// Applies every rule of the chosen rule set.
     pub fn plan(&self) -> Result<GatherPlan, RuleError> {
+        if self.dynamic_leading {
+            return crate::dynamic::gather_plan(self);
+        }
         let p = plan(self)?;
         // After every other rule: a descriptor broken at any level reports that first.
         if let Some(level) = self.feature_level {
@@ -186,6 +195,7 @@ fn plan(desc: &GatherDesc) -> Result<GatherPlan, RuleError> {
         // With one element (or none) only index 0 is ever read: its stride plays no part, and
         // the size rules do not bound the stride of a size-1 dimension.
         axis_stride: if data.sizes[axis] > 1 { data.strides[axis] } else { 0 },
+        dynamic_leading: false,
     })
 }
 

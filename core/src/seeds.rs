@@ -40,6 +40,7 @@ impl GatherSeed {
             out_of_range: None,
             output: None,
             feature_level: None,
+            dynamic_leading: false,
         }
     }
 
@@ -73,6 +74,7 @@ impl SliceSeed {
             },
             output: None,
             feature_level: None,
+            dynamic_leading: false,
         }
     }
 }

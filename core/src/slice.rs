@@ -36,6 +36,10 @@ pub struct SliceDesc {
     pub output: Option<OutputDecl>,
     /// SLICE1 windows only: the DirectML feature level targeted (`None`: the highest, 4_1).
     pub feature_level: Option<FeatureLevel>,
+    /// The input's leading size is `_`: known at run time, from the input's length
+    /// (`input.sizes[0]`, and a SLICE1 window's `sizes[0]`, are then not read). See
+    /// [`crate::dynamic`].
+    pub dynamic_leading: bool,
 }
 
 /// One output dimension of a validated slice.
@@ -59,10 +63,16 @@ pub struct SlicePlan {
     pub dims: Vec<SliceDim>,
     /// Input element offset of the first output element (`CopyStart` dotted with the strides).
     pub base: usize,
+    /// The input's (and so the output's) leading size is a run-time count; this plan is for
+    /// [`crate::dynamic::PLACEHOLDER`] (or, at run time, the count).
+    pub dynamic_leading: bool,
 }
 
 impl SliceDesc {
     pub fn plan(&self) -> Result<SlicePlan, RuleError> {
+        if self.dynamic_leading {
+            return crate::dynamic::slice_plan(self);
+        }
         if self.feature_level.is_some() && self.window.form() != SliceForm::DirectMl {
             return Err(RuleError::FeatureLevelOutsideDirectMl { rules: RuleSet::Slice(self.window.form()) });
         }
@@ -153,7 +163,7 @@ impl SliceDesc {
                 }
             }
         }
-        Ok(SlicePlan { data_type: dtype, input, output, window, dims, base })
+        Ok(SlicePlan { data_type: dtype, input, output, window, dims, base, dynamic_leading: false })
     }
 }
 

@@ -20,6 +20,7 @@ fn gather(rules: GatherRules, data: &[usize], indices: &[usize], axis: i64) -> G
         out_of_range: None,
         output: None,
         feature_level: None,
+        dynamic_leading: false,
     }
 }
 
@@ -298,6 +299,7 @@ fn slice(input: &[usize], offsets: &[usize], sizes: &[usize], strides: &[i64]) -
         },
         output: None,
         feature_level: None,
+        dynamic_leading: false,
     }
 }
 
@@ -353,6 +355,7 @@ fn onnx_slice(
         },
         output: None,
         feature_level: None,
+        dynamic_leading: false,
     }
 }
 
@@ -391,6 +394,7 @@ fn dml_gather(data: DType, index: DType, rank: usize, level: FeatureLevel) -> Re
         out_of_range: None,
         output: None,
         feature_level: Some(level),
+        dynamic_leading: false,
     }
     .plan()
 }
@@ -405,6 +409,7 @@ fn dml_slice(data: DType, rank: usize, level: FeatureLevel) -> Result<SlicePlan,
         },
         output: None,
         feature_level: Some(level),
+        dynamic_leading: false,
     }
     .plan()
 }
@@ -509,6 +514,7 @@ fn ranges_follow_ndarray() {
         },
         output: None,
         feature_level: None,
+        dynamic_leading: false,
     }
     .plan()
     .unwrap();
@@ -529,4 +535,43 @@ fn ranges_follow_ndarray() {
         window(&[4], &[SliceRange::FULL, SliceRange::FULL]),
         Err(RuleError::RangeCount { ranges: 2, rank: 1 })
     ));
+}
+
+/// A `_` leading size: the kernel is one row walk whose leading row dimension is the count
+/// alone (never merged or grouped), and a walk for any count differs only in the count.
+#[test]
+fn a_dynamic_leading_size_plans_one_kernel_for_every_count() {
+    use stridex_core::kernel::{GatherKernelDesc, Walk};
+    // Packed rows that would merge with the leading dimension if it were fixed.
+    let mut desc = gather(GatherRules::Onnx, &[100, 64], &[0, 8], 0);
+    desc.dynamic_leading = true;
+    let p = desc.plan().unwrap();
+    assert!(p.dynamic_leading);
+    let Walk::Rows(w) = GatherKernelDesc::new(&p).unwrap().walk else { panic!("a row walk") };
+    assert!(w.dynamic);
+    assert_eq!(w.outer[0].size as usize, dynamic::PLACEHOLDER);
+    for count in [1usize, 5, 1000] {
+        let at = dynamic::gather_at(&desc, count).unwrap();
+        assert_eq!(shape(&at), [count, 8, 64]);
+        let c = w.with_count(count, &at.data, &at.output, 4).unwrap();
+        assert_eq!(c.count_free(), w.count_free());
+        assert_eq!(c.invocations, w.invocations / 2 * count as u32);
+        assert_eq!(c.out_words as usize, count * 8 * 64);
+    }
+    // The same descriptor with a fixed count merges everything into one run of rows.
+    let fixed = gather(GatherRules::Onnx, &[100, 64], &[5, 8], 0).plan().unwrap();
+    let Walk::Rows(f) = GatherKernelDesc::new(&fixed).unwrap().walk else { panic!("a row walk") };
+    assert_eq!(f.outer.len(), 1);
+    assert!(!f.dynamic);
+
+    // Refusals name their reason and place.
+    let mut axis1 = gather(GatherRules::Onnx, &[4, 3], &[0, 2], 1);
+    axis1.dynamic_leading = true;
+    assert_eq!(
+        axis1.plan().unwrap_err(),
+        RuleError::Dynamic { fault: DynamicFault::Axis { axis: 1 }, at: Location::Axis }
+    );
+    let mut dml = gather(GatherRules::DirectMl, &[4, 3], &[1, 2], 0);
+    dml.dynamic_leading = true;
+    assert_eq!(dml.plan().unwrap_err().location(), Location::Size(Operand::Indices, 0));
 }

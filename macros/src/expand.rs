@@ -21,6 +21,7 @@ pub fn gather(input: &GatherInput, desc: &GatherDesc) -> TokenStream {
     let out_of_range = option(desc.out_of_range.map(policy));
     let output = option(desc.output.as_ref().map(output_decl));
     let level = option(desc.feature_level.map(feature_level));
+    let dynamic = desc.dynamic_leading;
     let value = quote! {
         ::stridex::GatherOp::<#t, #i>::__from_checked(::stridex::__private::GatherDesc {
             rules: #rules,
@@ -32,6 +33,7 @@ pub fn gather(input: &GatherInput, desc: &GatherDesc) -> TokenStream {
             out_of_range: #out_of_range,
             output: #output,
             feature_level: #level,
+            dynamic_leading: #dynamic,
         })
     };
     item_or_expr(&input.item, quote!(::stridex::GatherOp<#t, #i>), value)
@@ -43,12 +45,14 @@ pub fn slice(input: &SliceInput, desc: &SliceDesc) -> TokenStream {
     let window = slice_window(&desc.window);
     let output = option(desc.output.as_ref().map(output_decl));
     let level = option(desc.feature_level.map(feature_level));
+    let dynamic = desc.dynamic_leading;
     let value = quote! {
         ::stridex::SliceOp::<#t>::__from_checked(::stridex::__private::SliceDesc {
             input: #tensor,
             window: #window,
             output: #output,
             feature_level: #level,
+            dynamic_leading: #dynamic,
         })
     };
     item_or_expr(&input.item, quote!(::stridex::SliceOp<#t>), value)

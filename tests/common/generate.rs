@@ -245,6 +245,7 @@ fn try_gather_case(rng: &mut Rng, data_types: &[DType]) -> Option<GatherCase> {
             strides: out_strides.as_deref().map(dims),
         }),
         feature_level: None,
+        dynamic_leading: false,
     };
     Some(GatherCase { reference, desc })
 }
@@ -317,6 +318,7 @@ pub fn onnx_slice_case(rng: &mut Rng, data_types: &[DType]) -> OnnxSliceCase {
         },
         output: None,
         feature_level: None,
+        dynamic_leading: false,
     };
     OnnxSliceCase { shape, starts, ends, axes, steps, desc }
 }
@@ -377,6 +379,7 @@ pub fn slice_case(rng: &mut Rng, data_types: &[DType]) -> SliceCase {
             strides: reference.out_strides.as_deref().map(dims),
         }),
         feature_level: None,
+        dynamic_leading: false,
     };
     SliceCase { reference, desc }
 }

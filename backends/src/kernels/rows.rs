@@ -15,6 +15,9 @@ use stridex_core::kernel::{ReadDesc, RowAccess, RowWalk};
 /// so the wrapped sum is exact. Loads are unconditional: an index out of range reads the axis'
 /// first element (always in bounds) and the result is zeroed afterwards. On lavapipe a load
 /// under `if` costs a masked per-lane loop; here it is a select.
+///
+/// `limit` bounds the invocations of a walk with a `_` leading dimension (its count is not a
+/// constant); other walks are bounded by their constant invocation count and ignore it.
 #[allow(clippy::too_many_arguments)]
 #[cube(launch_unchecked)]
 pub fn rows_kernel<NI: Size, NO: Size>(
@@ -25,11 +28,18 @@ pub fn rows_kernel<NI: Size, NO: Size>(
     index3: &Array<u32>,
     output: &mut Array<Vector<u32, NO>>,
     status: &mut Array<u32>,
+    limit: u32,
     #[comptime] w: RowWalk,
 ) {
     let pos = ABSOLUTE_POS;
     mark_ran(pos, status);
-    if pos < comptime!(w.invocations as usize) {
+    // A `_` walk is specialized without its count: its invocations are bounded by `limit`.
+    let active = if comptime!(w.dynamic) {
+        pos < usize::cast_from(limit)
+    } else {
+        pos < comptime!(w.invocations as usize)
+    };
+    if active {
         let tiles = comptime!((w.row_lines / w.tile) as usize);
         // The tile's first line in its row; its other lines follow it, or lie `tiles` apart.
         let mut first = pos % tiles;

@@ -1,10 +1,12 @@
 use super::{
-    check_len, check_type, has_gaps, launch_on, prepare, run_kernel, word_bytes, Cell, Prepared, Verified,
+    check_len, check_type, has_gaps, launch_on, leading_count, prepare, run_kernel, walk_at, word_bytes,
+    Cell, Prepared, Verified,
 };
 use crate::device::Device;
 use crate::element::{Element, IndexElement};
 use crate::error::Error;
 use crate::tensor::Tensor;
+use std::borrow::Cow;
 use std::marker::PhantomData;
 use std::sync::OnceLock;
 use stridex_core::kernel::GatherKernelDesc;
@@ -68,9 +70,56 @@ impl<T: Element, I: IndexElement> GatherOp<T, I> {
         }
     }
 
-    /// The output's shape, as `run` returns it.
+    /// The output's shape, as `run` returns it (for an op whose leading size is `_`,
+    /// [`Error::CountNeeded`]: see [`GatherOp::output_shape_at`]).
     pub fn output_shape(&self) -> Result<&[usize], Error> {
-        Ok(self.plan()?.output.sizes.as_slice())
+        let plan = self.plan()?;
+        if plan.dynamic_leading {
+            return Err(Error::CountNeeded { call: "output_shape" });
+        }
+        Ok(plan.output.sizes.as_slice())
+    }
+
+    /// The output's shape for `count` leading indices rows (`indices: i64[_, ..]`); for an op
+    /// of fixed sizes, its one shape.
+    pub fn output_shape_at(&self, count: usize) -> Result<Vec<usize>, Error> {
+        Ok(self.at(Some(count))?.0.output.sizes.to_vec())
+    }
+
+    /// Whether the indices' leading size is `_`, known at run time.
+    pub fn is_dynamic(&self) -> bool {
+        self.desc.dynamic_leading
+    }
+
+    /// The plan and kernel of one launch: the op's own, or, when its leading size is `_`,
+    /// those for `count` (`None`: the caller gave no count).
+    #[allow(clippy::type_complexity)]
+    pub(super) fn at(
+        &self,
+        count: Option<usize>,
+    ) -> Result<(Cow<'_, GatherPlan>, Option<Cow<'_, GatherKernelDesc>>), Error> {
+        let p = self.prepared()?;
+        if !p.plan.dynamic_leading {
+            return Ok((Cow::Borrowed(&p.plan), p.kernel.as_ref().map(Cow::Borrowed)));
+        }
+        let Some(count) = count else { return Err(Error::CountNeeded { call: "launch" }) };
+        let plan = stridex_core::dynamic::gather_at(&self.desc, count)?;
+        let kernel = match &p.kernel {
+            Some(k) if !plan.output.is_empty() => Some(Cow::Owned(GatherKernelDesc {
+                walk: walk_at(&k.walk, count, &plan.data, &plan.output, plan.data_type.size())?,
+                index: k.index,
+            })),
+            _ => None,
+        };
+        Ok((Cow::Owned(plan), kernel))
+    }
+
+    /// The count of a `_` op's indices buffer (`None` for fixed sizes).
+    pub(super) fn count_of(&self, indices: &[I]) -> Result<Option<usize>, Error> {
+        if !self.desc.dynamic_leading {
+            return Ok(None);
+        }
+        leading_count(Operand::Indices, &self.desc.indices.sizes, indices.len()).map(Some)
     }
 
     /// The constants the kernel is specialized on (`None` for an empty output).
@@ -88,25 +137,29 @@ impl<T: Element, I: IndexElement> GatherOp<T, I> {
         self.run_on(Device::default_device()?, data, indices)
     }
 
+    /// Runs on `device`. When the indices' leading size is `_`, the count is the indices'
+    /// length over the elements of one leading row (a partial row is an `Err`), and the
+    /// output's leading size is that count.
     pub fn run_on(&self, device: &Device, data: &[T], indices: &[I]) -> Result<Tensor<T>, Error> {
-        let p = self.prepared()?;
-        self.check_lens(data, indices)?;
-        let Some(kernel) = &p.kernel else {
+        let (plan, kernel) = self.at(self.count_of(indices)?)?;
+        check_len(Operand::Data, &plan.data, data.len())?;
+        check_len(Operand::Indices, &plan.indices, indices.len())?;
+        let Some(kernel) = kernel else {
             // Empty output: nothing to gather, no launch.
-            return Ok(Tensor::from_bytes(&p.plan.output, &[]));
+            return Ok(Tensor::from_bytes(&plan.output, &[]));
         };
         let inputs = [(&*T::bytes(data), kernel.walk.src_words() as usize), (&*I::bytes(indices), 0)];
-        let (flagged, bytes) = run_kernel(device, kernel, &inputs, has_gaps(&p.plan.output))?;
+        let (flagged, bytes) = run_kernel(device, &*kernel, &inputs, has_gaps(&plan.output))?;
         if flagged {
-            return Err(first_bad_index(&p.plan, indices));
+            return Err(first_bad_index(&plan, indices));
         }
-        Ok(Tensor::from_bytes(&p.plan.output, &bytes))
+        Ok(Tensor::from_bytes(&plan.output, &bytes))
     }
 
     pub(super) fn check_lens(&self, data: &[T], indices: &[I]) -> Result<(), Error> {
-        let p = self.prepared()?;
-        check_len(Operand::Data, &p.plan.data, data.len())?;
-        check_len(Operand::Indices, &p.plan.indices, indices.len())
+        let (plan, _) = self.at(self.count_of(indices)?)?;
+        check_len(Operand::Data, &plan.data, data.len())?;
+        check_len(Operand::Indices, &plan.indices, indices.len())
     }
 
     /// Bytes a device buffer needs for [`GatherOp::launch`] (`Operand::Data`, `Indices` or
@@ -117,13 +170,22 @@ impl<T: Element, I: IndexElement> GatherOp<T, I> {
     /// that lie between elements, and those after the last element in its word, are written
     /// as zero. Padding between wider elements is left as it was.
     pub fn buffer_bytes(&self, tensor: Operand) -> Result<usize, Error> {
-        let p = self.prepared()?;
-        Ok(match (tensor, &p.kernel) {
-            (Operand::Indices, _) => word_bytes(&p.plan.indices, I::INDEX.words() * 4),
+        if self.desc.dynamic_leading {
+            return Err(Error::CountNeeded { call: "buffer_bytes" });
+        }
+        self.buffer_bytes_at(0, tensor)
+    }
+
+    /// [`GatherOp::buffer_bytes`] for `count` leading indices rows when the indices' leading
+    /// size is `_` (for fixed sizes, `count` is not read).
+    pub fn buffer_bytes_at(&self, count: usize, tensor: Operand) -> Result<usize, Error> {
+        let (plan, kernel) = self.at(Some(count))?;
+        Ok(match (tensor, &kernel) {
+            (Operand::Indices, _) => word_bytes(&plan.indices, I::INDEX.words() * 4),
             (Operand::Output, Some(k)) => k.walk.out_words() as usize * 4,
-            (Operand::Output, None) => word_bytes(&p.plan.output, T::DTYPE.size()),
+            (Operand::Output, None) => word_bytes(&plan.output, T::DTYPE.size()),
             (_, Some(k)) => k.walk.src_words() as usize * 4,
-            (_, None) => word_bytes(&p.plan.data, T::DTYPE.size()),
+            (_, None) => word_bytes(&plan.data, T::DTYPE.size()),
         })
     }
 
@@ -132,7 +194,8 @@ impl<T: Element, I: IndexElement> GatherOp<T, I> {
     /// [`GatherOp::buffer_bytes`] long. Returns once the kernel is queued, except under the
     /// `error` policy, where it waits so that an index out of range comes back as `Err` (the
     /// indices are then read back to name it), and on the op's first launch on a runtime, which
-    /// waits to confirm the kernel built and ran.
+    /// waits to confirm the kernel built and ran. An op whose leading size is `_` takes
+    /// [`GatherOp::launch_at`].
     pub fn launch<R: cubecl::Runtime>(
         &self,
         client: &cubecl::client::ComputeClient<R>,
@@ -140,18 +203,35 @@ impl<T: Element, I: IndexElement> GatherOp<T, I> {
         indices: &cubecl::server::Handle,
         output: &cubecl::server::Handle,
     ) -> Result<(), Error> {
-        let p = self.prepared()?;
-        let Some(kernel) = &p.kernel else { return Ok(()) };
+        if self.desc.dynamic_leading {
+            return Err(Error::CountNeeded { call: "launch" });
+        }
+        self.launch_at(client, 0, data, indices, output)
+    }
+
+    /// [`GatherOp::launch`] for `count` leading indices rows, when the indices' leading size is
+    /// `_` (buffers of at least [`GatherOp::buffer_bytes_at`] for that count); one compiled
+    /// kernel serves every count. For fixed sizes, `count` is not read.
+    pub fn launch_at<R: cubecl::Runtime>(
+        &self,
+        client: &cubecl::client::ComputeClient<R>,
+        count: usize,
+        data: &cubecl::server::Handle,
+        indices: &cubecl::server::Handle,
+        output: &cubecl::server::Handle,
+    ) -> Result<(), Error> {
+        let (plan, kernel) = self.at(Some(count))?;
+        let Some(kernel) = kernel else { return Ok(()) };
         let inputs = [
-            (Operand::Data, data, self.buffer_bytes(Operand::Data)?),
-            (Operand::Indices, indices, self.buffer_bytes(Operand::Indices)?),
+            (Operand::Data, data, self.buffer_bytes_at(count, Operand::Data)?),
+            (Operand::Indices, indices, self.buffer_bytes_at(count, Operand::Indices)?),
         ];
-        let output = (output, self.buffer_bytes(Operand::Output)?);
-        let error_policy = p.plan.out_of_range == OutOfRange::Error;
-        if launch_on(client, kernel, &inputs, output, error_policy, &self.verified)? {
+        let output = (output, self.buffer_bytes_at(count, Operand::Output)?);
+        let error_policy = plan.out_of_range == OutOfRange::Error;
+        if launch_on(client, &*kernel, &inputs, output, error_policy, &self.verified)? {
             let bytes = crate::launch::exclusive(|| crate::launch::read(client, indices.clone()))?;
-            let n = p.plan.indices.min_buffer_len().unwrap_or(0) * I::INDEX.words() * 4;
-            return Err(first_bad_index(&p.plan, &I::from_bytes(&bytes[..n])));
+            let n = plan.indices.min_buffer_len().unwrap_or(0) * I::INDEX.words() * 4;
+            return Err(first_bad_index(&plan, &I::from_bytes(&bytes[..n])));
         }
         Ok(())
     }

@@ -44,18 +44,20 @@ impl<T: Element, I: IndexElement> GatherOp<T, I> {
     /// [`GatherOp::run_on`] with guard regions (feature `test-support`; not a stable API).
     #[doc(hidden)]
     pub fn __run_guarded(&self, device: &Device, data: &[T], indices: &[I]) -> Result<Tensor<T>, Error> {
-        let p = self.prepared()?;
         self.check_lens(data, indices)?;
-        let Some(kernel) = &p.kernel else { return Ok(Tensor::from_bytes(&p.plan.output, &[])) };
+        let count = self.count_of(indices)?;
+        let (plan, kernel) = self.at(count)?;
+        let Some(kernel) = kernel else { return Ok(Tensor::from_bytes(&plan.output, &[])) };
+        let bytes_of = |t| self.buffer_bytes_at(count.unwrap_or(0), t);
         let inputs = [
-            (Operand::Data, padded(&T::bytes(data), self.buffer_bytes(Operand::Data)?)),
-            (Operand::Indices, padded(&I::bytes(indices), self.buffer_bytes(Operand::Indices)?)),
+            (Operand::Data, padded(&T::bytes(data), bytes_of(Operand::Data)?)),
+            (Operand::Indices, padded(&I::bytes(indices), bytes_of(Operand::Indices)?)),
         ];
-        let (flagged, bytes) = run_guarded(device, kernel, &inputs, self.buffer_bytes(Operand::Output)?)?;
+        let (flagged, bytes) = run_guarded(device, &*kernel, &inputs, bytes_of(Operand::Output)?)?;
         if flagged {
-            return Err(first_bad_index(&p.plan, indices));
+            return Err(first_bad_index(&plan, indices));
         }
-        Ok(Tensor::from_bytes(&p.plan.output, &bytes))
+        Ok(Tensor::from_bytes(&plan.output, &bytes))
     }
 }
 
@@ -63,12 +65,14 @@ impl<T: Element> SliceOp<T> {
     /// [`SliceOp::run_on`] with guard regions (feature `test-support`; not a stable API).
     #[doc(hidden)]
     pub fn __run_guarded(&self, device: &Device, input: &[T]) -> Result<Tensor<T>, Error> {
-        let p = self.prepared()?;
-        super::check_len(Operand::Input, &p.plan.input, input.len())?;
-        let Some(kernel) = &p.kernel else { return Ok(Tensor::from_bytes(&p.plan.output, &[])) };
-        let inputs = [(Operand::Input, padded(&T::bytes(input), self.buffer_bytes(Operand::Input)?))];
-        let (_, bytes) = run_guarded(device, kernel, &inputs, self.buffer_bytes(Operand::Output)?)?;
-        Ok(Tensor::from_bytes(&p.plan.output, &bytes))
+        let count = self.count_of(input)?;
+        let (plan, kernel) = self.at(count)?;
+        super::check_len(Operand::Input, &plan.input, input.len())?;
+        let Some(kernel) = kernel else { return Ok(Tensor::from_bytes(&plan.output, &[])) };
+        let bytes_of = |t| self.buffer_bytes_at(count.unwrap_or(0), t);
+        let inputs = [(Operand::Input, padded(&T::bytes(input), bytes_of(Operand::Input)?))];
+        let (_, bytes) = run_guarded(device, &*kernel, &inputs, bytes_of(Operand::Output)?)?;
+        Ok(Tensor::from_bytes(&plan.output, &bytes))
     }
 }
 

@@ -21,6 +21,7 @@ use cubecl::prelude::*;
 use cubecl::server::Handle;
 use std::any::TypeId;
 use std::sync::{Mutex, OnceLock};
+use stridex_core::kernel::Walk;
 use stridex_core::{Operand, RuleError, TensorLayout};
 
 /// A host buffer for `tensor`: a packed layout takes exactly its elements (a longer buffer
@@ -34,6 +35,34 @@ fn check_len(tensor: Operand, layout: &TensorLayout, given: usize) -> Result<(),
         return Err(Error::BufferTooLong { tensor, expected: needed, given });
     }
     Ok(())
+}
+
+/// The count of a `_` tensor's leading dimension: its buffer's length in whole rows.
+fn leading_count(tensor: Operand, sizes: &[usize], given: usize) -> Result<usize, Error> {
+    let row = stridex_core::dynamic::row_elements(sizes);
+    if given % row != 0 {
+        return Err(Error::PartialRow { tensor, given, row });
+    }
+    Ok(given / row)
+}
+
+/// A `_` op's walk (planned at the placeholder count) for `count` leading steps, with the
+/// buffers of the plan for that count. The kernel it launches is specialized on
+/// [`stridex_core::kernel::RowWalk::count_free`], the same for every count.
+fn walk_at(
+    walk: &Walk,
+    count: usize,
+    src: &TensorLayout,
+    out: &TensorLayout,
+    elem_bytes: usize,
+) -> Result<Walk, Error> {
+    match walk {
+        Walk::Rows(w) => w.with_count(count, src, out, elem_bytes).map(Walk::Rows).ok_or(Error::Rule(
+            RuleError::TooLarge { tensor: Operand::Output, elements: Some(out.num_elements()), elem_bytes },
+        )),
+        // The dynamic rules admit only row walks.
+        Walk::Slots(_) => Err(Error::Device("a `_` op planned a slot walk".into())),
+    }
 }
 
 fn check_type<T: Element>(tensor: Operand, declared: stridex_core::DType) -> Result<(), Error> {

@@ -1,10 +1,12 @@
 use super::{
-    check_len, check_type, has_gaps, launch_on, prepare, run_kernel, word_bytes, Cell, Prepared, Verified,
+    check_len, check_type, has_gaps, launch_on, leading_count, prepare, run_kernel, walk_at, word_bytes,
+    Cell, Prepared, Verified,
 };
 use crate::device::Device;
 use crate::element::Element;
 use crate::error::Error;
 use crate::tensor::Tensor;
+use std::borrow::Cow;
 use std::marker::PhantomData;
 use std::sync::OnceLock;
 use stridex_core::kernel::SliceKernelDesc;
@@ -60,9 +62,55 @@ impl<T: Element> SliceOp<T> {
         }
     }
 
-    /// The output's shape, as `run` returns it.
+    /// The output's shape, as `run` returns it (for an op whose leading size is `_`,
+    /// [`Error::CountNeeded`]: see [`SliceOp::output_shape_at`]).
     pub fn output_shape(&self) -> Result<&[usize], Error> {
-        Ok(self.plan()?.output.sizes.as_slice())
+        let plan = self.plan()?;
+        if plan.dynamic_leading {
+            return Err(Error::CountNeeded { call: "output_shape" });
+        }
+        Ok(plan.output.sizes.as_slice())
+    }
+
+    /// The output's shape for an input of `count` leading rows (`input: f32[_, ..]`); for an op
+    /// of fixed sizes, its one shape.
+    pub fn output_shape_at(&self, count: usize) -> Result<Vec<usize>, Error> {
+        Ok(self.at(Some(count))?.0.output.sizes.to_vec())
+    }
+
+    /// Whether the input's leading size is `_`, known at run time.
+    pub fn is_dynamic(&self) -> bool {
+        self.desc.dynamic_leading
+    }
+
+    /// The plan and kernel of one launch: the op's own, or, when its leading size is `_`,
+    /// those for `count` (`None`: the caller gave no count).
+    #[allow(clippy::type_complexity)]
+    pub(super) fn at(
+        &self,
+        count: Option<usize>,
+    ) -> Result<(Cow<'_, SlicePlan>, Option<Cow<'_, SliceKernelDesc>>), Error> {
+        let p = self.prepared()?;
+        if !p.plan.dynamic_leading {
+            return Ok((Cow::Borrowed(&p.plan), p.kernel.as_ref().map(Cow::Borrowed)));
+        }
+        let Some(count) = count else { return Err(Error::CountNeeded { call: "launch" }) };
+        let plan = stridex_core::dynamic::slice_at(&self.desc, count)?;
+        let kernel = match &p.kernel {
+            Some(k) if !plan.output.is_empty() => Some(Cow::Owned(SliceKernelDesc {
+                walk: walk_at(&k.walk, count, &plan.input, &plan.output, plan.data_type.size())?,
+            })),
+            _ => None,
+        };
+        Ok((Cow::Owned(plan), kernel))
+    }
+
+    /// The count of a `_` op's input buffer (`None` for fixed sizes).
+    pub(super) fn count_of(&self, input: &[T]) -> Result<Option<usize>, Error> {
+        if !self.desc.dynamic_leading {
+            return Ok(None);
+        }
+        leading_count(Operand::Input, &self.desc.input.sizes, input.len()).map(Some)
     }
 
     pub fn kernel(&self) -> Result<Option<&SliceKernelDesc>, Error> {
@@ -78,47 +126,68 @@ impl<T: Element> SliceOp<T> {
         self.run_on(Device::default_device()?, input)
     }
 
+    /// Runs on `device`. When the input's leading size is `_`, the count is the input's length
+    /// over the elements of one leading row (a partial row is an `Err`).
     pub fn run_on(&self, device: &Device, input: &[T]) -> Result<Tensor<T>, Error> {
-        let p = self.prepared()?;
-        check_len(Operand::Input, &p.plan.input, input.len())?;
-        let Some(kernel) = &p.kernel else {
-            return Ok(Tensor::from_bytes(&p.plan.output, &[]));
+        let (plan, kernel) = self.at(self.count_of(input)?)?;
+        check_len(Operand::Input, &plan.input, input.len())?;
+        let Some(kernel) = kernel else {
+            return Ok(Tensor::from_bytes(&plan.output, &[]));
         };
         let inputs = [(&*T::bytes(input), kernel.walk.src_words() as usize)];
-        let (_, bytes) = run_kernel(device, kernel, &inputs, has_gaps(&p.plan.output))?;
-        Ok(Tensor::from_bytes(&p.plan.output, &bytes))
+        let (_, bytes) = run_kernel(device, &*kernel, &inputs, has_gaps(&plan.output))?;
+        Ok(Tensor::from_bytes(&plan.output, &bytes))
     }
 
     /// Bytes a device buffer needs for [`SliceOp::launch`] (`Operand::Input` or `Output`); see
     /// [`crate::GatherOp::buffer_bytes`].
     pub fn buffer_bytes(&self, tensor: Operand) -> Result<usize, Error> {
-        let p = self.prepared()?;
-        Ok(match (tensor, &p.kernel) {
+        if self.desc.dynamic_leading {
+            return Err(Error::CountNeeded { call: "buffer_bytes" });
+        }
+        self.buffer_bytes_at(0, tensor)
+    }
+
+    /// [`SliceOp::buffer_bytes`] for an input of `count` leading rows when its leading size is
+    /// `_` (for fixed sizes, `count` is not read).
+    pub fn buffer_bytes_at(&self, count: usize, tensor: Operand) -> Result<usize, Error> {
+        let (plan, kernel) = self.at(Some(count))?;
+        Ok(match (tensor, &kernel) {
             (Operand::Output, Some(k)) => k.walk.out_words() as usize * 4,
-            (Operand::Output, None) => word_bytes(&p.plan.output, T::DTYPE.size()),
+            (Operand::Output, None) => word_bytes(&plan.output, T::DTYPE.size()),
             (_, Some(k)) => k.walk.src_words() as usize * 4,
-            (_, None) => word_bytes(&p.plan.input, T::DTYPE.size()),
+            (_, None) => word_bytes(&plan.input, T::DTYPE.size()),
         })
     }
 
-    /// Launches on buffers already on the device; see [`crate::GatherOp::launch`].
+    /// Launches on buffers already on the device; see [`crate::GatherOp::launch`]. An op whose
+    /// leading size is `_` takes [`SliceOp::launch_at`].
     pub fn launch<R: cubecl::Runtime>(
         &self,
         client: &cubecl::client::ComputeClient<R>,
         input: &cubecl::server::Handle,
         output: &cubecl::server::Handle,
     ) -> Result<(), Error> {
-        let p = self.prepared()?;
-        let Some(kernel) = &p.kernel else { return Ok(()) };
-        let inputs = [(Operand::Input, input, self.buffer_bytes(Operand::Input)?)];
-        launch_on(
-            client,
-            kernel,
-            &inputs,
-            (output, self.buffer_bytes(Operand::Output)?),
-            false,
-            &self.verified,
-        )?;
+        if self.desc.dynamic_leading {
+            return Err(Error::CountNeeded { call: "launch" });
+        }
+        self.launch_at(client, 0, input, output)
+    }
+
+    /// [`SliceOp::launch`] for an input of `count` leading rows, when its leading size is `_`;
+    /// one compiled kernel serves every count. For fixed sizes, `count` is not read.
+    pub fn launch_at<R: cubecl::Runtime>(
+        &self,
+        client: &cubecl::client::ComputeClient<R>,
+        count: usize,
+        input: &cubecl::server::Handle,
+        output: &cubecl::server::Handle,
+    ) -> Result<(), Error> {
+        let (_, kernel) = self.at(Some(count))?;
+        let Some(kernel) = kernel else { return Ok(()) };
+        let inputs = [(Operand::Input, input, self.buffer_bytes_at(count, Operand::Input)?)];
+        let output = (output, self.buffer_bytes_at(count, Operand::Output)?);
+        launch_on(client, &*kernel, &inputs, output, false, &self.verified)?;
         Ok(())
     }
 }

@@ -308,10 +308,15 @@ impl fmt::Display for RuleError {
                 f,
                 "chain: a stage takes no s[..] ranges (they are lowered against sizes written in the same macro, and a stage's input is inferred); write its window as offsets/sizes/strides, or starts/ends/axes/steps with `rules: onnx`"
             ),
+            StageKey { key: "_" } => write!(
+                f,
+                "chain: every size in a chain is one of its kernel's constants; a `_` (run-time) leading size is taken by `gather!` and `slice!` alone"
+            ),
             StageKey { key } => write!(
                 f,
                 "chain: a stage takes no `{key}`: its input is the previous stage's output (the chain's `data` for the first stage); remove `{key}`"
             ),
+            Dynamic { fault, .. } => write!(f, "{fault}"),
             Stage { stage, kind, input, error } => {
                 write!(f, "stage {stage} ({kind}), on its input of shape {}: {error}", list(input))
             }

@@ -276,6 +276,12 @@ pub enum RuleError {
     StageKey {
         key: &'static str,
     },
+    /// A leading dimension written `_` (known at run time) where the descriptor cannot keep it
+    /// the output's leading dimension, or keep one kernel for every count.
+    Dynamic {
+        fault: crate::dynamic::DynamicFault,
+        at: Location,
+    },
     /// A stage of a chain breaks a rule of its rule set: which stage (1-based), its kind, and
     /// the shape it received.
     Stage {
@@ -342,6 +348,7 @@ impl RuleError {
             FeatureLevelOutsideDirectMl { .. } => Location::FeatureLevel,
             RangeCount { .. } | RangesWith { .. } => Location::Ranges,
             Range { dim, .. } => Location::RangeAt(dim),
+            Dynamic { at, .. } => at,
             // The stage's own tokens: the macro maps the location within the stage.
             Stage { ref error, .. } => error.location(),
         }

@@ -144,6 +144,9 @@ pub(crate) struct Moves<'a> {
     pub elem_bytes: usize,
     pub src: &'a crate::TensorLayout,
     pub out: &'a crate::TensorLayout,
+    /// `dims[0]` is a `_` leading dimension: the row walk keeps it the outermost row dimension,
+    /// never merged or grouped, so its size is the count alone.
+    pub dynamic: bool,
 }
 
 impl GatherKernelDesc {
@@ -194,6 +197,7 @@ impl GatherKernelDesc {
             elem_bytes: plan.data_type.size(),
             src: &plan.data,
             out: &plan.output,
+            dynamic: plan.dynamic_leading,
         };
         let (walk, axis_stride) = walk(&moves, choice);
         Some(GatherKernelDesc { walk, index: IndexRead { axis_stride, ..index } })
@@ -226,6 +230,7 @@ impl SliceKernelDesc {
             elem_bytes: plan.data_type.size(),
             src: &plan.input,
             out: &plan.output,
+            dynamic: plan.dynamic_leading,
         };
         Some(SliceKernelDesc { walk: walk(&moves, choice).0 })
     }
@@ -233,7 +238,8 @@ impl SliceKernelDesc {
 
 /// The walk for `moves`, and the gathered axis' stride in the slot walk's source units.
 fn walk(moves: &Moves, choice: WalkChoice) -> (Walk, u32) {
-    if choice == WalkChoice::Best {
+    // A `_` leading dimension takes the row walk or none (the dynamic rules then refuse it).
+    if choice == WalkChoice::Best || moves.dynamic {
         if let Some(rows) = RowWalk::build(moves) {
             return (Walk::Rows(rows), 0);
         }
@@ -264,9 +270,22 @@ pub(crate) fn merge(dims: Vec<Dim>) -> Vec<Dim> {
     out
 }
 
-/// The dimensions in output memory order (largest output stride first), merged.
-pub(crate) fn in_output_order(dims: &[Dim]) -> Vec<Dim> {
-    let mut dims = dims.to_vec();
-    dims.sort_by_key(|d| std::cmp::Reverse(d.out));
-    merge(dims)
+/// The dimensions in output memory order (largest output stride first), merged; a `_` leading
+/// dimension (`dynamic`: `dims[0]`) stays first and on its own.
+pub(crate) fn in_output_order(dims: &[Dim], dynamic: bool) -> Vec<Dim> {
+    let (lead, rest) =
+        if dynamic { dims.split_first().map_or((None, dims), |(l, r)| (Some(*l), r)) } else { (None, dims) };
+    let mut rest = rest.to_vec();
+    rest.sort_by_key(|d| std::cmp::Reverse(d.out));
+    lead.into_iter().chain(merge(rest)).collect()
+}
+
+/// 32-bit words of a buffer of `layout` (`elem_bytes`-byte elements), rounded up to whole
+/// vectors of `line` words: at least one element and one vector, as loads are unconditional
+/// and an empty gathered axis still reads (and then zeroes) element 0.
+pub fn buffer_words(layout: &crate::TensorLayout, elem_bytes: usize, line: usize) -> usize {
+    ((layout.min_buffer_len().unwrap_or(0) * elem_bytes).div_ceil(4).max(elem_bytes / 4))
+        .div_ceil(line)
+        .max(1)
+        * line
 }

@@ -87,6 +87,9 @@ pub struct RowWalk {
     /// ([`RowAccess::Elements`]), before the reads move it; signed.
     pub base: i64,
     pub invocations: u32,
+    /// `outer[0]` is a `_` leading dimension: its size is the count, the kernel bounds its
+    /// invocations by a launch argument, and only [`RowWalk::count_free`] is specialized on.
+    pub dynamic: bool,
     /// Source and output buffer words the kernel may touch (multiples of their vector widths).
     pub src_words: u32,
     pub out_words: u32,
@@ -115,9 +118,14 @@ impl RowWalk {
     /// into whole, aligned lines.
     pub(crate) fn build(moves: &Moves) -> Option<RowWalk> {
         let eb = moves.elem_bytes;
-        let mut dims = in_output_order(&moves.dims);
+        let mut dims = in_output_order(&moves.dims, moves.dynamic);
         if dims.is_empty() {
             // A single element: one row of one.
+            dims.push(Dim { size: 1, out: 1, src: 0, reads: [0; MAX_READS] });
+        }
+        if moves.dynamic && dims.len() == 1 {
+            // Only the `_` dimension is left (`[count]`): rows of one element each, so it stays
+            // a row dimension, the outermost.
             dims.push(Dim { size: 1, out: 1, src: 0, reads: [0; MAX_READS] });
         }
         let (inner, outer) = dims.split_last()?;
@@ -148,7 +156,12 @@ impl RowWalk {
         // A row dimension that is contiguous in the source, for transposed blocks (slices).
         let transposable =
             (moves.reads.is_empty() && eb == 4 && line == 4 && inner.src > 0 && aligned(inner.src))
-                .then(|| outer.iter().rposition(|d| d.src == 1 && d.size % 4 == 0 && d.size > 1))
+                .then(|| {
+                    outer
+                        .iter()
+                        .rposition(|d| d.src == 1 && d.size % 4 == 0 && d.size > 1)
+                        .filter(|&t| !(moves.dynamic && t == 0))
+                })
                 .flatten()
                 .filter(|&t| rows_aligned(base, Some(t)));
         let access = if !any_per_element && inner.src == 1 && rows_aligned(base, None) {
@@ -180,7 +193,7 @@ impl RowWalk {
                 outer
                     .iter()
                     .rposition(|d| d.reads.iter().all(|&r| r == 0) && d.size % rows == 0)
-                    .filter(|_| rows > 1)
+                    .filter(|&g| rows > 1 && !(moves.dynamic && g == 0))
                     .map(|g| (g, rows))
             }
             _ => None,
@@ -206,11 +219,7 @@ impl RowWalk {
         let rows: usize = outer.iter().map(|d| d.size).product();
         let invocations = u32::try_from(rows * row_lines / tile).ok()?;
         let src_line = if access == RowAccess::Elements { 1 } else { line };
-        // At least one element and one line: loads are unconditional, and an empty gathered axis
-        // still reads (and then zeroes) element 0.
-        let words = |layout: &crate::TensorLayout, l: usize| {
-            ((layout.min_buffer_len().unwrap_or(0) * eb).div_ceil(4).max(eb / 4)).div_ceil(l).max(1) * l
-        };
+        let words = |layout: &crate::TensorLayout, l: usize| super::buffer_words(layout, eb, l);
         let index_words = |j: usize| moves.reads[j].index.index_words as i64;
         let reads = moves
             .reads
@@ -264,6 +273,7 @@ impl RowWalk {
             reads,
             base: first,
             invocations,
+            dynamic: moves.dynamic,
             src_words: words(moves.src, src_line) as u32,
             out_words: words(moves.out, line) as u32,
         })

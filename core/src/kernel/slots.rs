@@ -66,7 +66,7 @@ impl MoveDesc {
             "the slot walk takes single ops only"
         );
         // Output memory order, so consecutive invocations write consecutive addresses.
-        let mut dims = in_output_order(&moves.dims);
+        let mut dims = in_output_order(&moves.dims, false);
         let mut base = usize::try_from(moves.base).expect("a single op's source starts at an offset");
         let mut axis_stride = moves.reads.first().map_or(0, |r| r.data as usize);
         let index_words = moves.reads.first().map_or(0, |r| r.index.index_words as usize);

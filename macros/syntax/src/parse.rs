@@ -32,6 +32,13 @@ impl<T: Copy> List<T> {
     }
 }
 
+impl List<usize> {
+    /// Positions written `_` (a size known at run time; its value here is a placeholder).
+    pub fn underscores(&self) -> Vec<usize> {
+        (0..self.items.len()).filter(|&i| self.items[i].tokens.to_string() == "_").collect()
+    }
+}
+
 /// `f32[3, 2]`, `i64[]`, `f32[2, 3] strides [1, 2]`; for outputs the type may be left out.
 #[derive(Clone, Debug)]
 pub struct TensorArg {
@@ -251,7 +258,7 @@ fn slice_keys(
                 .map(|v| s.rules = Some(v)),
             "input" => parse_tensor(input, key, true, cx).map(|v| tensor = Some(v)),
             "offsets" => parse_list(input, parse_uint).map(|v| s.offsets = Some(v)),
-            "sizes" => parse_list(input, parse_uint).map(|v| s.sizes = Some(v)),
+            "sizes" => parse_list(input, parse_size).map(|v| s.sizes = Some(v)),
             "strides" => parse_list(input, parse_int).map(|v| s.strides = Some(v)),
             "starts" => parse_list(input, parse_int).map(|v| s.starts = Some(v)),
             "ends" => parse_list(input, parse_int).map(|v| s.ends = Some(v)),
@@ -568,7 +575,7 @@ fn parse_tensor(input: ParseStream, key: Ident, dtype_required: bool, cx: &Ctxt)
     } else {
         None
     };
-    let sizes = parse_list(input, parse_uint)?;
+    let sizes = parse_list(input, parse_size)?;
     let strides = if input.peek(Ident)
         && input.fork().parse::<Ident>()? == "strides"
         && input.peek2(syn::token::Bracket)
@@ -673,6 +680,15 @@ fn parse_int(input: ParseStream) -> syn::Result<Lit<i64>> {
     lit.to_tokens(&mut tokens);
     let magnitude: i64 = lit.base10_parse()?;
     Ok(Lit { value: if negative { -magnitude } else { magnitude }, tokens })
+}
+
+/// A size: an unsigned integer, or `_` (known at run time; the rules decide where it may stand).
+fn parse_size(input: ParseStream) -> syn::Result<Lit<usize>> {
+    if input.peek(Token![_]) {
+        let underscore: Token![_] = input.parse()?;
+        return Ok(Lit { value: stridex_core::dynamic::PLACEHOLDER, tokens: underscore.to_token_stream() });
+    }
+    parse_uint(input)
 }
 
 fn parse_uint(input: ParseStream) -> syn::Result<Lit<usize>> {

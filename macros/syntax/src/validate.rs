@@ -13,6 +13,11 @@ use stridex_core::{
 pub fn gather(input: &GatherInput) -> syn::Result<GatherDesc> {
     let spans = Spans::Gather(input);
     let err = |e: RuleError| spans.error(e);
+    underscores(&input.data.sizes, false, "gather!'s `data`")?;
+    underscores(&input.indices.sizes, true, "")?;
+    if let Some(o) = &input.output {
+        underscores(&o.sizes, false, "an `output`")?;
+    }
     let desc = GatherDesc {
         rules: input.rules.as_ref().map_or(GatherRules::Onnx, |r| r.1),
         data: decl(&input.data, Operand::Data).map_err(err)?,
@@ -23,6 +28,7 @@ pub fn gather(input: &GatherInput) -> syn::Result<GatherDesc> {
         out_of_range: input.out_of_range.as_ref().map(|p| p.1),
         output: input.output.as_ref().map(output_decl).transpose().map_err(err)?,
         feature_level: input.feature_level.as_ref().map(|l| l.value),
+        dynamic_leading: !input.indices.sizes.underscores().is_empty(),
     };
     desc.plan().map_err(err)?;
     Ok(desc)
@@ -31,6 +37,26 @@ pub fn gather(input: &GatherInput) -> syn::Result<GatherDesc> {
 pub fn slice(input: &SliceInput) -> syn::Result<SliceDesc> {
     let spans = Spans::Slice(input);
     let err = |e: RuleError| spans.error(e);
+    underscores(&input.input.sizes, true, "")?;
+    if let Some(o) = &input.output {
+        underscores(&o.sizes, false, "an `output`")?;
+    }
+    let dynamic = !input.input.sizes.underscores().is_empty();
+    if let Some(sizes) = &input.sizes {
+        // A SLICE1 window's size of the `_` dimension is that dimension, whole: `_` too.
+        underscores(sizes, dynamic, "a window over a fixed size")?;
+        if dynamic && !sizes.items.is_empty() && sizes.underscores().first() != Some(&0) {
+            return Err(err(RuleError::Dynamic {
+                fault: stridex_core::DynamicFault::Window,
+                at: Location::WindowAt(Window::Sizes, 0),
+            }));
+        }
+    }
+    if let Some(RangeItem::Range(first)) =
+        input.ranges.as_ref().filter(|_| dynamic).and_then(|r| r.items.first()).map(|l| l.value)
+    {
+        stridex_core::dynamic::check_leading_range(&first).map_err(err)?;
+    }
     // The input first: a rank over 8 is reported as such, not as a window too long.
     let tensor = decl(&input.input, Operand::Input).map_err(err)?;
     let window = slice_window(input, input.input.sizes.items.len()).map_err(err)?;
@@ -40,6 +66,7 @@ pub fn slice(input: &SliceInput) -> syn::Result<SliceDesc> {
         window,
         output,
         feature_level: input.feature_level.as_ref().map(|l| l.value),
+        dynamic_leading: dynamic,
     };
     desc.plan().map_err(err)?;
     Ok(desc)
@@ -85,6 +112,21 @@ fn slice_window(input: &SliceInput, rank: usize) -> Result<SliceWindow, RuleErro
 /// other, so checking stops at the first one that breaks a rule.
 pub fn chain(input: &ChainInput) -> syn::Result<ChainDesc> {
     let chain_spans = Spans::Chain(input);
+    let in_chain = "a chain (its sizes are all the kernel's constants)";
+    underscores(&input.data.sizes, false, in_chain)?;
+    if let Some(o) = &input.output {
+        underscores(&o.sizes, false, in_chain)?;
+    }
+    for stage in &input.stages {
+        match stage {
+            StageInput::Gather { input: g, .. } => underscores(&g.indices.sizes, false, in_chain)?,
+            StageInput::Slice { input: s, .. } => {
+                if let Some(sizes) = &s.sizes {
+                    underscores(sizes, false, in_chain)?;
+                }
+            }
+        }
+    }
     let data = decl(&input.data, Operand::Data).map_err(|e| chain_spans.error(e))?;
     let mut stages = Vec::with_capacity(input.stages.len());
     for stage in &input.stages {
@@ -142,6 +184,21 @@ fn chain_error(input: &ChainInput, e: RuleError) -> syn::Error {
         }
         _ => Spans::Chain(input).error(e),
     }
+}
+
+/// `_` (a size known at run time) stands only for the leading size of a gather's `indices` or
+/// a slice's `input` (`leading`: this list may lead with one); `place` names a list where it
+/// may not stand at all.
+fn underscores(list: &List<usize>, leading: bool, place: &str) -> syn::Result<()> {
+    let Some(&i) = list.underscores().iter().find(|&&i| !(leading && i == 0)) else { return Ok(()) };
+    let message = if leading {
+        format!("only the leading size may be `_` (known at run time); size {i} is one of the kernel's constants: write it")
+    } else {
+        format!(
+            "`_` (a size known at run time) is not taken in {place}: it stands only for the leading size of a gather's `indices` or a slice's `input` (and that dimension's SLICE1 window size); write the size"
+        )
+    };
+    Err(syn::Error::new_spanned(&list.items[i].tokens, message))
 }
 
 fn req<T>(l: &Option<T>) -> &T {

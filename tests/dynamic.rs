@@ -1,0 +1,391 @@
+//! A leading dimension written `_` (`indices: i64[_, 4]`, `input: f32[_, 3, 8, 8]`): one op
+//! and one kernel serve every count, read from the buffer's length. Values against the naive
+//! reference at many counts (0 and 1 included), on macro, builder and random descriptors; and
+//! the run-time errors a count can cause.
+
+#[macro_use]
+mod common;
+
+use common::generate::{self, Rng};
+use common::reference::{self as r, Outcome, Rules};
+use proptest::prelude::*;
+use stridex::core::kernel::Walk;
+use stridex::{DType, Device, Element, Error, Gather, GatherOp, IndexElement, Operand, Slice, SliceOp};
+
+fn device() -> &'static Device {
+    Device::default_device().expect("a device (scripts/install-vulkan.sh installs lavapipe)")
+}
+
+stridex::gather! { static EMBED; data: f32[50, 16], indices: i64[_, 4] }
+
+#[test]
+fn a_gather_serves_every_count() {
+    assert!(EMBED.is_dynamic());
+    let table: Vec<f32> = (0..50 * 16).map(|v| v as f32).collect();
+    for count in [0usize, 1, 2, 3, 7, 33] {
+        let ids: Vec<i64> =
+            (0..count * 4).map(|i| ((i * 7 + 3) % 50) as i64 - if i % 5 == 0 { 50 } else { 0 }).collect();
+        let y = EMBED.run(&table, &ids).unwrap();
+        assert_eq!(y.shape(), [count, 4, 16]);
+        assert_eq!(EMBED.output_shape_at(count).unwrap(), [count, 4, 16]);
+        let expected: Vec<f32> = ids
+            .iter()
+            .flat_map(|&i| {
+                let row = i.rem_euclid(50) as usize;
+                table[row * 16..row * 16 + 16].to_vec()
+            })
+            .collect();
+        assert_eq!(y.data(), expected, "count {count}");
+    }
+    // One kernel: the walk it is specialized on does not name a count.
+    let Some(Walk::Rows(w)) = EMBED.kernel().unwrap().map(|k| &k.walk) else { panic!("a row walk") };
+    assert!(w.dynamic);
+    assert_eq!(w.count_free().invocations, 0);
+}
+
+#[test]
+fn counts_come_from_whole_rows() {
+    let table = vec![0.0f32; 50 * 16];
+    assert_eq!(
+        EMBED.run(&table, &[1, 2, 3, 4, 5]).unwrap_err(),
+        Error::PartialRow { tensor: Operand::Indices, given: 5, row: 4 }
+    );
+    assert_eq!(EMBED.output_shape().unwrap_err(), Error::CountNeeded { call: "output_shape" });
+    assert_eq!(EMBED.buffer_bytes(Operand::Output).unwrap_err(), Error::CountNeeded { call: "buffer_bytes" });
+    assert_eq!(EMBED.buffer_bytes_at(3, Operand::Output).unwrap(), 3 * 4 * 16 * 4);
+    assert_eq!(EMBED.buffer_bytes_at(3, Operand::Indices).unwrap(), 3 * 4 * 8);
+    // The data's length is still checked against its fixed shape.
+    assert!(matches!(EMBED.run(&table[1..], &[0; 4]).unwrap_err(), Error::BufferTooShort { .. }));
+    let message = Error::PartialRow { tensor: Operand::Indices, given: 5, row: 4 }.to_string();
+    assert!(message.contains("multiple of 4"), "{message}");
+}
+
+#[test]
+fn an_index_out_of_range_names_its_row() {
+    let op = stridex::gather! { rules: onnx, data: f32[5, 4], indices: i32[_, 2] };
+    let err = op.run(&[0.0; 20], &[0, 1, 2, 3, 4, 5]).unwrap_err();
+    assert_eq!(err, Error::IndexOutOfRange { position: vec![2, 1], value: 5, axis_size: 5 });
+    let clamp = stridex::gather! { rules: onnx, data: f32[5, 4], indices: i32[_, 2], out_of_range: clamp };
+    let data: Vec<f32> = (0..20).map(|v| v as f32).collect();
+    let y = clamp.run(&data, &[9, -9]).unwrap();
+    assert_eq!(y.data(), [16.0, 17.0, 18.0, 19.0, 0.0, 1.0, 2.0, 3.0]);
+}
+
+#[test]
+fn batch_crops_of_any_count() {
+    let op = stridex::slice! {
+        input: f32[_, 3, 8, 8], offsets: [0, 0, 2, 1], sizes: [_, 3, 4, 6], strides: [1, 1, 1, 2]
+    };
+    for count in [1usize, 2, 5] {
+        let x: Vec<f32> = (0..count * 3 * 64).map(|v| v as f32).collect();
+        let y = op.run(&x).unwrap();
+        assert_eq!(y.shape(), [count, 3, 4, 3]);
+        let mut expected = vec![];
+        for n in 0..count {
+            for c in 0..3 {
+                for h in 2..6 {
+                    for w in [1, 3, 5] {
+                        expected.push(x[((n * 3 + c) * 8 + h) * 8 + w]);
+                    }
+                }
+            }
+        }
+        assert_eq!(y.data(), expected, "count {count}");
+    }
+    assert_eq!(op.run(&[]).unwrap().shape(), [0, 3, 4, 3]);
+}
+
+#[test]
+fn ranges_and_onnx_windows_take_the_count_whole() {
+    let flip = stridex::slice! { input: u8[_, 4, 16], s[.., 1..3, ..;-1] };
+    let x: Vec<u8> = (0..3 * 64).map(|v| v as u8).collect();
+    let y = flip.run(&x).unwrap();
+    assert_eq!(y.shape(), [3, 2, 16]);
+    let expected: Vec<u8> = (0..3)
+        .flat_map(|n| (1..3).flat_map(move |c| (0..16).rev().map(move |w| (n * 64 + c * 16 + w) as u8)))
+        .collect();
+    assert_eq!(y.data(), expected);
+
+    let onnx = stridex::slice! { rules: onnx, input: f32[_, 10], starts: [2], ends: [8], axes: [1] };
+    let x: Vec<f32> = (0..40).map(|v| v as f32).collect();
+    let y = onnx.run(&x).unwrap();
+    assert_eq!(y.shape(), [4, 6]);
+    assert_eq!(y.data(), (0..4).flat_map(|n| (2..8).map(move |w| (n * 10 + w) as f32)).collect::<Vec<_>>());
+}
+
+#[test]
+fn builders_take_a_dynamic_leading_size() {
+    let op =
+        Gather::openvino().data::<f32>(&[6, 4]).indices::<i32>(&[0, 2]).dynamic_leading().build().unwrap();
+    let data: Vec<f32> = (0..24).map(|v| v as f32).collect();
+    let y = op.run(&data, &[5, 0, 1, 2, -1, 9]).unwrap();
+    assert_eq!(y.shape(), [3, 2, 4]);
+    // OpenVINO: out of range reads zeros.
+    let mut expected: Vec<f32> =
+        [5, 0, 1, 2, 5].iter().flat_map(|&r| (0..4).map(move |c| (r * 4 + c) as f32)).collect();
+    expected.extend([0.0; 4]);
+    assert_eq!(y.data(), expected);
+
+    let s = Slice::directml()
+        .input::<f32>(&[0, 4])
+        .window(&[0, 1], &[0, 2], &[1, 1])
+        .dynamic_leading()
+        .build()
+        .unwrap();
+    assert_eq!(s.run(&[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0]).unwrap().data(), [1.0, 2.0, 5.0, 6.0]);
+    let err =
+        Slice::directml().input::<f32>(&[0, 4]).window(&[1, 0], &[0, 4], &[1, 1]).dynamic_leading().build();
+    assert!(matches!(err, Err(Error::Rule(stridex::RuleError::Dynamic { .. }))), "{err:?}");
+}
+
+#[test]
+fn launch_at_on_device_buffers() {
+    use stridex::cubecl::wgpu::{WgpuDevice, WgpuRuntime};
+    use stridex::cubecl::Runtime;
+    if device().backend() != stridex::Backend::Wgpu {
+        return;
+    }
+    let client = WgpuRuntime::client(&WgpuDevice::DefaultDevice);
+    let data: Vec<f32> = (0..50 * 16).map(|v| v as f32).collect();
+    let data_h = client.create_from_slice(bytemuck_f32(&data).as_slice());
+    assert_eq!(
+        EMBED.launch(&client, &data_h, &data_h, &data_h).unwrap_err(),
+        Error::CountNeeded { call: "launch" }
+    );
+    for count in [1usize, 4] {
+        let ids: Vec<i64> = (0..count as i64 * 4).map(|i| 49 - i).collect();
+        let ids_h = client.create_from_slice(&ids.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>());
+        let out = client.empty(EMBED.buffer_bytes_at(count, Operand::Output).unwrap());
+        EMBED.launch_at(&client, count, &data_h, &ids_h, &out).unwrap();
+        let got: Vec<f32> = client
+            .read_one(out)
+            .unwrap()
+            .chunks(4)
+            .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
+            .collect();
+        let expected: Vec<f32> = ids.iter().flat_map(|&i| data[i as usize * 16..][..16].to_vec()).collect();
+        assert_eq!(got, expected);
+        // A buffer sized for fewer rows is refused, not overrun.
+        let small = client.empty(EMBED.buffer_bytes_at(count, Operand::Output).unwrap() - 4);
+        assert!(matches!(
+            EMBED.launch_at(&client, count, &data_h, &ids_h, &small).unwrap_err(),
+            Error::HandleTooSmall { .. }
+        ));
+    }
+}
+
+fn bytemuck_f32(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Case {
+    Taken,
+    NotApplicable,
+    Refused,
+}
+
+trait FromI128: IndexElement {
+    fn from_i128(v: i128) -> Self;
+}
+
+macro_rules! from_i128 {
+    ($($t:ty),*) => {$(impl FromI128 for $t {
+        fn from_i128(v: i128) -> Self {
+            <$t>::try_from(v).expect("generated index fits its type")
+        }
+    })*};
+}
+from_i128!(i32, i64, u32, u64);
+
+/// A random gather made dynamic: ONNX or OpenVINO, axis 0, no batch dimensions, packed
+/// indices, inferred output; then run at a random count against the reference at that count.
+/// `Ok(Taken)`, or the case is not one that may take `_`, or (a layout the one-kernel walk does
+/// not take) it was refused with that reason, and no other.
+fn check_gather_case(choices: Vec<u64>, seed: u64) -> Result<Case, String> {
+    let mut rng = Rng::from_choices(choices, seed);
+    let mut case = generate::gather_case(&mut rng, &DType::ALL);
+    if case.reference.rules == Rules::DirectMl || case.reference.index_sizes.is_empty() {
+        return Ok(Case::NotApplicable);
+    }
+    let re = &mut case.reference;
+    re.axis = 0;
+    re.batch_dims = 0;
+    re.out_strides = None;
+    case.desc.axis = 0;
+    case.desc.batch_dims = None;
+    case.desc.output = None;
+    case.desc.indices.strides = None;
+    case.desc.dynamic_leading = true;
+    if re.index_sizes[1..].contains(&0) {
+        return Ok(Case::NotApplicable);
+    }
+    let t = case.desc.data.dtype;
+    match case.desc.indices.dtype {
+        DType::I32 => with_data_type!(t, check_gather(&case, &mut rng), i32),
+        DType::I64 => with_data_type!(t, check_gather(&case, &mut rng), i64),
+        DType::U32 => with_data_type!(t, check_gather(&case, &mut rng), u32),
+        DType::U64 => with_data_type!(t, check_gather(&case, &mut rng), u64),
+        other => unreachable!("index type {other}"),
+    }
+}
+
+fn check_gather<T: Element, I: FromI128>(case: &generate::GatherCase, rng: &mut Rng) -> Result<Case, String> {
+    let op = match GatherOp::<T, I>::new(case.desc) {
+        Ok(op) => op,
+        Err(Error::Rule(stridex::RuleError::Dynamic {
+            fault: stridex::core::DynamicFault::Layout { .. },
+            ..
+        })) => return Ok(Case::Refused),
+        Err(e) => return Err(format!("refused: {e}\n{:?}", case.desc)),
+    };
+    let count = rng.below(6);
+    let mut re = case.reference.clone();
+    re.index_sizes[0] = count;
+    re.index_strides = r::packed(&re.index_sizes);
+    let data = T::from_bytes(&rng.bytes(r::min_len(&re.data_sizes, &re.data_strides) * T::DTYPE.size()));
+    let n: usize = re.index_sizes.iter().product();
+    let axis_size = re.data_sizes[0];
+    let hostile = rng.chance(30);
+    let values = generate::index_values(rng, n, axis_size, re.signed_indices, I::INDEX.words() == 2, hostile);
+    let indices: Vec<I> = values.iter().map(|&v| I::from_i128(v)).collect();
+    let got = op.__run_guarded(device(), &data, &indices);
+    let context =
+        || format!("count {count}\n{:?}\nkernel: {:?}\nindices: {values:?}", case.desc, op.kernel());
+    match (re.run(&data, &values), got) {
+        (Outcome::Ok { shape, buffer }, Ok(y)) => {
+            if y.shape() != shape.as_slice() || T::bytes(y.data()) != T::bytes(&buffer) {
+                return Err(format!(
+                    "got {:?} {:?}\nreference {shape:?} {buffer:?}\n{}",
+                    y.shape(),
+                    y.data(),
+                    context()
+                ));
+            }
+            Ok(Case::Taken)
+        }
+        (Outcome::Err { position, value }, Err(Error::IndexOutOfRange { position: p, value: v, .. }))
+            if (p.clone(), v) == (position.clone(), value) =>
+        {
+            Ok(Case::Taken)
+        }
+        (_, Err(e)) => Err(format!("unexpected error {e}\n{}", context())),
+        (Outcome::Err { position, value }, Ok(_)) => {
+            Err(format!("expected an error at {position:?} = {value}\n{}", context()))
+        }
+    }
+}
+
+/// A random SLICE1 slice made dynamic: packed input, window taking dimension 0 whole and
+/// forwards, inferred output; run at a random count.
+fn check_slice_case(choices: Vec<u64>, seed: u64) -> Result<Case, String> {
+    let mut rng = Rng::from_choices(choices, seed);
+    let mut case = generate::slice_case(&mut rng, &DType::ALL);
+    let re = &mut case.reference;
+    re.strides = r::packed(&re.sizes);
+    re.offsets[0] = 0;
+    re.window[0] = re.sizes[0];
+    re.steps[0] = 1;
+    re.out_sizes = None;
+    re.out_strides = None;
+    case.desc.input.strides = None;
+    case.desc.output = None;
+    case.desc.window = stridex::core::SliceWindow::DirectMl {
+        offsets: generate::dims(&re.offsets),
+        sizes: generate::dims(&re.window),
+        strides: stridex::core::SignedDims::of(&re.steps),
+    };
+    case.desc.dynamic_leading = true;
+    with_data_type!(case.desc.input.dtype, check_slice(&case, &mut rng))
+}
+
+fn check_slice<T: Element>(case: &generate::SliceCase, rng: &mut Rng) -> Result<Case, String> {
+    let op = match SliceOp::<T>::new(case.desc) {
+        Ok(op) => op,
+        Err(Error::Rule(stridex::RuleError::Dynamic {
+            fault: stridex::core::DynamicFault::Layout { .. },
+            ..
+        })) => return Ok(Case::Refused),
+        Err(e) => return Err(format!("refused: {e}\n{:?}", case.desc)),
+    };
+    let count = rng.below(6);
+    let mut re = case.reference.clone();
+    re.sizes[0] = count;
+    re.window[0] = count;
+    re.strides = r::packed(&re.sizes);
+    let input = T::from_bytes(&rng.bytes(re.sizes.iter().product::<usize>() * T::DTYPE.size()));
+    let y = op.__run_guarded(device(), &input).map_err(|e| format!("{e}\ncount {count}\n{:?}", case.desc))?;
+    if count == 0 {
+        let mut shape = re
+            .window
+            .iter()
+            .zip(&re.steps)
+            .map(|(&n, &s)| 1 + (n.max(1) - 1) / s.unsigned_abs() as usize)
+            .collect::<Vec<_>>();
+        shape[0] = 0;
+        return if y.shape() == shape.as_slice() && y.data().is_empty() {
+            Ok(Case::Taken)
+        } else {
+            Err(format!("count 0 gave {:?}\n{:?}", y.shape(), case.desc))
+        };
+    }
+    let (shape, buffer) = re.run(&input);
+    if y.shape() != shape.as_slice() || T::bytes(y.data()) != T::bytes(&buffer) {
+        return Err(format!(
+            "count {count}: got {:?} {:?}\nreference {shape:?} {buffer:?}\n{:?}\nkernel: {:?}",
+            y.shape(),
+            y.data(),
+            case.desc,
+            op.kernel()
+        ));
+    }
+    Ok(Case::Taken)
+}
+
+fn cases(default: u32) -> u32 {
+    std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+fn choices() -> impl Strategy<Value = (Vec<u64>, u64)> {
+    (prop::collection::vec(any::<u64>(), 0..256), any::<u64>())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(300), failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn dynamic_gathers_match_the_reference((choices, seed) in choices()) {
+        check_gather_case(choices, seed).map_err(TestCaseError::fail)?;
+    }
+
+    #[test]
+    fn dynamic_slices_match_the_reference((choices, seed) in choices()) {
+        check_slice_case(choices, seed).map_err(TestCaseError::fail)?;
+    }
+}
+
+/// Most random cases that may take `_` do (the rest are refused for the one reason the
+/// property tests accept: output rows that are not whole 32-bit words), so the property tests
+/// do test something.
+#[test]
+fn most_random_cases_take_a_dynamic_leading_size() {
+    let mut counts = [0usize; 3];
+    for seed in 0..60u64 {
+        let mut rng = Rng::new(seed);
+        let choices: Vec<u64> = (0..256).map(|_| rng.next()).collect();
+        counts[check_gather_case(choices.clone(), seed).unwrap() as usize] += 1;
+        counts[check_slice_case(choices, seed).unwrap() as usize] += 1;
+    }
+    let [taken, _, refused] = counts;
+    // The generator favours small odd sizes of 1- and 2-byte types, which the row walk refuses.
+    assert!(taken >= refused, "{taken} random cases took `_`, {refused} were refused");
+}
+
+#[test]
+fn describe_says_the_count_is_read_at_run_time() {
+    let text = EMBED.describe();
+    assert!(text.contains("indices [_, 4]: the leading size `_` is the count"), "{text}");
+    assert!(text.contains("rows of 4 element(s)"), "{text}");
+    let source = EMBED.kernel_source(stridex::Dialect::Wgsl).unwrap().unwrap();
+    assert!(!source.is_empty());
+}

@@ -1,0 +1,3 @@
+fn main() {
+    let _ = stridex::gather! { data: f32[4, 3], indices: i64[_, 2] strides [4, 1] };
+}

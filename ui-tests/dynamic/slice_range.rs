@@ -1,0 +1,3 @@
+fn main() {
+    let _ = stridex::slice! { input: f32[_, 8], s[1.., 2..4] };
+}

@@ -1,0 +1,3 @@
+fn main() {
+    let _ = stridex::slice! { input: u8[_, 3, 8, 8], s[.., .., .., 1..4] };
+}

@@ -1,0 +1,12 @@
+// `_` leading sizes: gather indices and slice inputs whose count is known at run time.
+stridex::gather! { static EMBED; data: f16[32000, 64], indices: i64[_, 8] }
+stridex::gather! { pub static PICK; rules: openvino, data: f32[100], indices: i32[_], out_of_range: clamp }
+
+fn main() {
+    let _ = &EMBED;
+    let _ = &PICK;
+    let _ = stridex::slice! { input: u8[_, 3, 64, 64], s[.., .., 8..56, 8..56;2] };
+    let _ = stridex::slice! { input: f32[_, 3, 8, 8], offsets: [0, 0, 2, 1], sizes: [_, 3, 4, 6], strides: [1, 1, 1, 2] };
+    let _ = stridex::slice! { rules: onnx, input: f32[_, 10], starts: [2], ends: [8], axes: [1] };
+    let _ = stridex::slice! { rules: onnx, input: f32[_, 10], starts: [0, 2], ends: [9223372036854775807, 8] };
+}
