@@ -126,3 +126,35 @@ fn mismatches_are_errors() {
     let e = wide.apply::<_, _, 2, 1, 2>(t, ids::<Cube>(&[0; 6], [6])).unwrap_err();
     assert!(e.to_string().contains("holds I32, but the op's `indices` is i64"), "{e}");
 }
+
+/// A `_` op on Burn tensors: the count is the leading size of the tensor that carries it, one
+/// op for every count, on both backends.
+fn dynamic_counts<B: stridex::burn::BurnBackend>()
+where
+    stridex::burn::burn_tensor::Float: stridex::burn::BurnKind<B>,
+    Int: stridex::burn::BurnKind<B>,
+{
+    stridex::gather! { static EMBED; data: f32[50, 8], indices: i32[_] }
+    let (_, t) = table::<B>(50, 8);
+    for n in [1usize, 3, 17] {
+        let values: Vec<i32> = (0..n as i32).map(|i| (i * 11) % 50).collect();
+        let i = ids::<B>(&values, [n]);
+        let y: Tensor<B, 2> = EMBED.apply(t.clone(), i.clone()).unwrap();
+        assert_eq!(y.dims(), [n, 8]);
+        assert_eq!(f32s(y), f32s(t.clone().select(0, i)));
+    }
+    let crop = stridex::slice! { input: f32[_, 50, 8], s[.., 10..20, ..] };
+    for n in [1usize, 4] {
+        let values: Vec<f32> = (0..n * 400).map(|v| v as f32).collect();
+        let x = Tensor::<B, 3>::from_data(TensorData::new(values, [n, 50, 8]), &Default::default());
+        let y: Tensor<B, 3> = crop.apply(x.clone()).unwrap();
+        assert_eq!(y.dims(), [n, 10, 8]);
+        assert_eq!(f32s(y), f32s(x.slice([0..n, 10..20, 0..8])));
+    }
+}
+
+#[test]
+fn a_dynamic_leading_size_takes_any_count_on_both_backends() {
+    dynamic_counts::<Cube>();
+    dynamic_counts::<Fused>();
+}

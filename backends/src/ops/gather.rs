@@ -94,7 +94,7 @@ impl<T: Element, I: IndexElement> GatherOp<T, I> {
     /// The plan and kernel of one launch: the op's own, or, when its leading size is `_`,
     /// those for `count` (`None`: the caller gave no count).
     #[allow(clippy::type_complexity)]
-    pub(super) fn at(
+    pub(crate) fn at(
         &self,
         count: Option<usize>,
     ) -> Result<(Cow<'_, GatherPlan>, Option<Cow<'_, GatherKernelDesc>>), Error> {
@@ -156,6 +156,7 @@ impl<T: Element, I: IndexElement> GatherOp<T, I> {
         Ok(Tensor::from_bytes(&plan.output, &bytes))
     }
 
+    #[cfg(feature = "test-support")]
     pub(super) fn check_lens(&self, data: &[T], indices: &[I]) -> Result<(), Error> {
         let (plan, _) = self.at(self.count_of(indices)?)?;
         check_len(Operand::Data, &plan.data, data.len())?;

@@ -86,7 +86,7 @@ impl<T: Element> SliceOp<T> {
     /// The plan and kernel of one launch: the op's own, or, when its leading size is `_`,
     /// those for `count` (`None`: the caller gave no count).
     #[allow(clippy::type_complexity)]
-    pub(super) fn at(
+    pub(crate) fn at(
         &self,
         count: Option<usize>,
     ) -> Result<(Cow<'_, SlicePlan>, Option<Cow<'_, SliceKernelDesc>>), Error> {
