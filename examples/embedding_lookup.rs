@@ -4,7 +4,8 @@
 //! Two tables (f32 and f16) declared once as `static` ops (the item form), looked up with the
 //! same i64 ids; every row is checked against the table, and each lookup is timed: with `run`
 //! (the table uploaded on every call) and with `launch` on a table already on the device, as a
-//! model keeps it.
+//! model keeps it. Then prompts of different lengths through one op whose token count is `_`:
+//! one kernel for every length.
 
 use std::time::Instant;
 use stridex::half::f16;
@@ -23,6 +24,13 @@ stridex::gather! {
     static EMBED_F16;
     data: f16[32000, 256],
     indices: i64[512],
+}
+
+// Token counts change per prompt: `_` reads the count from the ids' length at `run`.
+stridex::gather! {
+    static EMBED_ANY_LENGTH;
+    data: f32[32000, 256],
+    indices: i64[_],
 }
 
 fn main() {
@@ -76,7 +84,30 @@ fn run() -> Result<(), stridex::Error> {
         &rows16.data()[..3]
     );
     println!("every row matches its table row");
-    resident(&table32, &ids, rows32.data())
+    resident(&table32, &ids, rows32.data())?;
+    any_length(&table32)
+}
+
+/// Prompts of several lengths through the one `_` op: each new length is timed on its first
+/// call, which builds nothing (the kernel was compiled for the first prompt).
+fn any_length(table: &[f32]) -> Result<(), stridex::Error> {
+    for (n, length) in [7usize, 130, 1, 512, 33].into_iter().enumerate() {
+        let ids: Vec<i64> = (0..length).map(|i| ((i * 31 + n) % VOCAB) as i64).collect();
+        let start = Instant::now();
+        let rows = EMBED_ANY_LENGTH.run(table, &ids)?;
+        let first_call = start.elapsed();
+        assert_eq!(rows.shape(), [length, DIM]);
+        for (t, &id) in ids.iter().enumerate() {
+            assert_eq!(&rows.data()[t * DIM..(t + 1) * DIM], &table[id as usize * DIM..][..DIM]);
+        }
+        println!(
+            "`_` op, a prompt of {length:>3} tokens -> {:?}, first call at this length {:.2} ms (table upload included){}",
+            rows.shape(),
+            first_call.as_secs_f64() * 1e3,
+            if n == 0 { " (compiles the one kernel)" } else { "" }
+        );
+    }
+    Ok(())
 }
 
 /// The table kept on the device: each lookup launches on it and reads the rows back.
