@@ -5,8 +5,8 @@
 //!
 //! The catalogue: every seed example, one gather per element width (1, 2, 4, 8 bytes; packed
 //! and lane-assembled), vectorized and strided variants, all three out-of-range policies, and
-//! slices with negative strides, and fused chains (a gather of a gather, gathers on sliced and
-//! reversed views, the README's two pipelines).
+//! slices with negative strides, ops with a `_` leading size, and fused chains (a gather of a
+//! gather, gathers on sliced and reversed views, the README's two pipelines).
 
 use stridex::core::{ChainDesc, GatherDesc, SliceDesc};
 use stridex::explain::{chain_source, gather_source, slice_source};
@@ -145,6 +145,18 @@ fn others() -> Vec<(&'static str, Desc)> {
                 .input::<f32>(&[20, 10, 5])
                 .starts_ends(&[20, 10, 4], &[0, 0, 1])
                 .steps(&[-1, -3, -2])),
+        ),
+        // A `_` leading size: the invocation limit is a launch argument.
+        (
+            "dynamic_embedding_f16",
+            g(onnx().data::<f16>(&[32000, 512]).indices::<i64>(&[0, 8]).dynamic_leading()),
+        ),
+        (
+            "dynamic_batch_crop_u8",
+            s(Slice::directml()
+                .input::<u8>(&[0, 3, 64, 64])
+                .window(&[0, 0, 8, 8], &[0, 3, 48, 48], &[1, 1, 1, 1])
+                .dynamic_leading()),
         ),
         // Fused chains.
         (
