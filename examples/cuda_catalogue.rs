@@ -158,6 +158,13 @@ fn others() -> Vec<(&'static str, Desc)> {
                 .window(&[0, 0, 8, 8], &[0, 3, 48, 48], &[1, 1, 1, 1])
                 .dynamic_leading()),
         ),
+        (
+            "dynamic_odd_crop_u8",
+            s(Slice::directml()
+                .input::<u8>(&[0, 3, 8, 8])
+                .window(&[0, 0, 0, 1], &[0, 3, 8, 3], &[1, 1, 1, 1])
+                .dynamic_leading()),
+        ),
         // Fused chains.
         (
             "chain_embedding_last_token_f16",

@@ -93,8 +93,10 @@ fn explain_builds_the_kernel_cubecl_launches() {
                     array(),
                     array(),
                     array(),
+                    (),
+                    (),
                     n,
-                    m.clone(),
+                    m.count_free(),
                     k.index,
                 );
                 wgsl(kernel.define())
@@ -124,8 +126,10 @@ fn explain_builds_the_kernel_cubecl_launches() {
                     array(),
                     array(),
                     array(),
+                    (),
+                    (),
                     n,
-                    m.clone(),
+                    m.count_free(),
                 );
                 wgsl(kernel.define())
             }

@@ -71,6 +71,8 @@ fn gather_definition<R: Runtime>(k: &GatherKernelDesc) -> KernelDefinition {
     let indices = <Array<u32> as LaunchArg>::expand(&arg, &mut builder);
     let output = <Array<Vector<u32, gather_kernel::N>> as LaunchArg>::expand_output(&arg, &mut builder);
     let status = <Array<u32> as LaunchArg>::expand_output(&arg, &mut builder);
+    let limit = <u32 as LaunchArg>::expand(&(), &mut builder);
+    let slots = <u32 as LaunchArg>::expand(&(), &mut builder);
     gather_kernel::expand::<gather_kernel::N>(
         &mut builder.scope,
         line,
@@ -78,7 +80,9 @@ fn gather_definition<R: Runtime>(k: &GatherKernelDesc) -> KernelDefinition {
         indices,
         output,
         status,
-        m.clone(),
+        limit,
+        slots,
+        m.count_free(),
         k.index,
     );
     builder.build(settings)
@@ -99,7 +103,18 @@ fn slice_definition<R: Runtime>(k: &SliceKernelDesc) -> KernelDefinition {
     let input = <Array<Vector<u32, slice_kernel::N>> as LaunchArg>::expand(&arg, &mut builder);
     let output = <Array<Vector<u32, slice_kernel::N>> as LaunchArg>::expand_output(&arg, &mut builder);
     let status = <Array<u32> as LaunchArg>::expand_output(&arg, &mut builder);
-    slice_kernel::expand::<slice_kernel::N>(&mut builder.scope, line, input, output, status, m.clone());
+    let limit = <u32 as LaunchArg>::expand(&(), &mut builder);
+    let slots = <u32 as LaunchArg>::expand(&(), &mut builder);
+    slice_kernel::expand::<slice_kernel::N>(
+        &mut builder.scope,
+        line,
+        input,
+        output,
+        status,
+        limit,
+        slots,
+        m.count_free(),
+    );
     builder.build(settings)
 }
 

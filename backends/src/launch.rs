@@ -182,7 +182,9 @@ fn gather<R: Runtime>(
                 ArrayArg::from_raw_parts(indices.clone(), index_words),
                 ArrayArg::from_raw_parts(output.clone(), m.out_words as usize),
                 ArrayArg::from_raw_parts(status.clone(), 2),
-                m.clone(),
+                m.invocations,
+                m.out_slots,
+                m.count_free(),
                 k.index,
             ),
         }
@@ -212,7 +214,9 @@ fn slice<R: Runtime>(
                 ArrayArg::from_raw_parts(input.clone(), m.src_words as usize),
                 ArrayArg::from_raw_parts(output.clone(), m.out_words as usize),
                 ArrayArg::from_raw_parts(status.clone(), 2),
-                m.clone(),
+                m.invocations,
+                m.out_slots,
+                m.count_free(),
             ),
         }
     }

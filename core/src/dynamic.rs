@@ -42,8 +42,8 @@ pub enum DynamicFault {
     Window,
     /// Rows of no element: the count cannot be read from a length.
     EmptyRows { tensor: Operand },
-    /// The output's innermost rows are not whole 32-bit words (or the leading dimension is the
-    /// only one left): the one-kernel-for-every-count walk moves whole words per row.
+    /// No walk of the output stays the same for every count (a guard: every layout the other
+    /// rules admit has one).
     Layout { output: Dims, elem_bytes: usize },
 }
 
@@ -90,9 +90,8 @@ impl fmt::Display for DynamicFault {
                 }
                 write!(
                     f,
-                    "a `_` leading dimension needs output rows of whole 32-bit words after it; the output {} of {elem_bytes}-byte elements has innermost rows that are not (or no dimension besides the leading one); give the leading size (fixed-shape kernels take any layout), or pad the innermost dimension to a multiple of {} elements",
-                    list(&shown),
-                    (4 / elem_bytes).max(1)
+                    "a `_` leading dimension: no kernel for the output {} of {elem_bytes}-byte elements stays the same for every count; give the leading size",
+                    list(&shown)
                 )
             }
         }
@@ -266,6 +265,13 @@ fn check_one_kernel<X: PartialEq>(
                 && a.outer.first().is_some_and(|d| d.size as usize == PLACEHOLDER)
                 && a.invocations as usize % PLACEHOLDER == 0
                 && (a.invocations as usize / PLACEHOLDER) * SECOND == b.invocations as usize
+        }
+        (Some((Walk::Slots(a), x)), Some((Walk::Slots(b), y))) => {
+            x == y
+                && a.dynamic
+                && a.check_total
+                && a.count_free() == b.count_free()
+                && a.dims.first().is_some_and(|d| d.size as usize == PLACEHOLDER && !d.check)
         }
         _ => false,
     };

@@ -6,6 +6,9 @@ fn main() {
     let _ = &EMBED;
     let _ = &PICK;
     let _ = stridex::slice! { input: u8[_, 3, 64, 64], s[.., .., 8..56, 8..56;2] };
+    // Rows of 3 bytes: not whole words, so lanes are assembled one element at a time.
+    let _ = stridex::slice! { input: u8[_, 3, 8, 8], s[.., .., .., 1..4] };
+    let _ = stridex::gather! { data: u8[100], indices: i64[_] };
     let _ = stridex::slice! { input: f32[_, 3, 8, 8], offsets: [0, 0, 2, 1], sizes: [_, 3, 4, 6], strides: [1, 1, 1, 2] };
     let _ = stridex::slice! { rules: onnx, input: f32[_, 10], starts: [2], ends: [8], axes: [1] };
     let _ = stridex::slice! { rules: onnx, input: f32[_, 10], starts: [0, 2], ends: [9223372036854775807, 8] };

@@ -36,11 +36,16 @@ pub(crate) fn mark_ran(pos: usize, status: &mut Array<u32>) {
 /// gather's source strides are never negative, a slice has no indices), and sharing one
 /// accumulator leaves no variable unused in either kernel (NVRTC warns on those).
 #[cube]
-pub(crate) fn locate(slot: usize, #[comptime] m: MoveDesc) -> (bool, usize, usize) {
+pub(crate) fn locate(slot: usize, slots: u32, #[comptime] m: MoveDesc) -> (bool, usize, usize) {
     let mut rem = slot;
     let mut valid = true;
     if comptime!(m.check_total) {
-        valid = slot < comptime!(m.out_slots as usize);
+        // A `_` walk's slot count is a launch argument; others' a constant.
+        valid = if comptime!(m.dynamic) {
+            slot < usize::cast_from(slots)
+        } else {
+            slot < comptime!(m.out_slots as usize)
+        };
     }
     let mut forward = 0usize;
     if comptime!(m.base != 0) {

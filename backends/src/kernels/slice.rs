@@ -8,13 +8,21 @@ pub fn slice_kernel<N: Size>(
     input: &Array<Vector<u32, N>>,
     output: &mut Array<Vector<u32, N>>,
     status: &mut Array<u32>,
+    limit: u32,
+    slots: u32,
     #[comptime] m: MoveDesc,
 ) {
     let pos = ABSOLUTE_POS;
     mark_ran(pos, status);
-    if pos < comptime!(m.invocations as usize) {
+    // A `_` walk is specialized without its count: `limit` and `slots` bound it.
+    let active = if comptime!(m.dynamic) {
+        pos < usize::cast_from(limit)
+    } else {
+        pos < comptime!(m.invocations as usize)
+    };
+    if active {
         if comptime!(m.lanes == 1) {
-            let (valid, forward, backward) = locate(pos, m.clone());
+            let (valid, forward, backward) = locate(pos, slots, m.clone());
             if valid {
                 // Backward steps never exceed forward ones for an element (a window read
                 // backwards starts at its end), so the difference does not wrap.
@@ -26,7 +34,8 @@ pub fn slice_kernel<N: Size>(
             let mut out = 0u32;
             #[unroll]
             for lane in 0..comptime!(lanes as usize) {
-                let (valid, forward, backward) = locate(pos * comptime!(lanes as usize) + lane, m.clone());
+                let (valid, forward, backward) =
+                    locate(pos * comptime!(lanes as usize) + lane, slots, m.clone());
                 if valid {
                     out |= read_lane(input, forward - backward, lanes) << comptime!(lane as u32 * bits);
                 }

@@ -56,13 +56,11 @@ fn walk_at(
     out: &TensorLayout,
     elem_bytes: usize,
 ) -> Result<Walk, Error> {
-    match walk {
-        Walk::Rows(w) => w.with_count(count, src, out, elem_bytes).map(Walk::Rows).ok_or(Error::Rule(
-            RuleError::TooLarge { tensor: Operand::Output, elements: Some(out.num_elements()), elem_bytes },
-        )),
-        // The dynamic rules admit only row walks.
-        Walk::Slots(_) => Err(Error::Device("a `_` op planned a slot walk".into())),
-    }
+    walk.with_count(count, src, out, elem_bytes).ok_or(Error::Rule(RuleError::TooLarge {
+        tensor: Operand::Output,
+        elements: Some(out.num_elements()),
+        elem_bytes,
+    }))
 }
 
 fn check_type<T: Element>(tensor: Operand, declared: stridex_core::DType) -> Result<(), Error> {

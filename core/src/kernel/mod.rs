@@ -66,6 +66,36 @@ impl Walk {
             Walk::Slots(m) => m.invocations,
         }
     }
+
+    /// What the kernel is specialized on (see [`RowWalk::count_free`]).
+    pub fn count_free(&self) -> Walk {
+        match self {
+            Walk::Rows(w) => Walk::Rows(w.count_free()),
+            Walk::Slots(m) => Walk::Slots(m.count_free()),
+        }
+    }
+
+    /// A `_` walk for `count` leading steps (see [`RowWalk::with_count`]).
+    pub fn with_count(
+        &self,
+        count: usize,
+        src: &crate::TensorLayout,
+        out: &crate::TensorLayout,
+        elem_bytes: usize,
+    ) -> Option<Walk> {
+        match self {
+            Walk::Rows(w) => w.with_count(count, src, out, elem_bytes).map(Walk::Rows),
+            Walk::Slots(m) => m.with_count(count, src, out, elem_bytes).map(Walk::Slots),
+        }
+    }
+
+    /// Whether the walk's leading dimension is a `_` count.
+    pub fn is_dynamic(&self) -> bool {
+        match self {
+            Walk::Rows(w) => w.dynamic,
+            Walk::Slots(m) => m.dynamic,
+        }
+    }
 }
 
 /// How a gather reads its indices.

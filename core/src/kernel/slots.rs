@@ -41,6 +41,9 @@ pub struct MoveDesc {
     /// Source and output buffer lengths the kernel may touch, in 32-bit words.
     pub src_words: u32,
     pub out_words: u32,
+    /// `dims[0]` is a `_` leading dimension: the kernel bounds its invocations and slots by
+    /// launch arguments, and only [`MoveDesc::count_free`] is specialized on.
+    pub dynamic: bool,
 }
 
 /// Element offset `e` becomes `e * mul / div` units.
@@ -66,7 +69,12 @@ impl MoveDesc {
             "the slot walk takes single ops only"
         );
         // Output memory order, so consecutive invocations write consecutive addresses.
-        let mut dims = in_output_order(&moves.dims, false);
+        let dynamic = moves.dynamic;
+        let mut dims = in_output_order(&moves.dims, dynamic);
+        if dynamic && dims.len() == 1 {
+            // Only the `_` dimension is left: slots of one element each along it.
+            dims.push(Dim { size: 1, out: 1, src: 0, reads: [0; MAX_READS] });
+        }
         let mut base = usize::try_from(moves.base).expect("a single op's source starts at an offset");
         let mut axis_stride = moves.reads.first().map_or(0, |r| r.data as usize);
         let index_words = moves.reads.first().map_or(0, |r| r.index.index_words as usize);
@@ -81,7 +89,7 @@ impl MoveDesc {
                     d.src *= w as i64;
                 }
                 dims.push(Dim { size: w, out: 1, src: 1, reads: [0; MAX_READS] });
-                dims = merge(dims);
+                dims = merge_after(dims, dynamic);
                 base *= w;
                 axis_stride *= w;
                 scale.mul = w;
@@ -91,7 +99,7 @@ impl MoveDesc {
             let p = 4 / elem_bytes;
             if divides_run(&dims, base, axis_stride, p) {
                 rescale(&mut dims, &mut base, &mut axis_stride, p);
-                dims = tidy(dims);
+                dims = tidy(dims, dynamic);
                 scale.div = p;
                 lanes = 1;
             } else {
@@ -103,7 +111,7 @@ impl MoveDesc {
             for v in [4, 2] {
                 if divides_run(&dims, base, axis_stride, v) {
                     rescale(&mut dims, &mut base, &mut axis_stride, v);
-                    dims = tidy(dims);
+                    dims = tidy(dims, dynamic);
                     scale.div *= v;
                     line = v;
                     break;
@@ -137,13 +145,15 @@ impl MoveDesc {
                 src_stride: d.src.unsigned_abs() as u32,
                 src_backwards: d.src < 0,
                 index_stride: (d.reads[0] as usize * index_words) as u32,
-                check: reach > d.size,
+                // A `_` dimension is bounded by the slot count alone (a launch argument).
+                check: reach > d.size && !(dynamic && kdims.is_empty()),
             });
             enclosing = d.out;
         }
         let desc = MoveDesc {
             check_rem: dims.last().is_some_and(|d| d.out > 1),
-            check_total: slot_range > out_slots,
+            // A `_` walk's last word may or may not be partial, by count: always checked.
+            check_total: slot_range > out_slots || dynamic,
             dims: kdims,
             base: base as u32,
             lanes: lanes as u32,
@@ -152,6 +162,7 @@ impl MoveDesc {
             invocations: invocations as u32,
             src_words: src_words.max(line) as u32,
             out_words: out_words.max(line) as u32,
+            dynamic,
         };
         (desc, axis_stride as u32)
     }
@@ -188,6 +199,57 @@ fn rescale(dims: &mut [Dim], base: &mut usize, axis_stride: &mut usize, v: usize
 }
 
 /// Drops dims that rescaling left with one element, then merges what became contiguous.
-fn tidy(dims: Vec<Dim>) -> Vec<Dim> {
-    merge(dims.into_iter().filter(|d| d.size > 1).collect())
+fn tidy(dims: Vec<Dim>, dynamic: bool) -> Vec<Dim> {
+    merge_after(dims.into_iter().filter(|d| d.size > 1).collect(), dynamic)
+}
+
+/// [`merge`], keeping a `_` leading dimension (`dynamic`: `dims[0]`) on its own.
+fn merge_after(mut dims: Vec<Dim>, dynamic: bool) -> Vec<Dim> {
+    if !dynamic || dims.is_empty() {
+        return merge(dims);
+    }
+    let rest = dims.split_off(1);
+    dims.extend(merge(rest));
+    dims
+}
+
+impl MoveDesc {
+    /// The walk as the kernel is specialized on it: for a `_` walk, without what depends on
+    /// the count, so every count shares one compiled kernel.
+    pub fn count_free(&self) -> MoveDesc {
+        let mut m = self.clone();
+        if m.dynamic {
+            if let Some(d) = m.dims.first_mut() {
+                d.size = 0;
+            }
+            (m.out_slots, m.invocations, m.src_words, m.out_words) = (0, 0, 0, 0);
+        }
+        m
+    }
+
+    /// A `_` walk for `count` leading steps, with the buffers of the plan for that count;
+    /// `None` when a length passes `u32`.
+    pub fn with_count(
+        &self,
+        count: usize,
+        src: &crate::TensorLayout,
+        out: &crate::TensorLayout,
+        elem_bytes: usize,
+    ) -> Option<MoveDesc> {
+        let (lanes, line) = (self.lanes as usize, self.line as usize);
+        let out_elems = out.min_buffer_len()?;
+        // Units: elements when lanes are assembled, else words or lines (exact: the walk was
+        // chosen because whole words or lines travel together).
+        let out_slots = if lanes > 1 { out_elems } else { out_elems * elem_bytes / (4 * line) };
+        let invocations = if lanes > 1 { out_slots.div_ceil(lanes) } else { out_slots };
+        let out_words = if lanes > 1 { out_slots.div_ceil(lanes) } else { out_slots * line };
+        let src_words = (src.min_buffer_len()? * elem_bytes).div_ceil(4).div_ceil(line) * line;
+        let mut m = self.clone();
+        m.dims[0].size = u32::try_from(count).ok()?;
+        m.out_slots = u32::try_from(out_slots).ok()?;
+        m.invocations = u32::try_from(invocations).ok()?;
+        m.src_words = u32::try_from(src_words.max(line)).ok()?;
+        m.out_words = u32::try_from(out_words.max(line)).ok()?;
+        Some(m)
+    }
 }
