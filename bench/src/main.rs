@@ -2,7 +2,8 @@
 //! beside a plain vectorized copy of the same bytes and beside Burn's matching op, all on one
 //! device and one CubeCL client, in one run.
 //!
-//! Chains (`chains.rs`) run fused, stage by stage and in Burn, each over its own bytes.
+//! Chains (`chains.rs`) run fused, stage by stage and in Burn, each over its own bytes. Ops
+//! whose leading size is `_` (`dynamic.rs`) run against ops written for each count.
 //!
 //! `cargo run --release -p stridex-bench` prints a table; `-- --json` one JSON object per case
 //! and line; `-- --quick` fewer repetitions (every case still at full size); `-- --write DIR`
@@ -16,6 +17,7 @@ mod cases;
 mod chains;
 mod chart;
 mod concurrency;
+mod dynamic;
 mod measure;
 mod report;
 
@@ -23,6 +25,12 @@ use measure::Settings;
 use stridex::cubecl::Runtime;
 
 fn main() {
+    // Mesa's on-disk shader cache would hand a later run the kernels an earlier run compiled:
+    // the first use of a shape (dynamic.rs) is then timed as on a machine that never saw it.
+    // Set before the device is opened; steady-state figures are after warm-up either way.
+    if std::env::var_os("MESA_SHADER_CACHE_DISABLE").is_none() {
+        std::env::set_var("MESA_SHADER_CACHE_DISABLE", "true");
+    }
     let args: Vec<String> = std::env::args().skip(1).collect();
     let flag = |f: &str| args.iter().any(|a| a == f);
     if flag("--help") || flag("-h") {
@@ -105,6 +113,16 @@ where
                 report::print_chain(&c, results.chains.is_empty());
             }
             results.chains.push(c);
+        }
+    }
+    if settings.only.as_ref().is_none_or(|o| o.iter().any(|n| n == "dynamic")) {
+        for d in dynamic::all(&env) {
+            if settings.json {
+                println!("{}", dynamic::json(&d));
+            } else {
+                dynamic::print(&d, results.dynamic.is_empty());
+            }
+            results.dynamic.push(d);
         }
     }
     if settings.only.as_ref().is_none_or(|o| o.iter().any(|n| n == "probes")) {

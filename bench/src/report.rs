@@ -45,6 +45,7 @@ impl Outcome {
 pub struct Results {
     pub cases: Vec<Outcome>,
     pub chains: Vec<crate::chains::ChainOutcome>,
+    pub dynamic: Vec<crate::dynamic::DynamicOutcome>,
     pub concurrency: Option<Concurrency>,
     pub probes: Option<crate::measure::Probes>,
 }
@@ -316,6 +317,9 @@ pub fn markdown(device: &str, settings: &Settings, r: &Results) -> String {
         for c in &r.chains {
             s.push_str(&format!("- {}: Burn ran {}.\n", c.case, c.burn_ops));
         }
+    }
+    if !r.dynamic.is_empty() {
+        s.push_str(&crate::dynamic::markdown(&r.dynamic));
     }
     if let Some(p) = &r.probes {
         s.push_str("\nThe device's own copies of 64 MiB, for reading the ratios:\n\n| copy kernel | GB/s |\n| --- | ---: |\n");

@@ -1,0 +1,340 @@
+//! A `_` leading size against fixed-shape ops: the same gather (an embedding lookup) and the
+//! same slice (a batch crop), at several counts, each count once with an op written for that
+//! count and once with the one `_` op, on device buffers, beside the copy of the same bytes and
+//! Burn's op. And what a count never seen before costs: a fixed op must be built and its kernel
+//! compiled; the `_` op launches the kernel it already has.
+
+use crate::measure::{median, Env};
+use burn::backend::wgpu::CubeBackend;
+use burn::tensor::backend::DeviceOps;
+use burn::tensor::{s, Int, Tensor, TensorData};
+use std::time::Instant;
+use stridex::cubecl::client::ComputeClient;
+use stridex::cubecl::server::Handle;
+use stridex::cubecl::Runtime;
+use stridex::{Element, GatherOp, Operand, SliceOp};
+
+type Burn<R> = CubeBackend<R, f32, i32, u32>;
+
+/// One count: seconds per launch of the fixed op, the `_` op, the copy and Burn.
+pub struct CountRow {
+    pub count: usize,
+    pub bytes: usize,
+    pub fixed: f64,
+    pub dynamic: f64,
+    pub copy: f64,
+    pub burn: f64,
+}
+
+pub struct DynamicOutcome {
+    pub case: &'static str,
+    pub rows: Vec<CountRow>,
+    /// Median seconds from a count never seen to its result: building a fixed op for it and
+    /// its first launch (kernel compile included), against the `_` op's launch at that count.
+    pub new_count_fixed: f64,
+    pub new_count_dynamic: f64,
+}
+
+impl CountRow {
+    pub fn gbps(&self, secs: f64) -> f64 {
+        self.bytes as f64 / secs / 1e9
+    }
+}
+
+pub fn all<R: Runtime>(env: &Env<R>) -> Vec<DynamicOutcome>
+where
+    R::Device: DeviceOps,
+{
+    vec![embedding(env), batch_crop(env)]
+}
+
+fn sync<R: Runtime>(client: &ComputeClient<R>) {
+    stridex::cubecl::future::block_on(client.sync()).expect("device sync");
+}
+
+fn upload<T: Element>(client: &ComputeClient<impl Runtime>, data: &[T], bytes: usize) -> Handle {
+    let mut v = T::bytes(data).to_vec();
+    v.resize(bytes.max(v.len()).max(4), 0);
+    client.create_from_slice(&v)
+}
+
+fn read<T: Element, R: Runtime>(client: &ComputeClient<R>, h: &Handle, n: usize) -> Vec<T> {
+    let bytes = client.read_one(h.clone()).expect("read back");
+    T::from_bytes(&bytes[..n * T::DTYPE.size()])
+}
+
+fn check(what: &str, case: &str, count: usize, got: &[f32], expected: &[f32]) {
+    if let Some(o) = (0..expected.len()).find(|&o| got[o].to_bits() != expected[o].to_bits()) {
+        panic!("{case} at count {count}: {what} output[{o}] = {}, expected {}", got[o], expected[o]);
+    }
+}
+
+const ROWS: usize = 16384;
+const DIM: usize = 1024;
+/// Five counts for the first-use timing, drawn per run, so no in-process kernel cache holds
+/// their fixed kernels (main.rs turns Mesa's on-disk shader cache off).
+fn new_counts(lo: usize, span: usize) -> [usize; 5] {
+    let nanos =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
+    let base = lo + (nanos as usize ^ std::process::id() as usize) % span;
+    [base, base + 1, base + 2, base + 3, base + 4]
+}
+
+fn embedding<R: Runtime>(env: &Env<R>) -> DynamicOutcome
+where
+    R::Device: DeviceOps,
+{
+    let case = "embedding f32[16384,1024] <- i32[_] vs i32[count]";
+    let c = env.client;
+    let table: Vec<f32> = (0..ROWS * DIM).map(|i| i as f32).collect();
+    stridex::gather! { static ANY; data: f32[16384, 1024], indices: i32[_] }
+    let fixed: [(usize, GatherOp<f32, i32>); 3] = [
+        (256, stridex::gather! { data: f32[16384, 1024], indices: i32[256] }),
+        (2048, stridex::gather! { data: f32[16384, 1024], indices: i32[2048] }),
+        (16384, stridex::gather! { data: f32[16384, 1024], indices: i32[16384] }),
+    ];
+    let data = upload(c, &table, ANY.buffer_bytes_at(1, Operand::Data).unwrap());
+    let bt = Tensor::<Burn<R>, 2>::from_data(TensorData::new(table.clone(), [ROWS, DIM]), env.device);
+    let mut rows = Vec::new();
+    for (count, op) in &fixed {
+        let count = *count;
+        let ids: Vec<i32> = (0..count).map(|i| ((i * 7919 + 13) % ROWS) as i32).collect();
+        let expected: Vec<f32> =
+            ids.iter().flat_map(|&i| table[i as usize * DIM..][..DIM].to_vec()).collect();
+        let idx = upload(c, &ids, ANY.buffer_bytes_at(count, Operand::Indices).unwrap());
+        let out_f = c.empty(op.buffer_bytes(Operand::Output).unwrap());
+        let out_d = c.empty(ANY.buffer_bytes_at(count, Operand::Output).unwrap());
+        let t_fixed = median(env.settings.reps, || {
+            op.launch(c, &data, &idx, &out_f).expect("fixed launch");
+            sync(c);
+        });
+        let t_dyn = median(env.settings.reps, || {
+            ANY.launch_at(c, count, &data, &idx, &out_d).expect("dynamic launch");
+            sync(c);
+        });
+        check("fixed", case, count, &read(c, &out_f, count * DIM), &expected);
+        check("`_`", case, count, &read(c, &out_d, count * DIM), &expected);
+        let bi = Tensor::<Burn<R>, 1, Int>::from_data(TensorData::new(ids.clone(), [count]), env.device);
+        let (t_burn, bo) = env.burn::<Burn<R>, _>(env.device, || bt.clone().select(0, bi.clone()));
+        check("Burn", case, count, &bo.into_data().to_vec::<f32>().unwrap(), &expected);
+        let bytes = 2 * count * DIM * 4 + count * 4;
+        rows.push(CountRow {
+            count,
+            bytes,
+            fixed: t_fixed,
+            dynamic: t_dyn,
+            copy: env.copy(bytes / 2),
+            burn: t_burn,
+        });
+    }
+
+    // A count never seen: the fixed op is built (as a run-time builder, the macro's equivalent)
+    // and its kernel compiled on first launch; the `_` op launches its one kernel.
+    let new = new_counts(300, 600);
+    let max = new[4];
+    let ids: Vec<i32> = (0..max).map(|i| (i % ROWS) as i32).collect();
+    let idx = upload(c, &ids, ANY.buffer_bytes_at(max, Operand::Indices).unwrap());
+    let out = c.empty(ANY.buffer_bytes_at(max, Operand::Output).unwrap());
+    let time = |f: &mut dyn FnMut(usize)| {
+        let mut t: Vec<f64> = new
+            .iter()
+            .map(|&n| {
+                let start = Instant::now();
+                f(n);
+                sync(c);
+                start.elapsed().as_secs_f64()
+            })
+            .collect();
+        t.sort_by(f64::total_cmp);
+        t[t.len() / 2]
+    };
+    let new_count_fixed = time(&mut |n| {
+        let op = stridex::Gather::onnx().data::<f32>(&[ROWS, DIM]).indices::<i32>(&[n]).build().unwrap();
+        op.launch(c, &data, &idx, &out).expect("fixed first launch");
+    });
+    let new_count_dynamic = time(&mut |n| ANY.launch_at(c, n, &data, &idx, &out).expect("dynamic launch"));
+    DynamicOutcome { case, rows, new_count_fixed, new_count_dynamic }
+}
+
+fn batch_crop<R: Runtime>(env: &Env<R>) -> DynamicOutcome
+where
+    R::Device: DeviceOps,
+{
+    let case = "crop f32[_,3,256,256] -> [_,3,224,224] vs [count,3,..]";
+    let c = env.client;
+    let (h, w, k, off) = (256usize, 256usize, 224usize, 16usize);
+    stridex::slice! { static ANY; input: f32[_, 3, 256, 256], s[.., .., 16..240, 16..240] }
+    let fixed: [(usize, SliceOp<f32>); 3] = [
+        (1, stridex::slice! { input: f32[1, 3, 256, 256], s[.., .., 16..240, 16..240] }),
+        (8, stridex::slice! { input: f32[8, 3, 256, 256], s[.., .., 16..240, 16..240] }),
+        (32, stridex::slice! { input: f32[32, 3, 256, 256], s[.., .., 16..240, 16..240] }),
+    ];
+    let mut rows = Vec::new();
+    for (count, op) in &fixed {
+        let count = *count;
+        let x: Vec<f32> = (0..count * 3 * h * w).map(|i| i as f32).collect();
+        let expected: Vec<f32> = (0..count * 3)
+            .flat_map(|p| {
+                let x = &x;
+                (off..off + k).flat_map(move |r| x[(p * h + r) * w + off..][..k].to_vec())
+            })
+            .collect();
+        let input = upload(c, &x, ANY.buffer_bytes_at(count, Operand::Input).unwrap());
+        let out_f = c.empty(op.buffer_bytes(Operand::Output).unwrap());
+        let out_d = c.empty(ANY.buffer_bytes_at(count, Operand::Output).unwrap());
+        let t_fixed = median(env.settings.reps, || {
+            op.launch(c, &input, &out_f).expect("fixed launch");
+            sync(c);
+        });
+        let t_dyn = median(env.settings.reps, || {
+            ANY.launch_at(c, count, &input, &out_d).expect("dynamic launch");
+            sync(c);
+        });
+        let n = count * 3 * k * k;
+        check("fixed", case, count, &read(c, &out_f, n), &expected);
+        check("`_`", case, count, &read(c, &out_d, n), &expected);
+        let bx = Tensor::<Burn<R>, 4>::from_data(TensorData::new(x.clone(), [count, 3, h, w]), env.device);
+        // Burn's slice is a view; flattening materializes it, as stridex writes its result.
+        let (t_burn, bo) = env.burn::<Burn<R>, _>(env.device, || {
+            bx.clone().slice(s![.., .., off..off + k, off..off + k]).flatten::<1>(0, 3)
+        });
+        check("Burn", case, count, &bo.into_data().to_vec::<f32>().unwrap(), &expected);
+        let bytes = 2 * n * 4;
+        rows.push(CountRow {
+            count,
+            bytes,
+            fixed: t_fixed,
+            dynamic: t_dyn,
+            copy: env.copy(bytes / 2),
+            burn: t_burn,
+        });
+    }
+    let new_counts = new_counts(2, 40);
+    let max = new_counts[4];
+    let x = vec![0f32; max * 3 * h * w];
+    let input = upload(c, &x, ANY.buffer_bytes_at(max, Operand::Input).unwrap());
+    let out = c.empty(ANY.buffer_bytes_at(max, Operand::Output).unwrap());
+    let time = |f: &mut dyn FnMut(usize)| {
+        let mut t: Vec<f64> = new_counts
+            .iter()
+            .map(|&n| {
+                let start = Instant::now();
+                f(n);
+                sync(c);
+                start.elapsed().as_secs_f64()
+            })
+            .collect();
+        t.sort_by(f64::total_cmp);
+        t[t.len() / 2]
+    };
+    let new_count_fixed = time(&mut |n| {
+        let op = stridex::Slice::directml()
+            .input::<f32>(&[n, 3, h, w])
+            .window(&[0, 0, off, off], &[n, 3, k, k], &[1, 1, 1, 1])
+            .build()
+            .unwrap();
+        op.launch(c, &input, &out).expect("fixed first launch");
+    });
+    let new_count_dynamic = time(&mut |n| ANY.launch_at(c, n, &input, &out).expect("dynamic launch"));
+    DynamicOutcome { case, rows, new_count_fixed, new_count_dynamic }
+}
+
+pub fn print(d: &DynamicOutcome, first: bool) {
+    if first {
+        println!(
+            "\n{:<58} {:>6} {:>8} {:>9} {:>9} {:>8} {:>8} {:>8} {:>9}",
+            "`_` leading size vs fixed shape",
+            "count",
+            "MB",
+            "fixed GB/s",
+            "`_` GB/s",
+            "`_`/fixed",
+            "`_`/copy",
+            "`_`/Burn",
+            "copy GB/s"
+        );
+    }
+    for r in &d.rows {
+        println!(
+            "{:<58} {:>6} {:>8.1} {:>9.2} {:>9.2} {:>8.2} {:>8.2} {:>8.2} {:>9.2}",
+            d.case,
+            r.count,
+            r.bytes as f64 / 1e6,
+            r.gbps(r.fixed),
+            r.gbps(r.dynamic),
+            r.fixed / r.dynamic,
+            r.copy / r.dynamic,
+            r.burn / r.dynamic,
+            r.gbps(r.copy)
+        );
+    }
+    println!(
+        "{:<58} a new count: fixed op built + compiled + run {:.1} ms, `_` op run {:.2} ms",
+        d.case,
+        d.new_count_fixed * 1e3,
+        d.new_count_dynamic * 1e3
+    );
+}
+
+pub fn json(d: &DynamicOutcome) -> String {
+    let rows: Vec<String> = d
+        .rows
+        .iter()
+        .map(|r| {
+            format!(
+                "{{\"count\": {}, \"bytes\": {}, \"fixed_gbps\": {:.3}, \"dynamic_gbps\": {:.3}, \"copy_gbps\": {:.3}, \"burn_gbps\": {:.3}}}",
+                r.count,
+                r.bytes,
+                r.gbps(r.fixed),
+                r.gbps(r.dynamic),
+                r.gbps(r.copy),
+                r.gbps(r.burn)
+            )
+        })
+        .collect();
+    format!(
+        "{{\"dynamic\": \"{}\", \"rows\": [{}], \"new_count_fixed_ms\": {:.3}, \"new_count_dynamic_ms\": {:.3}}}",
+        d.case,
+        rows.join(", "),
+        d.new_count_fixed * 1e3,
+        d.new_count_dynamic * 1e3
+    )
+}
+
+pub fn markdown(ds: &[DynamicOutcome]) -> String {
+    let mut s = String::from(
+        "\n## A `_` leading size against fixed shapes\n\nThe same op at several counts, once as an op \
+         written for that count (its own kernel) and once as the one op whose leading size is `_` \
+         (one kernel for every count, the count a launch argument), on device buffers, beside the \
+         copy of the same bytes and Burn's `CubeBackend` op. Outputs of all three checked against \
+         the host. *A new count* is the time from a count never seen to its result: a fixed op \
+         must be built and its kernel compiled; the `_` op launches the kernel it has (median of \
+         five counts drawn per run, with Mesa's on-disk shader cache off). Rows under a few MB are \
+         mostly launch overhead, and lavapipe's noise there is larger than any difference.\n\n| case | count | MB moved | fixed GB/s | `_` GB/s | `_` / fixed | `_` / copy | `_` / Burn |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
+    );
+    for d in ds {
+        for r in &d.rows {
+            s.push_str(&format!(
+                "| {} | {} | {:.1} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |\n",
+                d.case,
+                r.count,
+                r.bytes as f64 / 1e6,
+                r.gbps(r.fixed),
+                r.gbps(r.dynamic),
+                r.fixed / r.dynamic,
+                r.copy / r.dynamic,
+                r.burn / r.dynamic
+            ));
+        }
+    }
+    s.push('\n');
+    for d in ds {
+        s.push_str(&format!(
+            "- {}: a new count took {:.1} ms with a fixed op (built, compiled, run), {:.2} ms with the `_` op.\n",
+            d.case,
+            d.new_count_fixed * 1e3,
+            d.new_count_dynamic * 1e3
+        ));
+    }
+    s
+}
