@@ -136,6 +136,22 @@ fn builders_take_a_dynamic_leading_size() {
     let err =
         Slice::directml().input::<f32>(&[0, 4]).window(&[1, 0], &[0, 4], &[1, 1]).dynamic_leading().build();
     assert!(matches!(err, Err(Error::Rule(stridex::RuleError::Dynamic { .. }))), "{err:?}");
+    // Builders can say `_` of a tensor with no dimension; the macros cannot.
+    let scalar =
+        Gather::onnx().data::<f32>(&[6, 4]).indices::<i64>(&[]).dynamic_leading().build().unwrap_err();
+    assert_eq!(
+        scalar,
+        Error::Rule(stridex::RuleError::Dynamic {
+            fault: stridex::core::DynamicFault::Scalar { tensor: Operand::Indices },
+            at: stridex::core::Location::Shape(Operand::Indices),
+        })
+    );
+    assert!(scalar.to_string().contains("no dimension to leave to run time"), "{scalar}");
+    // A chain stage takes no `_`.
+    let chain = stridex::Chain::data::<f32>(&[6, 4])
+        .gather(Gather::onnx().indices::<i64>(&[0]).dynamic_leading())
+        .build();
+    assert!(chain.unwrap_err().to_string().contains("`_` (run-time) leading size"));
 }
 
 #[test]
