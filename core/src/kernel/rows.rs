@@ -279,3 +279,39 @@ impl RowWalk {
         })
     }
 }
+
+impl RowWalk {
+    /// The walk as the kernel is specialized on it: for a `_` walk, without what depends on
+    /// the count (the leading size, the invocation limit, the buffer lengths), so every count
+    /// shares one compiled kernel.
+    pub fn count_free(&self) -> RowWalk {
+        let mut w = self.clone();
+        if w.dynamic {
+            if let Some(d) = w.outer.first_mut() {
+                d.size = 0;
+            }
+            w.invocations = 0;
+            w.src_words = 0;
+            w.out_words = 0;
+        }
+        w
+    }
+
+    /// A `_` walk (planned at [`crate::dynamic::PLACEHOLDER`]) for `count` leading steps, with
+    /// the buffers of the plan for that count; `None` when its invocations pass `u32`.
+    pub fn with_count(
+        &self,
+        count: usize,
+        src: &crate::TensorLayout,
+        out: &crate::TensorLayout,
+        elem_bytes: usize,
+    ) -> Option<RowWalk> {
+        let per_step = self.invocations as usize / crate::dynamic::PLACEHOLDER;
+        let mut w = self.clone();
+        w.outer[0].size = u32::try_from(count).ok()?;
+        w.invocations = u32::try_from(count.checked_mul(per_step)?).ok()?;
+        w.src_words = u32::try_from(super::buffer_words(src, elem_bytes, self.src_line() as usize)).ok()?;
+        w.out_words = u32::try_from(super::buffer_words(out, elem_bytes, self.line as usize)).ok()?;
+        Some(w)
+    }
+}
