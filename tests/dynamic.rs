@@ -56,6 +56,14 @@ fn counts_come_from_whole_rows() {
     assert_eq!(EMBED.buffer_bytes_at(3, Operand::Indices).unwrap(), 3 * 4 * 8);
     // The data's length is still checked against its fixed shape.
     assert!(matches!(EMBED.run(&table[1..], &[0; 4]).unwrap_err(), Error::BufferTooShort { .. }));
+    // A count whose buffers 32-bit offsets cannot address is an Err, decided at run time.
+    for big in [1usize << 31, 1 << 40] {
+        assert!(
+            matches!(EMBED.output_shape_at(big), Err(Error::Rule(stridex::RuleError::TooLarge { .. }))),
+            "{big}"
+        );
+        assert!(matches!(EMBED.buffer_bytes_at(big, Operand::Output), Err(Error::Rule(_))), "{big}");
+    }
     let message = Error::PartialRow { tensor: Operand::Indices, given: 5, row: 4 }.to_string();
     assert!(message.contains("multiple of 4"), "{message}");
 }

@@ -167,9 +167,10 @@ fn gather<R: Runtime>(
     // SAFETY: `launch_unchecked` skips bounds checks. The kernel reads data words below
     // `src_words`, index words below the indices' minimum length, and writes output words below
     // `out_words`: the descriptor was derived from a plan that passed every rule of
-    // stridex-core (checked by the macro at compile time and again when the op was built), and
-    // the caller checked each buffer against those lengths (`check_handle`, or `upload`'s
-    // sizing). Out-of-range indices are clamped or never dereferenced (`read_index`).
+    // stridex-core (checked by the macro at compile time and again when the op was built; for a
+    // `_` op, at this launch's count, when it was known: see `rows`), and the caller checked
+    // each buffer against those lengths (`check_handle`, or `upload`'s sizing). Out-of-range
+    // indices are clamped or never dereferenced (`read_index`).
     unsafe {
         match &k.walk {
             Walk::Rows(w) => rows(client, w, &[indices], data, output, &status),
@@ -248,7 +249,10 @@ pub(crate) fn fused<R: Runtime>(
 /// status buffer stands in for those a walk does not read), and `output`.
 ///
 /// # Safety
-/// As for [`gather`]: the buffers hold the words the walk touches.
+/// As for [`gather`]: the buffers hold the words the walk touches. For a `_` walk, `w` is the
+/// walk for one count (`RowWalk::with_count`): its invocation limit and buffer lengths come from
+/// the plan for that count, which passed every rule when the count was known, and the kernel
+/// it launches (specialized on the count-free walk) touches nothing past them.
 pub(crate) unsafe fn rows<R: Runtime>(
     client: &ComputeClient<R>,
     w: &RowWalk,
