@@ -14,7 +14,7 @@ use std::borrow::Cow;
 use stridex::core::{seeds, ChainDesc, GatherStage, StageDesc, TensorDecl};
 use stridex::{
     Chain, ChainOp, DType, Device, Dialect, Element, Error, Gather, GatherDesc, GatherOp, IndexElement,
-    Operand, OutOfRange, Slice, SliceDesc, SliceOp, Tensor,
+    Operand, OutOfRange, Slice, SliceDesc, SliceOp, SliceRange, Tensor,
 };
 
 fn device() -> &'static Device {
@@ -405,4 +405,44 @@ fn the_macro_plans_as_the_builder_does() {
     assert_eq!(y.shape(), [2, 3, 2, 2]);
     assert_eq!(y.get(&[0, 0, 0, 0]), Some(image[2 * 16 + 3]));
     assert_eq!(y.get(&[1, 2, 1, 1]), Some(image[48 + 2 * 4 + 1]));
+}
+
+/// A stage's `s[..]` ranges are lowered against the shape it receives: the same window as
+/// the one written out, in the macro and in the builder.
+#[test]
+fn stage_ranges_lower_against_the_received_shape() {
+    let ranged = stridex::chain! {
+        data: f32[20, 10],
+        gather { indices: i64[4] },
+        slice { s[.., 1..9;2] },
+        slice { s[..;-1] },
+    };
+    let written = stridex::chain! {
+        data: f32[20, 10],
+        gather { indices: i64[4] },
+        slice { offsets: [0, 1], sizes: [4, 8], strides: [1, 2] },
+        slice { offsets: [0, 0], sizes: [4, 4], strides: [-1, 1] },
+    };
+    assert_eq!(ranged.desc(), written.desc());
+    let data: Vec<f32> = (0..200).map(|v| v as f32).collect();
+    let ids = [3i64, 0, 19, 7];
+    let y = ranged.run(&data, (&ids[..],)).unwrap();
+    assert_eq!(y.shape(), [4, 4]);
+    let expected: Vec<f32> =
+        ids.iter().rev().flat_map(|&r| [1, 3, 5, 7].map(|c| (r * 10 + c) as f32)).collect();
+    assert_eq!(y.data(), expected);
+
+    let built = Chain::data::<f32>(&[20, 10])
+        .gather(Gather::onnx().indices::<i64>(&[4]))
+        .slice(Slice::directml().ranges(&[SliceRange::FULL, SliceRange::new(1, 9).step(2)]))
+        .slice(Slice::directml().ranges(&[SliceRange::FULL.step(-1)]));
+    assert_eq!(&built.desc().unwrap(), ranged.desc());
+    // A range outside the received shape names the stage and that shape.
+    let err = Chain::data::<f32>(&[20, 10])
+        .gather(Gather::onnx().indices::<i64>(&[4]))
+        .slice(Slice::directml().ranges(&[SliceRange::FULL, SliceRange::new(1, 12)]))
+        .build()
+        .unwrap_err();
+    assert!(err.to_string().starts_with("stage 2: "), "{err}");
+    assert!(err.to_string().contains("bound 12 is outside a dimension of size 10"), "{err}");
 }

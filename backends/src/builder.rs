@@ -335,15 +335,21 @@ impl<T> Slice<T> {
 }
 
 impl<T> Slice<T> {
-    /// The window as given, its lengths checked against `rank` dimensions.
-    fn slice_window(&self, rank: usize, against: &'static str) -> Result<SliceWindow, Error> {
+    /// The window as given, its lengths checked against `rank` dimensions; ranges lowered
+    /// against `sizes` (the input's, or a stage's received shape).
+    fn slice_window(
+        &self,
+        rank: usize,
+        against: &'static str,
+        sizes: &[usize],
+    ) -> Result<SliceWindow, Error> {
         for w in &self.given {
             self.form.check_key(w.key())?;
         }
         if let Some(ranges) = &self.ranges {
             let given: Vec<&str> = self.given.iter().map(|w| w.key()).collect();
             stridex_core::keys::check_ranges(self.form, &given)?;
-            let mut sizes = self.input.sizes.clone();
+            let mut sizes = sizes.to_vec();
             if self.dynamic_leading {
                 if let Some(first) = ranges.first() {
                     stridex_core::dynamic::check_leading_range(first)?;
@@ -389,7 +395,7 @@ fn output_decl(output: &Option<Shape>) -> Result<Option<OutputDecl>, Error> {
 impl<T: Element> Slice<T> {
     pub fn desc(&self) -> Result<SliceDesc, Error> {
         let input = self.input.decl(Operand::Input, T::DTYPE)?;
-        let window = self.slice_window(self.input.sizes.len(), "the input's rank")?;
+        let window = self.slice_window(self.input.sizes.len(), "the input's rank", &self.input.sizes)?;
         Ok(SliceDesc {
             input,
             window,
@@ -513,13 +519,20 @@ impl<T: Element, I: IndexTypes> Chain<T, I> {
             if slice.output.is_some() {
                 return Err(RuleError::StageKey { key: "output" }.into());
             }
-            if slice.ranges.is_some() {
-                return Err(RuleError::StageKey { key: "s" }.into());
-            }
             if slice.dynamic_leading {
                 return Err(RuleError::StageKey { key: "_" }.into());
             }
-            Ok(StageDesc::Slice(slice.slice_window(MAX_RANK, "the most dimensions a tensor has")?))
+            // Ranges are lowered against the shape the stage receives.
+            let received = match (&slice.ranges, self.stages.is_empty()) {
+                (None, _) => vec![],
+                (Some(_), true) => self.data.sizes.clone(),
+                (Some(_), false) => self.prefix()?.plan()?.output.sizes.to_vec(),
+            };
+            Ok(StageDesc::Slice(slice.slice_window(
+                MAX_RANK,
+                "the most dimensions a tensor has",
+                &received,
+            )?))
         })();
         self.then(stage)
     }
@@ -528,6 +541,18 @@ impl<T: Element, I: IndexTypes> Chain<T, I> {
     pub fn output(mut self, sizes: &[usize], strides: Option<&[usize]>) -> Self {
         self.output = Some(Shape::new(sizes, strides));
         self
+    }
+
+    /// The chain so far, without an output: the next stage receives its plan's output.
+    fn prefix(&self) -> Result<ChainDesc, Error> {
+        if let Some(e) = &self.mistake {
+            return Err(e.clone());
+        }
+        Ok(ChainDesc {
+            data: self.data.decl(Operand::Data, T::DTYPE)?,
+            stages: self.stages.clone().into(),
+            output: None,
+        })
     }
 
     /// The plain descriptor, as `chain!` would write it (no rule checked yet).

@@ -40,7 +40,6 @@ pub fn check_stage_key(key: &str) -> Result<(), RuleError> {
         "input" => Err(RuleError::StageKey { key: "input" }),
         "output" => Err(RuleError::StageKey { key: "output" }),
         "feature_level" => Err(RuleError::StageKey { key: "feature_level" }),
-        "s" => Err(RuleError::StageKey { key: "s" }),
         _ => Ok(()),
     }
 }

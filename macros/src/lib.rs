@@ -90,7 +90,7 @@ pub fn slice(input: TokenStream) -> TokenStream {
 /// | --- | --- |
 /// | `data` | first: `T[sizes]`, strides allowed, as `gather!`'s `data` |
 /// | `gather { .. }` | the keys of `gather!` but `data` and `output`; the same defaults |
-/// | `slice { .. }` | the keys of `slice!` but `input` and `output`; the same defaults |
+/// | `slice { .. }` | the keys of `slice!` but `input` and `output` (`s[..]` ranges lowered against the shape the stage receives); the same defaults |
 /// | `output` | optional, last: the result's `[sizes]` with `strides [..]`, as `gather!`'s |
 ///
 /// 1 to 8 stages, at most 4 of them gathers. A stage's input is the previous stage's output

@@ -16,7 +16,16 @@ static FLIP: stridex::ChainOp<u8, ()> = stridex::chain! {
     slice { offsets: [0, 0], sizes: [4, 4], strides: [1, -1] },
 };
 
+// Stage ranges, lowered against the shape each stage receives.
+static CROP_FLIP: stridex::ChainOp<f32, (i32,)> = stridex::chain! {
+    data: f32[8, 3, 64, 64],
+    slice { s[.., .., 8..56, 8..56] },
+    gather { indices: i32[3], axis: 1 },
+    slice { s[.., .., .., ..;-1] },
+};
+
 fn main() {
     let _: &stridex::ChainOp<stridex::half::f16, (i64, u32, u64)> = &LAST_TOKEN;
     let _ = FLIP.output_shape();
+    let _ = CROP_FLIP.output_shape();
 }

@@ -304,10 +304,6 @@ impl fmt::Display for RuleError {
                 f,
                 "chain: a stage takes no `feature_level`: a fused chain is one stridex kernel, not a DirectML operator, so DirectML's feature-level tables do not apply; check the stage alone with `gather!`/`slice!` if you need them"
             ),
-            StageKey { key: "s" } => write!(
-                f,
-                "chain: a stage takes no s[..] ranges (they are lowered against sizes written in the same macro, and a stage's input is inferred); write its window as offsets/sizes/strides, or starts/ends/axes/steps with `rules: onnx`"
-            ),
             StageKey { key: "_" } => write!(
                 f,
                 "chain: every size in a chain is one of its kernel's constants; a `_` (run-time) leading size is taken by `gather!` and `slice!` alone"

@@ -278,11 +278,7 @@ fn slice_keys(
             cx.error(syn::Error::new(key.span(), e.to_string()));
         }
     }
-    if let Some(r) = s.ranges.as_ref().filter(|_| keys.stage) {
-        if let Err(e) = keys::check_stage_key("s") {
-            cx.error(syn::Error::new(r.s.span(), e.to_string()));
-        }
-    } else if let Some(r) = &s.ranges {
+    if let Some(r) = &s.ranges {
         let mut given: Vec<String> = keys.seen.iter().map(ToString::to_string).collect();
         if s.rules.is_some() {
             given.push("rules".into());

@@ -59,7 +59,8 @@ pub fn slice(input: &SliceInput) -> syn::Result<SliceDesc> {
     }
     // The input first: a rank over 8 is reported as such, not as a window too long.
     let tensor = decl(&input.input, Operand::Input).map_err(err)?;
-    let window = slice_window(input, input.input.sizes.items.len()).map_err(err)?;
+    let window =
+        slice_window(input, input.input.sizes.items.len(), &input.input.sizes.values()).map_err(err)?;
     let output = input.output.as_ref().map(output_decl).transpose().map_err(err)?;
     let desc = SliceDesc {
         input: tensor,
@@ -72,10 +73,10 @@ pub fn slice(input: &SliceInput) -> syn::Result<SliceDesc> {
     Ok(desc)
 }
 
-/// A slice's window; `rank` is its input's (for a list longer than any tensor's rank).
-fn slice_window(input: &SliceInput, rank: usize) -> Result<SliceWindow, RuleError> {
+/// A slice's window; `rank` is its input's (for a list longer than any tensor's rank), and
+/// `ranges` are lowered against `sizes` (a stage's: the shape it receives).
+fn slice_window(input: &SliceInput, rank: usize, sizes: &[usize]) -> Result<SliceWindow, RuleError> {
     if let Some(r) = &input.ranges {
-        let sizes = input.input.sizes.values();
         let mut ranges = Vec::with_capacity(r.items.len());
         for (dim, item) in r.items.iter().enumerate() {
             match item.value {
@@ -85,7 +86,7 @@ fn slice_window(input: &SliceInput, rank: usize) -> Result<SliceWindow, RuleErro
                 }
             }
         }
-        let (offsets, sizes, strides) = stridex_core::ranges::window(&sizes, &ranges)?;
+        let (offsets, sizes, strides) = stridex_core::ranges::window(sizes, &ranges)?;
         return Ok(SliceWindow::DirectMl { offsets, sizes, strides });
     }
     Ok(match input.form() {
@@ -142,8 +143,29 @@ pub fn chain(input: &ChainInput) -> syn::Result<ChainDesc> {
                     out_of_range: g.out_of_range.as_ref().map(|p| p.1),
                 })
             }
+            StageInput::Slice { input: s, .. } if s.ranges.is_some() => {
+                // Ranges are lowered against the shape the stage receives.
+                let received = if stages.is_empty() {
+                    data.sizes.to_vec()
+                } else {
+                    let prefix = ChainDesc { data, stages: stages.clone().into(), output: None };
+                    prefix.plan().map_err(|e| chain_error(input, e))?.output.sizes.to_vec()
+                };
+                let window = slice_window(s, stridex_core::MAX_RANK, &received).map_err(|error| {
+                    chain_error(
+                        input,
+                        RuleError::Stage {
+                            stage: stages.len() + 1,
+                            kind: "slice",
+                            input: received.clone(),
+                            error: Box::new(error),
+                        },
+                    )
+                })?;
+                StageDesc::Slice(window)
+            }
             StageInput::Slice { input: s, .. } => StageDesc::Slice(
-                slice_window(s, stridex_core::MAX_RANK).map_err(|e| Spans::Slice(s).error(e))?,
+                slice_window(s, stridex_core::MAX_RANK, &[]).map_err(|e| Spans::Slice(s).error(e))?,
             ),
         });
     }
