@@ -199,16 +199,17 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> BurnBacken
         _data_float: bool,
         indices: CubeTensor<R>,
     ) -> Result<CubeTensor<R>, Error> {
-        let (count, plan) = gather_plan(op, indices.meta.shape())?;
+        let (plan, kernel) = op.at(Some(leading(indices.meta.shape())), "apply")?;
         check_meta(Operand::Data, data.dtype, data.meta.shape(), T::DTYPE, &plan.data)?;
         check_strides(Operand::Data, data.meta.strides(), &plan.data)?;
         check_meta(Operand::Indices, indices.dtype, indices.meta.shape(), J::DTYPE, &plan.indices)?;
         check_strides(Operand::Indices, indices.meta.strides(), &plan.indices)?;
         let client = &data.client;
-        let d = padded(client, &data.handle, op.buffer_bytes_at(count, Operand::Data)?)?;
-        let ix = padded(client, &indices.handle, op.buffer_bytes_at(count, Operand::Indices)?)?;
-        let out = client.empty(op.buffer_bytes_at(count, Operand::Output)?.max(4));
-        op.launch_at(client, count, &d, &ix, &out)?;
+        let bytes = |t| GatherOp::<T, J>::bytes(&plan, kernel.as_deref(), t);
+        let d = padded(client, &data.handle, bytes(Operand::Data))?;
+        let ix = padded(client, &indices.handle, bytes(Operand::Indices))?;
+        let out = client.empty(bytes(Operand::Output).max(4));
+        op.launch_with(client, &plan, kernel.as_deref(), &d, &ix, &out)?;
         Ok(output_tensor(&data, out, &plan.output))
     }
 
@@ -217,13 +218,14 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> BurnBacken
         input: CubeTensor<R>,
         _float: bool,
     ) -> Result<CubeTensor<R>, Error> {
-        let (count, plan) = slice_plan(op, input.meta.shape())?;
+        let (plan, kernel) = op.at(Some(leading(input.meta.shape())), "apply")?;
         check_meta(Operand::Input, input.dtype, input.meta.shape(), T::DTYPE, &plan.input)?;
         check_strides(Operand::Input, input.meta.strides(), &plan.input)?;
         let client = &input.client;
-        let d = padded(client, &input.handle, op.buffer_bytes_at(count, Operand::Input)?)?;
-        let out = client.empty(op.buffer_bytes_at(count, Operand::Output)?.max(4));
-        op.launch_at(client, count, &d, &out)?;
+        let bytes = |t| SliceOp::<T>::bytes(&plan, kernel.as_deref(), t);
+        let d = padded(client, &input.handle, bytes(Operand::Input))?;
+        let out = client.empty(bytes(Operand::Output).max(4));
+        op.launch_with(client, &plan, kernel.as_deref(), &d, &out)?;
         Ok(output_tensor(&input, out, &plan.output))
     }
 }
@@ -294,23 +296,10 @@ fn laid_out<R: CubeRuntime>(t: CubeTensor<R>, layout: &TensorLayout) -> CubeTens
     }
 }
 
-/// The plan of one launch, and the count to launch with: a `_` op's count is the leading size
-/// of the Burn tensor that carries it (an op of fixed sizes ignores the count).
-fn gather_plan<T: Element, J: IndexElement>(
-    op: &GatherOp<T, J>,
-    indices: &[usize],
-) -> Result<(usize, stridex_core::GatherPlan), Error> {
-    let count = indices.first().copied().unwrap_or(0);
-    Ok((count, op.at(Some(count))?.0.into_owned()))
-}
-
-/// [`gather_plan`] for a slice, whose input carries the count.
-fn slice_plan<T: Element>(
-    op: &SliceOp<T>,
-    input: &[usize],
-) -> Result<(usize, stridex_core::SlicePlan), Error> {
-    let count = input.first().copied().unwrap_or(0);
-    Ok((count, op.at(Some(count))?.0.into_owned()))
+/// The count of a `_` op's launch: the leading size of the Burn tensor that carries it (the
+/// indices of a gather, the input of a slice); an op of fixed sizes does not read it.
+fn leading(shape: &[usize]) -> usize {
+    shape.first().copied().unwrap_or(0)
 }
 
 /// The `CubeBackend` type parameters a fused op carries.
@@ -345,8 +334,10 @@ where
             handles.get_int_tensor::<Cube<R, F, I, BT>>(d)
         };
         let indices = handles.get_int_tensor::<Cube<R, F, I, BT>>(ix);
-        let (_, plan) =
-            gather_plan(self.op, indices.meta.shape()).expect("checked before the op joined the stream");
+        let (plan, _) = self
+            .op
+            .at(Some(leading(indices.meta.shape())), "apply")
+            .expect("checked before the op joined the stream");
         let (data, indices) = (laid_out(data, &plan.data), laid_out(indices, &plan.indices));
         // Shapes, dtypes and (under `error`) the index values were checked before the op joined
         // the stream; what is left is a device failure, which Burn's own ops also raise here.
@@ -387,8 +378,10 @@ where
         } else {
             handles.get_int_tensor::<Cube<R, F, I, BT>>(x)
         };
-        let (_, plan) =
-            slice_plan(self.op, input.meta.shape()).expect("checked before the op joined the stream");
+        let (plan, _) = self
+            .op
+            .at(Some(leading(input.meta.shape())), "apply")
+            .expect("checked before the op joined the stream");
         let y = <Cube<R, F, I, BT> as BurnBackend>::slice(self.op, laid_out(input, &plan.input), self.float)
             .unwrap_or_else(|e| panic!("stridex slice in Burn's fusion stream: {e}"));
         if self.float {
@@ -412,8 +405,8 @@ where
         data_float: bool,
         indices: Fused<R>,
     ) -> Result<Fused<R>, Error> {
-        let (_, plan) = gather_plan(op, &indices.shape)?;
-        let plan = &plan;
+        let (plan, _) = op.at(Some(leading(&indices.shape)), "apply")?;
+        let plan = &*plan;
         check_meta(Operand::Data, data.dtype, &data.shape, T::DTYPE, &plan.data)?;
         check_packed(Operand::Data, &plan.data)?;
         check_meta(Operand::Indices, indices.dtype, &indices.shape, J::DTYPE, &plan.indices)?;
@@ -438,7 +431,7 @@ where
     }
 
     fn slice<T: Element>(op: &SliceOp<T>, input: Fused<R>, float: bool) -> Result<Fused<R>, Error> {
-        let (_, plan) = slice_plan(op, &input.shape)?;
+        let (plan, _) = op.at(Some(leading(&input.shape)), "apply")?;
         check_meta(Operand::Input, input.dtype, &input.shape, T::DTYPE, &plan.input)?;
         check_packed(Operand::Input, &plan.input)?;
         let op: &'static SliceOp<T> = shared(op.desc(), || SliceOp::__from_checked(*op.desc()));

@@ -83,7 +83,7 @@ impl<T: Element, I: IndexElement> GatherOp<T, I> {
     /// The output's shape for `count` leading indices rows (`indices: i64[_, ..]`); for an op
     /// of fixed sizes, its one shape.
     pub fn output_shape_at(&self, count: usize) -> Result<Vec<usize>, Error> {
-        Ok(self.at(Some(count))?.0.output.sizes.to_vec())
+        Ok(self.at(Some(count), "output_shape_at")?.0.output.sizes.to_vec())
     }
 
     /// Whether the indices' leading size is `_`, known at run time.
@@ -92,17 +92,18 @@ impl<T: Element, I: IndexElement> GatherOp<T, I> {
     }
 
     /// The plan and kernel of one launch: the op's own, or, when its leading size is `_`,
-    /// those for `count` (`None`: the caller gave no count).
+    /// those for `count` (`None`: `call` was made without one, an `Err` for a `_` op).
     #[allow(clippy::type_complexity)]
     pub(crate) fn at(
         &self,
         count: Option<usize>,
+        call: &'static str,
     ) -> Result<(Cow<'_, GatherPlan>, Option<Cow<'_, GatherKernelDesc>>), Error> {
         let p = self.prepared()?;
         if !p.plan.dynamic_leading {
             return Ok((Cow::Borrowed(&p.plan), p.kernel.as_ref().map(Cow::Borrowed)));
         }
-        let Some(count) = count else { return Err(Error::CountNeeded { call: "launch" }) };
+        let Some(count) = count else { return Err(Error::CountNeeded { call }) };
         let plan = stridex_core::dynamic::gather_at(&self.desc, count)?;
         let kernel = match &p.kernel {
             Some(k) if !plan.output.is_empty() => Some(Cow::Owned(GatherKernelDesc {
@@ -141,7 +142,7 @@ impl<T: Element, I: IndexElement> GatherOp<T, I> {
     /// length over the elements of one leading row (a partial row is an `Err`), and the
     /// output's leading size is that count.
     pub fn run_on(&self, device: &Device, data: &[T], indices: &[I]) -> Result<Tensor<T>, Error> {
-        let (plan, kernel) = self.at(self.count_of(indices)?)?;
+        let (plan, kernel) = self.at(self.count_of(indices)?, "run")?;
         check_len(Operand::Data, &plan.data, data.len())?;
         check_len(Operand::Indices, &plan.indices, indices.len())?;
         let Some(kernel) = kernel else {
@@ -158,7 +159,7 @@ impl<T: Element, I: IndexElement> GatherOp<T, I> {
 
     #[cfg(feature = "test-support")]
     pub(super) fn check_lens(&self, data: &[T], indices: &[I]) -> Result<(), Error> {
-        let (plan, _) = self.at(self.count_of(indices)?)?;
+        let (plan, _) = self.at(self.count_of(indices)?, "run")?;
         check_len(Operand::Data, &plan.data, data.len())?;
         check_len(Operand::Indices, &plan.indices, indices.len())
     }
@@ -171,23 +172,26 @@ impl<T: Element, I: IndexElement> GatherOp<T, I> {
     /// that lie between elements, and those after the last element in its word, are written
     /// as zero. Padding between wider elements is left as it was.
     pub fn buffer_bytes(&self, tensor: Operand) -> Result<usize, Error> {
-        if self.desc.dynamic_leading {
-            return Err(Error::CountNeeded { call: "buffer_bytes" });
-        }
-        self.buffer_bytes_at(0, tensor)
+        let (plan, kernel) = self.at(None, "buffer_bytes")?;
+        Ok(Self::bytes(&plan, kernel.as_deref(), tensor))
     }
 
     /// [`GatherOp::buffer_bytes`] for `count` leading indices rows when the indices' leading
     /// size is `_` (for fixed sizes, `count` is not read).
     pub fn buffer_bytes_at(&self, count: usize, tensor: Operand) -> Result<usize, Error> {
-        let (plan, kernel) = self.at(Some(count))?;
-        Ok(match (tensor, &kernel) {
+        let (plan, kernel) = self.at(Some(count), "buffer_bytes_at")?;
+        Ok(Self::bytes(&plan, kernel.as_deref(), tensor))
+    }
+
+    /// Bytes a buffer for `tensor` needs for the launch of `plan` and `kernel` (from `at`).
+    pub(crate) fn bytes(plan: &GatherPlan, kernel: Option<&GatherKernelDesc>, tensor: Operand) -> usize {
+        match (tensor, kernel) {
             (Operand::Indices, _) => word_bytes(&plan.indices, I::INDEX.words() * 4),
             (Operand::Output, Some(k)) => k.walk.out_words() as usize * 4,
             (Operand::Output, None) => word_bytes(&plan.output, T::DTYPE.size()),
             (_, Some(k)) => k.walk.src_words() as usize * 4,
             (_, None) => word_bytes(&plan.data, T::DTYPE.size()),
-        })
+        }
     }
 
     /// Launches on buffers already on the device (`client` must be the one that made them):
@@ -204,10 +208,8 @@ impl<T: Element, I: IndexElement> GatherOp<T, I> {
         indices: &cubecl::server::Handle,
         output: &cubecl::server::Handle,
     ) -> Result<(), Error> {
-        if self.desc.dynamic_leading {
-            return Err(Error::CountNeeded { call: "launch" });
-        }
-        self.launch_at(client, 0, data, indices, output)
+        let (plan, kernel) = self.at(None, "launch")?;
+        self.launch_with(client, &plan, kernel.as_deref(), data, indices, output)
     }
 
     /// [`GatherOp::launch`] for `count` leading indices rows, when the indices' leading size is
@@ -221,18 +223,33 @@ impl<T: Element, I: IndexElement> GatherOp<T, I> {
         indices: &cubecl::server::Handle,
         output: &cubecl::server::Handle,
     ) -> Result<(), Error> {
-        let (plan, kernel) = self.at(Some(count))?;
+        let (plan, kernel) = self.at(Some(count), "launch_at")?;
+        self.launch_with(client, &plan, kernel.as_deref(), data, indices, output)
+    }
+
+    /// Launches `kernel` (from `at`, with its `plan`) on device buffers, each checked against
+    /// the bytes that launch needs.
+    pub(crate) fn launch_with<R: cubecl::Runtime>(
+        &self,
+        client: &cubecl::client::ComputeClient<R>,
+        plan: &GatherPlan,
+        kernel: Option<&GatherKernelDesc>,
+        data: &cubecl::server::Handle,
+        indices: &cubecl::server::Handle,
+        output: &cubecl::server::Handle,
+    ) -> Result<(), Error> {
         let Some(kernel) = kernel else { return Ok(()) };
+        let bytes = |tensor| Self::bytes(plan, Some(kernel), tensor);
         let inputs = [
-            (Operand::Data, data, self.buffer_bytes_at(count, Operand::Data)?),
-            (Operand::Indices, indices, self.buffer_bytes_at(count, Operand::Indices)?),
+            (Operand::Data, data, bytes(Operand::Data)),
+            (Operand::Indices, indices, bytes(Operand::Indices)),
         ];
-        let output = (output, self.buffer_bytes_at(count, Operand::Output)?);
+        let output = (output, bytes(Operand::Output));
         let error_policy = plan.out_of_range == OutOfRange::Error;
-        if launch_on(client, &*kernel, &inputs, output, error_policy, &self.verified)? {
+        if launch_on(client, kernel, &inputs, output, error_policy, &self.verified)? {
             let bytes = crate::launch::exclusive(|| crate::launch::read(client, indices.clone()))?;
             let n = plan.indices.min_buffer_len().unwrap_or(0) * I::INDEX.words() * 4;
-            return Err(first_bad_index(&plan, &I::from_bytes(&bytes[..n])));
+            return Err(first_bad_index(plan, &I::from_bytes(&bytes[..n])));
         }
         Ok(())
     }

@@ -45,15 +45,14 @@ impl<T: Element, I: IndexElement> GatherOp<T, I> {
     #[doc(hidden)]
     pub fn __run_guarded(&self, device: &Device, data: &[T], indices: &[I]) -> Result<Tensor<T>, Error> {
         self.check_lens(data, indices)?;
-        let count = self.count_of(indices)?;
-        let (plan, kernel) = self.at(count)?;
+        let (plan, kernel) = self.at(self.count_of(indices)?, "run")?;
         let Some(kernel) = kernel else { return Ok(Tensor::from_bytes(&plan.output, &[])) };
-        let bytes_of = |t| self.buffer_bytes_at(count.unwrap_or(0), t);
+        let bytes_of = |t| Self::bytes(&plan, Some(&kernel), t);
         let inputs = [
-            (Operand::Data, padded(&T::bytes(data), bytes_of(Operand::Data)?)),
-            (Operand::Indices, padded(&I::bytes(indices), bytes_of(Operand::Indices)?)),
+            (Operand::Data, padded(&T::bytes(data), bytes_of(Operand::Data))),
+            (Operand::Indices, padded(&I::bytes(indices), bytes_of(Operand::Indices))),
         ];
-        let (flagged, bytes) = run_guarded(device, &*kernel, &inputs, bytes_of(Operand::Output)?)?;
+        let (flagged, bytes) = run_guarded(device, &*kernel, &inputs, bytes_of(Operand::Output))?;
         if flagged {
             return Err(first_bad_index(&plan, indices));
         }
@@ -65,13 +64,12 @@ impl<T: Element> SliceOp<T> {
     /// [`SliceOp::run_on`] with guard regions (feature `test-support`; not a stable API).
     #[doc(hidden)]
     pub fn __run_guarded(&self, device: &Device, input: &[T]) -> Result<Tensor<T>, Error> {
-        let count = self.count_of(input)?;
-        let (plan, kernel) = self.at(count)?;
+        let (plan, kernel) = self.at(self.count_of(input)?, "run")?;
         super::check_len(Operand::Input, &plan.input, input.len())?;
         let Some(kernel) = kernel else { return Ok(Tensor::from_bytes(&plan.output, &[])) };
-        let bytes_of = |t| self.buffer_bytes_at(count.unwrap_or(0), t);
-        let inputs = [(Operand::Input, padded(&T::bytes(input), bytes_of(Operand::Input)?))];
-        let (_, bytes) = run_guarded(device, &*kernel, &inputs, bytes_of(Operand::Output)?)?;
+        let bytes_of = |t| Self::bytes(&plan, Some(&kernel), t);
+        let inputs = [(Operand::Input, padded(&T::bytes(input), bytes_of(Operand::Input)))];
+        let (_, bytes) = run_guarded(device, &*kernel, &inputs, bytes_of(Operand::Output))?;
         Ok(Tensor::from_bytes(&plan.output, &bytes))
     }
 }

@@ -75,7 +75,7 @@ impl<T: Element> SliceOp<T> {
     /// The output's shape for an input of `count` leading rows (`input: f32[_, ..]`); for an op
     /// of fixed sizes, its one shape.
     pub fn output_shape_at(&self, count: usize) -> Result<Vec<usize>, Error> {
-        Ok(self.at(Some(count))?.0.output.sizes.to_vec())
+        Ok(self.at(Some(count), "output_shape_at")?.0.output.sizes.to_vec())
     }
 
     /// Whether the input's leading size is `_`, known at run time.
@@ -84,17 +84,18 @@ impl<T: Element> SliceOp<T> {
     }
 
     /// The plan and kernel of one launch: the op's own, or, when its leading size is `_`,
-    /// those for `count` (`None`: the caller gave no count).
+    /// those for `count` (`None`: `call` was made without one, an `Err` for a `_` op).
     #[allow(clippy::type_complexity)]
     pub(crate) fn at(
         &self,
         count: Option<usize>,
+        call: &'static str,
     ) -> Result<(Cow<'_, SlicePlan>, Option<Cow<'_, SliceKernelDesc>>), Error> {
         let p = self.prepared()?;
         if !p.plan.dynamic_leading {
             return Ok((Cow::Borrowed(&p.plan), p.kernel.as_ref().map(Cow::Borrowed)));
         }
-        let Some(count) = count else { return Err(Error::CountNeeded { call: "launch" }) };
+        let Some(count) = count else { return Err(Error::CountNeeded { call }) };
         let plan = stridex_core::dynamic::slice_at(&self.desc, count)?;
         let kernel = match &p.kernel {
             Some(k) if !plan.output.is_empty() => Some(Cow::Owned(SliceKernelDesc {
@@ -129,7 +130,7 @@ impl<T: Element> SliceOp<T> {
     /// Runs on `device`. When the input's leading size is `_`, the count is the input's length
     /// over the elements of one leading row (a partial row is an `Err`).
     pub fn run_on(&self, device: &Device, input: &[T]) -> Result<Tensor<T>, Error> {
-        let (plan, kernel) = self.at(self.count_of(input)?)?;
+        let (plan, kernel) = self.at(self.count_of(input)?, "run")?;
         check_len(Operand::Input, &plan.input, input.len())?;
         let Some(kernel) = kernel else {
             return Ok(Tensor::from_bytes(&plan.output, &[]));
@@ -142,22 +143,25 @@ impl<T: Element> SliceOp<T> {
     /// Bytes a device buffer needs for [`SliceOp::launch`] (`Operand::Input` or `Output`); see
     /// [`crate::GatherOp::buffer_bytes`].
     pub fn buffer_bytes(&self, tensor: Operand) -> Result<usize, Error> {
-        if self.desc.dynamic_leading {
-            return Err(Error::CountNeeded { call: "buffer_bytes" });
-        }
-        self.buffer_bytes_at(0, tensor)
+        let (plan, kernel) = self.at(None, "buffer_bytes")?;
+        Ok(Self::bytes(&plan, kernel.as_deref(), tensor))
     }
 
     /// [`SliceOp::buffer_bytes`] for an input of `count` leading rows when its leading size is
     /// `_` (for fixed sizes, `count` is not read).
     pub fn buffer_bytes_at(&self, count: usize, tensor: Operand) -> Result<usize, Error> {
-        let (plan, kernel) = self.at(Some(count))?;
-        Ok(match (tensor, &kernel) {
+        let (plan, kernel) = self.at(Some(count), "buffer_bytes_at")?;
+        Ok(Self::bytes(&plan, kernel.as_deref(), tensor))
+    }
+
+    /// Bytes a buffer for `tensor` needs for the launch of `plan` and `kernel` (from `at`).
+    pub(crate) fn bytes(plan: &SlicePlan, kernel: Option<&SliceKernelDesc>, tensor: Operand) -> usize {
+        match (tensor, kernel) {
             (Operand::Output, Some(k)) => k.walk.out_words() as usize * 4,
             (Operand::Output, None) => word_bytes(&plan.output, T::DTYPE.size()),
             (_, Some(k)) => k.walk.src_words() as usize * 4,
             (_, None) => word_bytes(&plan.input, T::DTYPE.size()),
-        })
+        }
     }
 
     /// Launches on buffers already on the device; see [`crate::GatherOp::launch`]. An op whose
@@ -168,10 +172,8 @@ impl<T: Element> SliceOp<T> {
         input: &cubecl::server::Handle,
         output: &cubecl::server::Handle,
     ) -> Result<(), Error> {
-        if self.desc.dynamic_leading {
-            return Err(Error::CountNeeded { call: "launch" });
-        }
-        self.launch_at(client, 0, input, output)
+        let (plan, kernel) = self.at(None, "launch")?;
+        self.launch_with(client, &plan, kernel.as_deref(), input, output)
     }
 
     /// [`SliceOp::launch`] for an input of `count` leading rows, when its leading size is `_`;
@@ -183,11 +185,24 @@ impl<T: Element> SliceOp<T> {
         input: &cubecl::server::Handle,
         output: &cubecl::server::Handle,
     ) -> Result<(), Error> {
-        let (_, kernel) = self.at(Some(count))?;
+        let (plan, kernel) = self.at(Some(count), "launch_at")?;
+        self.launch_with(client, &plan, kernel.as_deref(), input, output)
+    }
+
+    /// Launches `kernel` (from `at`, with its `plan`) on device buffers, each checked against
+    /// the bytes that launch needs.
+    pub(crate) fn launch_with<R: cubecl::Runtime>(
+        &self,
+        client: &cubecl::client::ComputeClient<R>,
+        plan: &SlicePlan,
+        kernel: Option<&SliceKernelDesc>,
+        input: &cubecl::server::Handle,
+        output: &cubecl::server::Handle,
+    ) -> Result<(), Error> {
         let Some(kernel) = kernel else { return Ok(()) };
-        let inputs = [(Operand::Input, input, self.buffer_bytes_at(count, Operand::Input)?)];
-        let output = (output, self.buffer_bytes_at(count, Operand::Output)?);
-        launch_on(client, &*kernel, &inputs, output, false, &self.verified)?;
+        let bytes = |tensor| Self::bytes(plan, Some(kernel), tensor);
+        let inputs = [(Operand::Input, input, bytes(Operand::Input))];
+        launch_on(client, kernel, &inputs, (output, bytes(Operand::Output)), false, &self.verified)?;
         Ok(())
     }
 }
