@@ -63,6 +63,21 @@ fn read<T: Element, R: Runtime>(client: &ComputeClient<R>, h: &Handle, n: usize)
     T::from_bytes(&bytes[..n * T::DTYPE.size()])
 }
 
+/// The median seconds of `f` at each of `counts`, synced: from a count to its result.
+fn first_use<R: Runtime>(client: &ComputeClient<R>, counts: &[usize], mut f: impl FnMut(usize)) -> f64 {
+    let mut t: Vec<f64> = counts
+        .iter()
+        .map(|&n| {
+            let start = Instant::now();
+            f(n);
+            sync(client);
+            start.elapsed().as_secs_f64()
+        })
+        .collect();
+    t.sort_by(f64::total_cmp);
+    t[t.len() / 2]
+}
+
 fn check(what: &str, case: &str, count: usize, got: &[f32], expected: &[f32]) {
     if let Some(o) = (0..expected.len()).find(|&o| got[o].to_bits() != expected[o].to_bits()) {
         panic!("{case} at count {count}: {what} output[{o}] = {}, expected {}", got[o], expected[o]);
@@ -135,24 +150,12 @@ where
     let ids: Vec<i32> = (0..max).map(|i| (i % ROWS) as i32).collect();
     let idx = upload(c, &ids, ANY.buffer_bytes_at(max, Operand::Indices).unwrap());
     let out = c.empty(ANY.buffer_bytes_at(max, Operand::Output).unwrap());
-    let time = |f: &mut dyn FnMut(usize)| {
-        let mut t: Vec<f64> = new
-            .iter()
-            .map(|&n| {
-                let start = Instant::now();
-                f(n);
-                sync(c);
-                start.elapsed().as_secs_f64()
-            })
-            .collect();
-        t.sort_by(f64::total_cmp);
-        t[t.len() / 2]
-    };
-    let new_count_fixed = time(&mut |n| {
+    let new_count_fixed = first_use(c, &new, |n| {
         let op = stridex::Gather::onnx().data::<f32>(&[ROWS, DIM]).indices::<i32>(&[n]).build().unwrap();
         op.launch(c, &data, &idx, &out).expect("fixed first launch");
     });
-    let new_count_dynamic = time(&mut |n| ANY.launch_at(c, n, &data, &idx, &out).expect("dynamic launch"));
+    let new_count_dynamic =
+        first_use(c, &new, |n| ANY.launch_at(c, n, &data, &idx, &out).expect("dynamic launch"));
     DynamicOutcome { case, rows, new_count_fixed, new_count_dynamic }
 }
 
@@ -214,20 +217,7 @@ where
     let x = vec![0f32; max * 3 * h * w];
     let input = upload(c, &x, ANY.buffer_bytes_at(max, Operand::Input).unwrap());
     let out = c.empty(ANY.buffer_bytes_at(max, Operand::Output).unwrap());
-    let time = |f: &mut dyn FnMut(usize)| {
-        let mut t: Vec<f64> = new_counts
-            .iter()
-            .map(|&n| {
-                let start = Instant::now();
-                f(n);
-                sync(c);
-                start.elapsed().as_secs_f64()
-            })
-            .collect();
-        t.sort_by(f64::total_cmp);
-        t[t.len() / 2]
-    };
-    let new_count_fixed = time(&mut |n| {
+    let new_count_fixed = first_use(c, &new_counts, |n| {
         let op = stridex::Slice::directml()
             .input::<f32>(&[n, 3, h, w])
             .window(&[0, 0, off, off], &[n, 3, k, k], &[1, 1, 1, 1])
@@ -235,7 +225,8 @@ where
             .unwrap();
         op.launch(c, &input, &out).expect("fixed first launch");
     });
-    let new_count_dynamic = time(&mut |n| ANY.launch_at(c, n, &input, &out).expect("dynamic launch"));
+    let new_count_dynamic =
+        first_use(c, &new_counts, |n| ANY.launch_at(c, n, &input, &out).expect("dynamic launch"));
     DynamicOutcome { case, rows, new_count_fixed, new_count_dynamic }
 }
 
