@@ -8,18 +8,15 @@ mod common;
 
 use common::chains::{self, ChainCase, StageRef, Staged};
 use common::generate::Rng;
+use common::props::{cases, device};
 use common::reference as r;
 use proptest::prelude::*;
 use std::borrow::Cow;
 use stridex::core::{seeds, ChainDesc, GatherStage, StageDesc, TensorDecl};
 use stridex::{
-    Chain, ChainOp, DType, Device, Dialect, Element, Error, Gather, GatherDesc, GatherOp, IndexElement,
-    Operand, OutOfRange, Slice, SliceDesc, SliceOp, SliceRange, Tensor,
+    Chain, ChainOp, DType, Dialect, Element, Error, Gather, GatherDesc, GatherOp, IndexElement, Operand,
+    OutOfRange, Slice, SliceDesc, SliceOp, SliceRange, Tensor,
 };
-
-fn device() -> &'static Device {
-    Device::default_device().expect("a device (scripts/install-vulkan.sh installs lavapipe)")
-}
 
 /// What a chain gives: the output, or the stage and index of the first out-of-range index.
 #[derive(Debug, PartialEq)]
@@ -125,10 +122,6 @@ fn check_chain<T: Element>(case: &ChainCase, rng: &mut Rng) -> Result<bool, Stri
         return Err(format!("chain {got:?}\nreference {reference:?}\n{}", context()));
     }
     Ok(op.is_fused().unwrap())
-}
-
-fn cases(default: u32) -> u32 {
-    std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(default)
 }
 
 proptest! {

@@ -7,14 +7,11 @@
 mod common;
 
 use common::generate::{self, Rng};
+use common::props::{cases, choices, device, FromI128};
 use common::reference::{self as r, Outcome, Rules};
 use proptest::prelude::*;
 use stridex::core::kernel::Walk;
-use stridex::{DType, Device, Element, Error, Gather, GatherOp, IndexElement, Operand, Slice, SliceOp};
-
-fn device() -> &'static Device {
-    Device::default_device().expect("a device (scripts/install-vulkan.sh installs lavapipe)")
-}
+use stridex::{DType, Element, Error, Gather, GatherOp, Operand, Slice, SliceOp};
 
 stridex::gather! { static EMBED; data: f32[50, 16], indices: i64[_, 4] }
 
@@ -202,25 +199,24 @@ fn bytemuck_f32(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 
+/// A random descriptor refused for the one reason the property tests accept (no walk stays the
+/// same for every count), or the failure any other refusal is.
+fn refusal(e: Error, desc: &impl std::fmt::Debug) -> Result<Case, String> {
+    match e {
+        Error::Rule(stridex::RuleError::Dynamic {
+            fault: stridex::core::DynamicFault::Layout { .. },
+            ..
+        }) => Ok(Case::Refused),
+        e => Err(format!("refused: {e}\n{desc:?}")),
+    }
+}
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Case {
     Taken,
     NotApplicable,
     Refused,
 }
-
-trait FromI128: IndexElement {
-    fn from_i128(v: i128) -> Self;
-}
-
-macro_rules! from_i128 {
-    ($($t:ty),*) => {$(impl FromI128 for $t {
-        fn from_i128(v: i128) -> Self {
-            <$t>::try_from(v).expect("generated index fits its type")
-        }
-    })*};
-}
-from_i128!(i32, i64, u32, u64);
 
 /// A random gather made dynamic: ONNX or OpenVINO, axis 0, no batch dimensions, packed
 /// indices, inferred output; then run at a random count against the reference at that count.
@@ -257,11 +253,7 @@ fn check_gather_case(choices: Vec<u64>, seed: u64) -> Result<Case, String> {
 fn check_gather<T: Element, I: FromI128>(case: &generate::GatherCase, rng: &mut Rng) -> Result<Case, String> {
     let op = match GatherOp::<T, I>::new(case.desc) {
         Ok(op) => op,
-        Err(Error::Rule(stridex::RuleError::Dynamic {
-            fault: stridex::core::DynamicFault::Layout { .. },
-            ..
-        })) => return Ok(Case::Refused),
-        Err(e) => return Err(format!("refused: {e}\n{:?}", case.desc)),
+        Err(e) => return refusal(e, &case.desc),
     };
     let count = rng.below(6);
     let mut re = case.reference.clone();
@@ -326,11 +318,7 @@ fn check_slice_case(choices: Vec<u64>, seed: u64) -> Result<Case, String> {
 fn check_slice<T: Element>(case: &generate::SliceCase, rng: &mut Rng) -> Result<Case, String> {
     let op = match SliceOp::<T>::new(case.desc) {
         Ok(op) => op,
-        Err(Error::Rule(stridex::RuleError::Dynamic {
-            fault: stridex::core::DynamicFault::Layout { .. },
-            ..
-        })) => return Ok(Case::Refused),
-        Err(e) => return Err(format!("refused: {e}\n{:?}", case.desc)),
+        Err(e) => return refusal(e, &case.desc),
     };
     let count = rng.below(6);
     let mut re = case.reference.clone();
@@ -364,14 +352,6 @@ fn check_slice<T: Element>(case: &generate::SliceCase, rng: &mut Rng) -> Result<
         ));
     }
     Ok(Case::Taken)
-}
-
-fn cases(default: u32) -> u32 {
-    std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(default)
-}
-
-fn choices() -> impl Strategy<Value = (Vec<u64>, u64)> {
-    (prop::collection::vec(any::<u64>(), 0..256), any::<u64>())
 }
 
 proptest! {

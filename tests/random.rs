@@ -8,26 +8,10 @@
 mod common;
 
 use common::generate::{self, Rng};
+use common::props::{cases, choices, device, FromI128};
 use common::reference::{self as r, Outcome};
 use proptest::prelude::*;
-use stridex::{DType, Device, Element, Error, GatherOp, IndexElement, SliceOp};
-
-fn device() -> &'static Device {
-    Device::default_device().expect("a device (scripts/install-vulkan.sh installs lavapipe)")
-}
-
-trait FromI128: IndexElement {
-    fn from_i128(v: i128) -> Self;
-}
-
-macro_rules! from_i128 {
-    ($($t:ty),*) => {$(impl FromI128 for $t {
-        fn from_i128(v: i128) -> Self {
-            <$t>::try_from(v).expect("generated index fits its type")
-        }
-    })*};
-}
-from_i128!(i32, i64, u32, u64);
+use stridex::{DType, Element, Error, GatherOp, SliceOp};
 
 fn check_gather_case(choices: Vec<u64>, seed: u64) -> Result<(), String> {
     let mut rng = Rng::from_choices(choices, seed);
@@ -151,16 +135,6 @@ fn channels_last_slices_match_reference() {
     for case in generate::channels_last_slices() {
         check_slice::<f32>(&case, &mut rng).unwrap();
     }
-}
-
-fn cases(default: u32) -> u32 {
-    std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(default)
-}
-
-/// A descriptor's choices: proptest draws them and shrinks a failure towards the smallest
-/// descriptor that still fails (each choice towards 0); the data comes from the seed.
-fn choices() -> impl Strategy<Value = (Vec<u64>, u64)> {
-    (prop::collection::vec(any::<u64>(), 0..256), any::<u64>())
 }
 
 proptest! {

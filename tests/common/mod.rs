@@ -25,4 +25,5 @@ macro_rules! with_data_type {
 
 pub mod chains;
 pub mod generate;
+pub mod props;
 pub mod reference;
