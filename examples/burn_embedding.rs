@@ -3,7 +3,8 @@
 //! `cargo run --features burn --example burn_embedding`.
 //!
 //! The backend is Burn's default `Wgpu` (`Fusion<CubeBackend<WgpuRuntime, f32, i32, u32>>`):
-//! the gather joins Burn's fusion stream as a custom operation, between Burn's own ops.
+//! the gather joins Burn's fusion stream as a custom operation, between Burn's own ops. A
+//! `chain!` (the rows of the last position only, one kernel) joins it the same way.
 
 use stridex::burn::burn_cubecl::CubeBackend;
 use stridex::burn::burn_fusion::Fusion;
@@ -24,11 +25,20 @@ stridex::gather! {
     indices: i32[4, 16],
 }
 
+// What a decoder reads at each step: the last position's rows, without gathering the others.
+stridex::chain! {
+    static LAST_TOKEN;
+    data: f32[1000, 64],
+    gather { indices: i32[4, 16], axis: 0 },
+    slice { rules: onnx, starts: [-1], ends: [16], axes: [1] },
+}
+
 fn main() -> Result<(), stridex::Error> {
-    println!("device: {}", stridex::Device::default_device()?.description());
     let device = Default::default();
     let table_values: Vec<f32> = (0..VOCAB * DIM).map(|i| ((i * 37) % 1009) as f32 / 1009.0).collect();
     let table = Tensor::<Wgpu, 2>::from_data(TensorData::new(table_values.clone(), [VOCAB, DIM]), &device);
+    // Burn set wgpu's default device up (its first tensor); stridex launches on Burn's client.
+    println!("device: {}", stridex::Device::default_device()?.description());
     let ids: Vec<i32> = (0..BATCH * SEQ).map(|i| ((i * 7919 + 3) % VOCAB) as i32).collect();
     let ids = Tensor::<Wgpu, 2, Int>::from_data(TensorData::new(ids, [BATCH, SEQ]), &device);
 
@@ -38,12 +48,20 @@ fn main() -> Result<(), stridex::Error> {
     println!("rows {:?} -> pooled {:?}", rows.dims(), pooled.dims());
 
     // The same with Burn alone, for comparison.
+    let last: Tensor<Wgpu, 3> = LAST_TOKEN.apply(table.clone() * 2.0, (ids.clone(),))?;
+    println!("last position, one fused kernel: {:?}", last.dims());
     let peer = (table * 2.0).select(0, ids.reshape([BATCH * SEQ])).reshape([BATCH, SEQ, DIM]);
+    let peer_last = peer.clone().slice([0..BATCH, SEQ - 1..SEQ, 0..DIM]);
+    assert_eq!(
+        last.into_data().to_vec::<f32>().unwrap(),
+        peer_last.into_data().to_vec::<f32>().unwrap(),
+        "the chain's rows equal Burn's select, then slice"
+    );
     let (ours, theirs) =
         (rows.into_data().to_vec::<f32>().unwrap(), peer.into_data().to_vec::<f32>().unwrap());
     assert_eq!(ours, theirs, "stridex's rows equal Burn's select");
     let pooled = pooled.into_data().to_vec::<f32>().unwrap();
     println!("sequence 0, first 4 features of the mean: {:?}", &pooled[..4]);
-    println!("every gathered row equals Burn's select of the same ids");
+    println!("every gathered row equals Burn's select of the same ids, and the chain's its last position");
     Ok(())
 }

@@ -152,21 +152,43 @@ fn open_wgpu() -> Result<Device, Error> {
     let force_gl = std::env::var("STRIDEX_BACKEND")
         .is_ok_and(|b| matches!(b.to_ascii_lowercase().as_str(), "gl" | "opengl"));
     let setup = if !force_gl && probe(wgpu::Backends::VULKAN) {
-        std::panic::catch_unwind(|| init_setup::<Vulkan>(&device, RuntimeOptions::default()))
+        quietly(|| init_setup::<Vulkan>(&device, RuntimeOptions::default()))
     } else if probe(wgpu::Backends::GL) {
-        std::panic::catch_unwind(|| init_setup::<OpenGl>(&device, RuntimeOptions::default()))
+        quietly(|| init_setup::<OpenGl>(&device, RuntimeOptions::default()))
     } else {
         return Err(Error::NoDevice(
             "wgpu found no Vulkan or OpenGL adapter; on Debian/Ubuntu without a GPU driver, \
              `apt-get install mesa-vulkan-drivers libvulkan1` provides lavapipe (Vulkan on the CPU)"
                 .into(),
         ));
-    }
-    .map_err(|_| Error::NoDevice("wgpu could not open its adapter".into()))?;
+    };
+    let compiler = |backend| {
+        if cfg!(feature = "vulkan") && backend == wgpu::Backend::Vulkan {
+            "SPIR-V"
+        } else {
+            "WGSL"
+        }
+    };
+    let setup = match setup {
+        Ok(setup) => setup,
+        // Another library in the process (Burn, say) set wgpu's default device up first:
+        // stridex launches on that client, as Burn does on one stridex set up.
+        Err(panic) if panic_message(&*panic).contains("already registered server") => {
+            let client = WgpuRuntime::client(&device);
+            let backend = *client.info();
+            let description = format!("wgpu/{backend:?}, set up before stridex, {}", compiler(backend));
+            return Ok(Device::new(Client::Wgpu(client), description));
+        }
+        Err(panic) => {
+            return Err(Error::NoDevice(format!(
+                "wgpu could not open its adapter: {}",
+                panic_message(&*panic)
+            )))
+        }
+    };
     let info = setup.adapter.get_info();
     let client = WgpuRuntime::client(&device);
-    let compiler =
-        if cfg!(feature = "vulkan") && info.backend == wgpu::Backend::Vulkan { "SPIR-V" } else { "WGSL" };
+    let compiler = compiler(info.backend);
     Ok(Device::new(
         Client::Wgpu(client),
         format!(
@@ -174,6 +196,26 @@ fn open_wgpu() -> Result<Device, Error> {
             info.backend, info.name, info.device_type, info.driver, info.driver_info
         ),
     ))
+}
+
+/// What a caught panic said.
+#[cfg(feature = "wgpu")]
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> &str {
+    let message =
+        panic.downcast_ref::<String>().map(String::as_str).or(panic.downcast_ref::<&str>().copied());
+    message.unwrap_or("(no message)")
+}
+
+/// `f`, its panic caught and not printed: CubeCL's setup panics where it cannot open an adapter
+/// or where a client of the device exists already (both answered here, the first as an `Err`
+/// that quotes it), and the default hook would print a backtrace for either. Once per process.
+#[cfg(feature = "wgpu")]
+fn quietly<T>(f: impl FnOnce() -> T + std::panic::UnwindSafe) -> std::thread::Result<T> {
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let result = std::panic::catch_unwind(f);
+    std::panic::set_hook(hook);
+    result
 }
 
 #[cfg(not(feature = "wgpu"))]
