@@ -158,3 +158,98 @@ fn a_dynamic_leading_size_takes_any_count_on_both_backends() {
     dynamic_counts::<Cube>();
     dynamic_counts::<Fused>();
 }
+
+/// Chains on Burn tensors: one kernel on Burn's buffers equals Burn's ops run one by one.
+fn chains_equal_burn<B: stridex::burn::BurnBackend>()
+where
+    stridex::burn::burn_tensor::Float: stridex::burn::BurnKind<B>,
+    Int: stridex::burn::BurnKind<B>,
+{
+    use stridex::burn::burn_tensor::s;
+    let device = Default::default();
+    // Token ids -> embedding rows -> the last position.
+    let last = stridex::chain! {
+        data: f32[50, 8],
+        gather { indices: i32[2, 5], axis: 0 },
+        slice { rules: onnx, starts: [-1], ends: [5], axes: [1] },
+    };
+    assert!(last.is_fused().unwrap());
+    let (_, t) = table::<B>(50, 8);
+    let values = vec![3i32, 9, 0, 49, 7, 11, 2, 2, 30, 1];
+    let i = Tensor::<B, 2, Int>::from_data(TensorData::new(values, [2, 5]), &device);
+    let y: Tensor<B, 3> = last.apply(t.clone(), (i.clone(),)).unwrap();
+    assert_eq!(y.dims(), [2, 1, 8]);
+    let peer = t.select(0, i.reshape([10])).reshape([2, 5, 8]).slice(s![.., 4..5, ..]);
+    assert_eq!(f32s(y), f32s(peer));
+
+    // An NCHW batch: crop -> horizontal flip -> BGR<->RGB -> 2x downsample, between Burn ops.
+    let image = stridex::chain! {
+        data: f32[2, 3, 8, 8],
+        slice { s[.., .., 1..7, 1..7] },
+        slice { s[.., .., .., ..;-1] },
+        gather { indices: i32[3], axis: 1 },
+        slice { s[.., .., ..;2, ..;2] },
+    };
+    let x: Vec<f32> = (0..2 * 3 * 64).map(|v| v as f32).collect();
+    let x = Tensor::<B, 4>::from_data(TensorData::new(x, [2, 3, 8, 8]), &device);
+    let bgr = ids::<B>(&[2, 1, 0], [3]);
+    let y: Tensor<B, 4> = image.apply(x.clone() + 1.0, (bgr.clone(),)).unwrap();
+    assert_eq!(y.dims(), [2, 3, 3, 3]);
+    let peer =
+        (x + 1.0).slice(s![.., .., 1..7, 1..7]).flip([3]).select(1, bgr).slice(s![.., .., 0..6;2, 0..6;2]);
+    assert_eq!(f32s(y * 2.0), f32s(peer * 2.0));
+
+    // Two gathers whose index tensors differ in rank and type; against the chain's own run.
+    let two = stridex::chain! {
+        data: f32[50, 8],
+        gather { indices: i32[2, 3], axis: 0 },
+        gather { rules: openvino, indices: i32[2, 3, 2], axis: 2, batch_dims: 2 },
+    };
+    let (rows, cols) = (vec![4i32, 0, 49, 17, 17, 2], vec![7i32, 0, 1, 1, 6, 5, 3, 3, 0, 7, -1, 2]);
+    let (table_values, t) = table::<B>(50, 8);
+    let r = Tensor::<B, 2, Int>::from_data(TensorData::new(rows.clone(), [2, 3]), &device);
+    let c = Tensor::<B, 3, Int>::from_data(TensorData::new(cols.clone(), [2, 3, 2]), &device);
+    let y: Tensor<B, 3> = two.apply(t, (r, c)).unwrap();
+    assert_eq!(y.dims(), [2, 3, 2]);
+    assert_eq!(f32s(y), two.run(&table_values, (&rows, &cols)).unwrap().into_data());
+
+    // Int data, no gathers: a crop of an i32 tensor.
+    let crop = stridex::chain! { data: i32[4, 6], slice { s[1..3, ..] }, slice { s[.., 2..;2] } };
+    let v = Tensor::<B, 2, Int>::from_data(TensorData::new((0..24).collect::<Vec<i32>>(), [4, 6]), &device);
+    let y: Tensor<B, 2, Int> = crop.apply(v, ()).unwrap();
+    assert_eq!(y.into_data().to_vec::<i32>().unwrap(), vec![8, 10, 14, 16]);
+}
+
+#[test]
+fn chains_equal_burn_on_both_backends() {
+    chains_equal_burn::<Cube>();
+    chains_equal_burn::<Fused>();
+}
+
+#[test]
+fn chain_mismatches_name_their_stage() {
+    let op = stridex::chain! {
+        data: f32[50, 8],
+        slice { s[..40, ..] },
+        gather { indices: i32[3], axis: 0 },
+    };
+    let (_, t) = table::<Cube>(50, 8);
+    let e = op.apply::<_, _, 2, 2>(t.clone(), (ids::<Cube>(&[0; 4], [4]),)).unwrap_err();
+    assert!(
+        matches!(&e, Error::InStage { stage: 2, error } if matches!(**error, Error::BurnTensor { tensor: Operand::Indices, .. })),
+        "{e}"
+    );
+    assert!(e.to_string().contains("stage 2") && e.to_string().contains("shape [4]"), "{e}");
+    // Under `error`, the stage's ids are checked against the shape it receives (40 rows).
+    let e = op.apply::<_, _, 2, 2>(t, (ids::<Cube>(&[0, 40, 1], [3]),)).unwrap_err();
+    assert!(
+        matches!(&e, Error::InStage { stage: 2, error } if matches!(**error, Error::IndexOutOfRange { value: 40, .. })),
+        "{e}"
+    );
+    let (_, t) = table::<Fused>(50, 8);
+    let e = op.apply::<_, _, 2, 2>(t, (ids::<Fused>(&[-41, 0, 1], [3]),)).unwrap_err();
+    assert!(
+        matches!(&e, Error::InStage { stage: 2, error } if matches!(**error, Error::IndexOutOfRange { value: -41, .. })),
+        "{e}"
+    );
+}

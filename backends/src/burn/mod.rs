@@ -3,28 +3,29 @@
 //! the device buffers Burn holds: no host round trip.
 //!
 //! On `CubeBackend` the op launches at once on Burn's handles. On `Fusion` it is registered in
-//! Burn's fusion stream as a custom operation (`OperationIr::Custom`, as burn-vision registers
-//! its kernels), so it runs in order with the ops around it; its checks (shapes, dtypes, and
-//! under the `error` policy the index values, which needs a sync) run before it is registered.
+//! Burn's fusion stream as a custom operation (`burn/fusion.rs`), so it runs in order with the ops
+//! around it; its checks (shapes, dtypes, and under the `error` policy the index values, which
+//! needs a sync) run before it is registered.
+
+mod chain;
+mod fusion;
+
+pub use chain::BurnIndexTensors;
 
 /// The Burn crates stridex applies ops to, at the versions it was built with.
 pub use {burn_cubecl, burn_fusion, burn_tensor};
 
 use crate::element::{Element, IndexElement};
 use crate::error::Error;
-use crate::ops::{GatherOp, SliceOp};
+use crate::ops::{ChainOp, GatherOp, IndexTypes, SliceOp};
 use burn_cubecl::fusion::FusionCubeRuntime;
 use burn_cubecl::tensor::CubeTensor;
 use burn_cubecl::{BoolElement, CubeBackend, CubeRuntime, FloatElement, IntElement};
-use burn_fusion::stream::{Operation, OperationStreams};
 use burn_fusion::{Fusion, FusionTensor};
-use burn_ir::{CustomOpIr, HandleContainer, OperationIr, OperationOutput, TensorIr};
 use burn_tensor::backend::Backend;
 use burn_tensor::{Float, Int, Tensor, TensorKind, TensorPrimitive};
 use cubecl::prelude::*;
 use cubecl::server::Handle;
-use std::any::Any;
-use std::sync::Mutex;
 use stridex_core::{DType, Operand, OutOfRange, TensorLayout};
 
 /// A Burn backend stridex ops apply to. Its float and int tensors share one primitive type
@@ -45,6 +46,14 @@ pub trait BurnBackend: Backend {
         op: &SliceOp<T>,
         input: Self::Primitive,
         float: bool,
+    ) -> Result<Self::Primitive, Error>;
+
+    #[doc(hidden)]
+    fn chain<T: Element, J: IndexTypes>(
+        op: &ChainOp<T, J>,
+        data: Self::Primitive,
+        data_float: bool,
+        indices: Vec<Self::Primitive>,
     ) -> Result<Self::Primitive, Error>;
 }
 
@@ -188,6 +197,42 @@ fn output_tensor<R: CubeRuntime>(
     )
 }
 
+/// The gather on `CubeBackend` tensors, launched at once on Burn's handles.
+fn gather_on_cube<R: CubeRuntime, T: Element, J: IndexElement>(
+    op: &GatherOp<T, J>,
+    data: CubeTensor<R>,
+    indices: CubeTensor<R>,
+) -> Result<CubeTensor<R>, Error> {
+    let (plan, kernel) = op.at(Some(leading(indices.meta.shape())), "apply")?;
+    check_meta(Operand::Data, data.dtype, data.meta.shape(), T::DTYPE, &plan.data)?;
+    check_strides(Operand::Data, data.meta.strides(), &plan.data)?;
+    check_meta(Operand::Indices, indices.dtype, indices.meta.shape(), J::DTYPE, &plan.indices)?;
+    check_strides(Operand::Indices, indices.meta.strides(), &plan.indices)?;
+    let client = &data.client;
+    let bytes = |t| GatherOp::<T, J>::bytes(&plan, kernel.as_deref(), t);
+    let d = padded(client, &data.handle, bytes(Operand::Data))?;
+    let ix = padded(client, &indices.handle, bytes(Operand::Indices))?;
+    let out = client.empty(bytes(Operand::Output).max(4));
+    op.launch_with(client, &plan, kernel.as_deref(), &d, &ix, &out)?;
+    Ok(output_tensor(&data, out, &plan.output))
+}
+
+/// The slice on a `CubeBackend` tensor, launched at once on Burn's handle.
+fn slice_on_cube<R: CubeRuntime, T: Element>(
+    op: &SliceOp<T>,
+    input: CubeTensor<R>,
+) -> Result<CubeTensor<R>, Error> {
+    let (plan, kernel) = op.at(Some(leading(input.meta.shape())), "apply")?;
+    check_meta(Operand::Input, input.dtype, input.meta.shape(), T::DTYPE, &plan.input)?;
+    check_strides(Operand::Input, input.meta.strides(), &plan.input)?;
+    let client = &input.client;
+    let bytes = |t| SliceOp::<T>::bytes(&plan, kernel.as_deref(), t);
+    let d = padded(client, &input.handle, bytes(Operand::Input))?;
+    let out = client.empty(bytes(Operand::Output).max(4));
+    op.launch_with(client, &plan, kernel.as_deref(), &d, &out)?;
+    Ok(output_tensor(&input, out, &plan.output))
+}
+
 impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> BurnBackend
     for CubeBackend<R, F, I, BT>
 {
@@ -199,18 +244,7 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> BurnBacken
         _data_float: bool,
         indices: CubeTensor<R>,
     ) -> Result<CubeTensor<R>, Error> {
-        let (plan, kernel) = op.at(Some(leading(indices.meta.shape())), "apply")?;
-        check_meta(Operand::Data, data.dtype, data.meta.shape(), T::DTYPE, &plan.data)?;
-        check_strides(Operand::Data, data.meta.strides(), &plan.data)?;
-        check_meta(Operand::Indices, indices.dtype, indices.meta.shape(), J::DTYPE, &plan.indices)?;
-        check_strides(Operand::Indices, indices.meta.strides(), &plan.indices)?;
-        let client = &data.client;
-        let bytes = |t| GatherOp::<T, J>::bytes(&plan, kernel.as_deref(), t);
-        let d = padded(client, &data.handle, bytes(Operand::Data))?;
-        let ix = padded(client, &indices.handle, bytes(Operand::Indices))?;
-        let out = client.empty(bytes(Operand::Output).max(4));
-        op.launch_with(client, &plan, kernel.as_deref(), &d, &ix, &out)?;
-        Ok(output_tensor(&data, out, &plan.output))
+        gather_on_cube(op, data, indices)
     }
 
     fn slice<T: Element>(
@@ -218,178 +252,25 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> BurnBacken
         input: CubeTensor<R>,
         _float: bool,
     ) -> Result<CubeTensor<R>, Error> {
-        let (plan, kernel) = op.at(Some(leading(input.meta.shape())), "apply")?;
-        check_meta(Operand::Input, input.dtype, input.meta.shape(), T::DTYPE, &plan.input)?;
-        check_strides(Operand::Input, input.meta.strides(), &plan.input)?;
-        let client = &input.client;
-        let bytes = |t| SliceOp::<T>::bytes(&plan, kernel.as_deref(), t);
-        let d = padded(client, &input.handle, bytes(Operand::Input))?;
-        let out = client.empty(bytes(Operand::Output).max(4));
-        op.launch_with(client, &plan, kernel.as_deref(), &d, &out)?;
-        Ok(output_tensor(&input, out, &plan.output))
+        slice_on_cube(op, input)
     }
-}
 
-/// Ops that run inside Burn's fusion stream, one per descriptor and types, kept for the
-/// process (as CubeCL keeps their kernels): an operation in the stream owns what it runs, and a
-/// new op per call would wait on its first launch every time.
-fn shared<D, O>(desc: &D, make: impl FnOnce() -> O) -> &'static O
-where
-    D: PartialEq + Clone + Send + Sync + 'static,
-    O: Send + Sync + 'static,
-{
-    static OPS: Mutex<Vec<&'static (dyn Any + Send + Sync)>> = Mutex::new(Vec::new());
-    let mut ops = OPS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    let found = ops.iter().find_map(|e| e.downcast_ref::<(D, O)>().filter(|(d, _)| d == desc));
-    if let Some((_, op)) = found {
-        return op;
+    fn chain<T: Element, J: IndexTypes>(
+        op: &ChainOp<T, J>,
+        data: CubeTensor<R>,
+        _data_float: bool,
+        indices: Vec<CubeTensor<R>>,
+    ) -> Result<CubeTensor<R>, Error> {
+        chain::on_cube(op, data, indices)
     }
-    let entry: &'static (D, O) = Box::leak(Box::new((desc.clone(), make())));
-    ops.push(entry);
-    &entry.1
 }
 
 type Fused<R> = FusionTensor<FusionCubeRuntime<R>>;
-
-/// A tensor in Burn's fusion stream is contiguous: the descriptor must say so.
-fn check_packed(tensor: Operand, layout: &TensorLayout) -> Result<(), Error> {
-    if !layout.is_packed() {
-        return Err(Error::BurnTensor {
-            tensor,
-            mismatch: format!(
-                "the op's `{tensor}` declares strides {}, but a tensor in Burn's fusion stream is contiguous; apply the op to the `CubeBackend` tensor (`Fusion` unwrapped) to pass a strided view",
-                stridex_core::dims::list(&layout.strides)
-            ),
-        });
-    }
-    Ok(())
-}
-
-/// Under the `error` policy, the index values are read back and checked before the op joins
-/// the stream (the stream cannot return an error later).
-fn check_fused_indices<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement, J: IndexElement>(
-    plan: &stridex_core::GatherPlan,
-    indices: &Fused<R>,
-) -> Result<(), Error>
-where
-    CubeBackend<R, F, I, BT>: burn_fusion::FusionBackend<FusionRuntime = FusionCubeRuntime<R>>,
-{
-    if plan.out_of_range != OutOfRange::Error || plan.output.is_empty() {
-        return Ok(());
-    }
-    let t = Tensor::<Fusion<CubeBackend<R, F, I, BT>>, 1, Int>::from_primitive(indices.clone());
-    let data = t.try_into_data().map_err(|e| Error::Device(format!("reading the indices back: {e:?}")))?;
-    let values = J::from_bytes(data.as_bytes());
-    match crate::ops::gather::first_bad_index(plan, &values) {
-        e @ Error::IndexOutOfRange { .. } => Err(e),
-        _ => Ok(()),
-    }
-}
-
-/// A CubeTensor from the fusion stream laid out as `layout` says (made contiguous when the
-/// stream handed over a view).
-fn laid_out<R: CubeRuntime>(t: CubeTensor<R>, layout: &TensorLayout) -> CubeTensor<R> {
-    if check_strides(Operand::Data, t.meta.strides(), layout).is_ok() {
-        t
-    } else {
-        burn_cubecl::kernel::into_contiguous(t)
-    }
-}
 
 /// The count of a `_` op's launch: the leading size of the Burn tensor that carries it (the
 /// indices of a gather, the input of a slice); an op of fixed sizes does not read it.
 fn leading(shape: &[usize]) -> usize {
     shape.first().copied().unwrap_or(0)
-}
-
-/// The `CubeBackend` type parameters a fused op carries.
-type Backend4<R, F, I, BT> = std::marker::PhantomData<fn() -> (R, F, I, BT)>;
-
-#[derive(Debug)]
-struct FusedGather<R: CubeRuntime, F, I, BT, T: 'static, J: 'static> {
-    desc: CustomOpIr,
-    op: &'static GatherOp<T, J>,
-    float: bool,
-    backend: Backend4<R, F, I, BT>,
-}
-
-impl<R, F, I, BT, T, J> Operation<FusionCubeRuntime<R>> for FusedGather<R, F, I, BT, T, J>
-where
-    R: CubeRuntime,
-    F: FloatElement,
-    I: IntElement,
-    BT: BoolElement,
-    T: Element,
-    J: IndexElement,
-{
-    fn execute(
-        &self,
-        handles: &mut HandleContainer<<FusionCubeRuntime<R> as burn_fusion::FusionRuntime>::FusionHandle>,
-    ) {
-        type Cube<R, F, I, BT> = CubeBackend<R, F, I, BT>;
-        let ([d, ix], [out]) = self.desc.as_fixed();
-        let data = if self.float {
-            handles.get_float_tensor::<Cube<R, F, I, BT>>(d)
-        } else {
-            handles.get_int_tensor::<Cube<R, F, I, BT>>(d)
-        };
-        let indices = handles.get_int_tensor::<Cube<R, F, I, BT>>(ix);
-        let (plan, _) = self
-            .op
-            .at(Some(leading(indices.meta.shape())), "apply")
-            .expect("checked before the op joined the stream");
-        let (data, indices) = (laid_out(data, &plan.data), laid_out(indices, &plan.indices));
-        // Shapes, dtypes and (under `error`) the index values were checked before the op joined
-        // the stream; what is left is a device failure, which Burn's own ops also raise here.
-        let y = <Cube<R, F, I, BT> as BurnBackend>::gather(self.op, data, self.float, indices)
-            .unwrap_or_else(|e| panic!("stridex gather in Burn's fusion stream: {e}"));
-        if self.float {
-            handles.register_float_tensor::<Cube<R, F, I, BT>>(&out.id, y);
-        } else {
-            handles.register_int_tensor::<Cube<R, F, I, BT>>(&out.id, y);
-        }
-    }
-}
-
-#[derive(Debug)]
-struct FusedSlice<R: CubeRuntime, F, I, BT, T: 'static> {
-    desc: CustomOpIr,
-    op: &'static SliceOp<T>,
-    float: bool,
-    backend: Backend4<R, F, I, BT>,
-}
-
-impl<R, F, I, BT, T> Operation<FusionCubeRuntime<R>> for FusedSlice<R, F, I, BT, T>
-where
-    R: CubeRuntime,
-    F: FloatElement,
-    I: IntElement,
-    BT: BoolElement,
-    T: Element,
-{
-    fn execute(
-        &self,
-        handles: &mut HandleContainer<<FusionCubeRuntime<R> as burn_fusion::FusionRuntime>::FusionHandle>,
-    ) {
-        type Cube<R, F, I, BT> = CubeBackend<R, F, I, BT>;
-        let ([x], [out]) = self.desc.as_fixed();
-        let input = if self.float {
-            handles.get_float_tensor::<Cube<R, F, I, BT>>(x)
-        } else {
-            handles.get_int_tensor::<Cube<R, F, I, BT>>(x)
-        };
-        let (plan, _) = self
-            .op
-            .at(Some(leading(input.meta.shape())), "apply")
-            .expect("checked before the op joined the stream");
-        let y = <Cube<R, F, I, BT> as BurnBackend>::slice(self.op, laid_out(input, &plan.input), self.float)
-            .unwrap_or_else(|e| panic!("stridex slice in Burn's fusion stream: {e}"));
-        if self.float {
-            handles.register_float_tensor::<Cube<R, F, I, BT>>(&out.id, y);
-        } else {
-            handles.register_int_tensor::<Cube<R, F, I, BT>>(&out.id, y);
-        }
-    }
 }
 
 impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> BurnBackend
@@ -406,46 +287,35 @@ where
         indices: Fused<R>,
     ) -> Result<Fused<R>, Error> {
         let (plan, _) = op.at(Some(leading(&indices.shape)), "apply")?;
-        let plan = &*plan;
         check_meta(Operand::Data, data.dtype, &data.shape, T::DTYPE, &plan.data)?;
-        check_packed(Operand::Data, &plan.data)?;
+        fusion::check_packed(Operand::Data, &plan.data)?;
         check_meta(Operand::Indices, indices.dtype, &indices.shape, J::DTYPE, &plan.indices)?;
-        check_packed(Operand::Indices, &plan.indices)?;
-        check_fused_indices::<R, F, I, BT, J>(plan, &indices)?;
-        let op: &'static GatherOp<T, J> = shared(op.desc(), || GatherOp::__from_checked(*op.desc()));
-        let client = data.client.clone();
-        let out = TensorIr::uninit(
-            client.create_empty_handle(),
-            burn_tensor::Shape::from(plan.output.sizes.to_vec()),
-            data.dtype,
-        );
-        let streams = OperationStreams::with_inputs([&data, &indices]);
-        let desc = CustomOpIr::new("stridex_gather", &[data.into_ir(), indices.into_ir()], &[out]);
-        let fused = FusedGather::<R, F, I, BT, T, J> {
-            desc: desc.clone(),
-            op,
-            float: data_float,
-            backend: std::marker::PhantomData,
-        };
-        Ok(client.register(streams, OperationIr::Custom(desc), fused).output())
+        fusion::check_packed(Operand::Indices, &plan.indices)?;
+        if plan.out_of_range == OutOfRange::Error && !plan.output.is_empty() {
+            let values = J::from_bytes(&fusion::read_back::<R, F, I, BT>(&indices)?);
+            if let e @ Error::IndexOutOfRange { .. } = crate::ops::gather::first_bad_index(&plan, &values) {
+                return Err(e);
+            }
+        }
+        let op: &'static GatherOp<T, J> = fusion::shared(op.desc(), || GatherOp::__from_checked(*op.desc()));
+        Ok(fusion::register::<R, F, I, BT, _>(op, data_float, vec![data, indices], &plan.output.sizes))
     }
 
     fn slice<T: Element>(op: &SliceOp<T>, input: Fused<R>, float: bool) -> Result<Fused<R>, Error> {
         let (plan, _) = op.at(Some(leading(&input.shape)), "apply")?;
         check_meta(Operand::Input, input.dtype, &input.shape, T::DTYPE, &plan.input)?;
-        check_packed(Operand::Input, &plan.input)?;
-        let op: &'static SliceOp<T> = shared(op.desc(), || SliceOp::__from_checked(*op.desc()));
-        let client = input.client.clone();
-        let out = TensorIr::uninit(
-            client.create_empty_handle(),
-            burn_tensor::Shape::from(plan.output.sizes.to_vec()),
-            input.dtype,
-        );
-        let streams = OperationStreams::with_inputs([&input]);
-        let desc = CustomOpIr::new("stridex_slice", &[input.into_ir()], &[out]);
-        let fused =
-            FusedSlice::<R, F, I, BT, T> { desc: desc.clone(), op, float, backend: std::marker::PhantomData };
-        Ok(client.register(streams, OperationIr::Custom(desc), fused).output())
+        fusion::check_packed(Operand::Input, &plan.input)?;
+        let op: &'static SliceOp<T> = fusion::shared(op.desc(), || SliceOp::__from_checked(*op.desc()));
+        Ok(fusion::register::<R, F, I, BT, _>(op, float, vec![input], &plan.output.sizes))
+    }
+
+    fn chain<T: Element, J: IndexTypes>(
+        op: &ChainOp<T, J>,
+        data: Fused<R>,
+        data_float: bool,
+        indices: Vec<Fused<R>>,
+    ) -> Result<Fused<R>, Error> {
+        chain::fused::<R, F, I, BT, T, J>(op, data, data_float, indices)
     }
 }
 

@@ -357,19 +357,10 @@ impl<T: Element, I: IndexTypes> ChainOp<T, I> {
                 .map_err(|e| in_stage(stage, e))?;
         }
         launch::check_handle(Operand::Output, output, self.buffer_bytes(Operand::Output)?)?;
-        let checked: Vec<(usize, DType)> = gathers(&p.plan)
-            .enumerate()
-            .filter(|(_, (_, g))| g.out_of_range == OutOfRange::Error && !g.output.is_empty())
-            .map(|(i, (_, g))| (i, g.index_type.dtype()))
-            .collect();
+        let checked = checked_gathers(&p.plan);
         if !checked.is_empty() {
-            let handles = checked.iter().map(|&(g, _)| indices[g].clone()).collect();
-            let bytes = launch::read_all(client, handles)?;
-            let read: Vec<IndexBuffer> =
-                checked.iter().zip(&bytes).map(|(&(_, t), b)| erased(t, b)).collect();
-            check_error_policies(&p.plan, |g| {
-                &read[checked.iter().position(|&(c, _)| c == g).expect("an error-policy gather")]
-            })?;
+            let handles = checked.iter().map(|&g| indices[g].clone()).collect();
+            check_read_back(&p.plan, &checked, &launch::read_all(client, handles)?)?;
         }
         // An empty result launches nothing (its error-policy indices were still checked).
         let Some(kernel) = &p.kernel else { return Ok(()) };
@@ -382,18 +373,41 @@ impl<T: Element, I: IndexTypes> ChainOp<T, I> {
     }
 }
 
+/// The gathers (0-based, in stage order) whose indices are read back and checked in full before
+/// a launch: those under the `error` policy whose output is not empty.
+pub(crate) fn checked_gathers(plan: &ChainPlan) -> Vec<usize> {
+    gathers(plan)
+        .enumerate()
+        .filter(|(_, (_, g))| g.out_of_range == OutOfRange::Error && !g.output.is_empty())
+        .map(|(i, _)| i)
+        .collect()
+}
+
+/// [`check_error_policies`] on the index bytes of the `checked` gathers, read back from a device.
+pub(crate) fn check_read_back(
+    plan: &ChainPlan,
+    checked: &[usize],
+    bytes: &[impl std::ops::Deref<Target = [u8]>],
+) -> Result<(), Error> {
+    let types: Vec<DType> = gathers(plan).map(|(_, g)| g.index_type.dtype()).collect();
+    let read: Vec<IndexBuffer> = checked.iter().zip(bytes).map(|(&g, b)| erased(types[g], b)).collect();
+    check_error_policies(plan, |g| {
+        &read[checked.iter().position(|&c| c == g).expect("an error-policy gather")]
+    })
+}
+
 /// Bytes of a gather's index buffer.
 fn index_bytes(g: &GatherPlan) -> usize {
     word_bytes(&g.indices, g.index_type.words() * 4)
 }
 
 /// A stage's error wrapped with the stage it belongs to.
-fn in_stage(stage: usize, error: Error) -> Error {
+pub(crate) fn in_stage(stage: usize, error: Error) -> Error {
     Error::InStage { stage, error: Box::new(error) }
 }
 
 /// The chain's gathers: their stage (1-based) and plan, in stage order.
-fn gathers(plan: &ChainPlan) -> impl Iterator<Item = (usize, &GatherPlan)> {
+pub(crate) fn gathers(plan: &ChainPlan) -> impl Iterator<Item = (usize, &GatherPlan)> {
     plan.stages.iter().enumerate().filter_map(|(i, s)| match s {
         StagePlan::Gather(g) => Some((i + 1, g)),
         StagePlan::Slice(_) => None,
@@ -470,7 +484,11 @@ fn last_walk(k: &ChainKernel) -> Option<&Walk> {
     }
 }
 
-fn output_buffer<R: Runtime>(client: &ComputeClient<R>, plan: &ChainPlan, kernel: &ChainKernel) -> Handle {
+pub(crate) fn output_buffer<R: Runtime>(
+    client: &ComputeClient<R>,
+    plan: &ChainPlan,
+    kernel: &ChainKernel,
+) -> Handle {
     match last_walk(kernel) {
         Some(w) => launch::output(client, w, has_gaps(&plan.output)),
         None => launch::upload(client, &[], 1),

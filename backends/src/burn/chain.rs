@@ -1,0 +1,177 @@
+//! Chains on Burn tensors: the data tensor and one `Int` tensor per gather, each of its own
+//! rank, run as the chain's one fused kernel (or its stages) on Burn's buffers.
+
+use super::fusion::{self, OnCube};
+use super::{check_meta, check_rank, check_strides, output_tensor, padded, BurnBackend, BurnKind, Fused};
+use crate::element::{Element, IndexElement};
+use crate::error::Error;
+use crate::ops::chain::{check_read_back, checked_gathers, gathers, in_stage, output_buffer};
+use crate::ops::{ChainOp, IndexTypes};
+use burn_cubecl::fusion::FusionCubeRuntime;
+use burn_cubecl::tensor::CubeTensor;
+use burn_cubecl::{BoolElement, CubeBackend, CubeRuntime, FloatElement, IntElement};
+use burn_fusion::FusionBackend;
+use burn_tensor::{Int, Tensor};
+use stridex_core::{ChainPlan, Operand};
+
+/// A chain's index tensors in Burn, in stage order, as a tuple: `()`, `(ids,)`, `(ids, cols)`,
+/// ... up to four, each an `Int` tensor of any rank (the index type of its gather).
+pub trait BurnIndexTensors<B: BurnBackend, I: IndexTypes> {
+    /// The tensors' primitives and their ranks, in stage order.
+    #[doc(hidden)]
+    fn primitives(self) -> Vec<(B::Primitive, usize)>;
+}
+
+impl<B: BurnBackend> BurnIndexTensors<B, ()> for () {
+    fn primitives(self) -> Vec<(B::Primitive, usize)> {
+        Vec::new()
+    }
+}
+
+macro_rules! index_tensors {
+    ($(($i:ident, $d:ident, $n:tt)),+) => {
+        impl<B: BurnBackend, $($i: IndexElement,)+ $(const $d: usize,)+> BurnIndexTensors<B, ($($i,)+)>
+            for ($(Tensor<B, $d, Int>,)+)
+        where
+            Int: BurnKind<B>,
+        {
+            fn primitives(self) -> Vec<(B::Primitive, usize)> {
+                vec![$((Int::into_burn_primitive(self.$n), $d)),+]
+            }
+        }
+    };
+}
+
+index_tensors!((I0, D0, 0));
+index_tensors!((I0, D0, 0), (I1, D1, 1));
+index_tensors!((I0, D0, 0), (I1, D1, 1), (I2, D2, 2));
+index_tensors!((I0, D0, 0), (I1, D1, 1), (I2, D2, 2), (I3, D3, 3));
+
+impl<T: Element, J: IndexTypes> ChainOp<T, J> {
+    /// The chain on Burn tensors (feature `burn`): `data` of kind `Float` or `Int`, and the
+    /// gathers' `Int` index tensors in stage order as a tuple (`()`, `(ids,)`, `(ids, cols)`).
+    /// One fused kernel (or the stages, intermediates on the device) runs on the buffers Burn
+    /// holds; shapes, ranks, dtypes and strides are checked as [`GatherOp::apply`] checks them,
+    /// an index tensor's mismatch naming its stage.
+    ///
+    /// [`GatherOp::apply`]: crate::ops::GatherOp::apply
+    ///
+    /// ```ignore
+    /// let last: Tensor<B, 3> = LAST_POSITION.apply(table, (ids,))?;
+    /// ```
+    pub fn apply<B, K, const D: usize, const DO: usize>(
+        &self,
+        data: Tensor<B, D, K>,
+        indices: impl BurnIndexTensors<B, J>,
+    ) -> Result<Tensor<B, DO, K>, Error>
+    where
+        B: BurnBackend,
+        K: BurnKind<B>,
+    {
+        let plan = self.plan()?;
+        check_rank(Operand::Data, &plan.data, D)?;
+        check_rank(Operand::Output, &plan.output, DO)?;
+        let indices = indices.primitives();
+        for ((stage, g), &(_, rank)) in gathers(plan).zip(&indices) {
+            check_rank(Operand::Indices, &g.indices, rank).map_err(|e| in_stage(stage, e))?;
+        }
+        let indices = indices.into_iter().map(|(p, _)| p).collect();
+        let y = B::chain(self, K::into_burn_primitive(data), K::FLOAT, indices)?;
+        Ok(K::from_burn_primitive(y))
+    }
+}
+
+/// Each index tensor's dtype and shape against its gather's (and, through `layout`, its
+/// strides or packing), an `Err` naming the stage.
+fn check_indices<X>(
+    plan: &ChainPlan,
+    indices: &[X],
+    meta: impl Fn(&X) -> (burn_tensor::DType, &[usize]),
+    layout: impl Fn(&X, &stridex_core::TensorLayout) -> Result<(), Error>,
+) -> Result<(), Error> {
+    for ((stage, g), t) in gathers(plan).zip(indices) {
+        let (dtype, shape) = meta(t);
+        check_meta(Operand::Indices, dtype, shape, g.index_type.dtype(), &g.indices)
+            .and_then(|()| layout(t, &g.indices))
+            .map_err(|e| in_stage(stage, e))?;
+    }
+    Ok(())
+}
+
+/// The chain on `CubeBackend` tensors, launched at once on Burn's handles.
+pub(super) fn on_cube<R: CubeRuntime, T: Element, J: IndexTypes>(
+    op: &ChainOp<T, J>,
+    data: CubeTensor<R>,
+    indices: Vec<CubeTensor<R>>,
+) -> Result<CubeTensor<R>, Error> {
+    let plan = op.plan()?;
+    check_meta(Operand::Data, data.dtype, data.meta.shape(), T::DTYPE, &plan.data)?;
+    check_strides(Operand::Data, data.meta.strides(), &plan.data)?;
+    check_indices(
+        plan,
+        &indices,
+        |t| (t.dtype, t.meta.shape()),
+        |t, layout| check_strides(Operand::Indices, t.meta.strides(), layout),
+    )?;
+    let client = &data.client;
+    let d = padded(client, &data.handle, op.buffer_bytes(Operand::Data)?)?;
+    let ix = (indices.iter().enumerate())
+        .map(|(g, t)| padded(client, &t.handle, op.index_buffer_bytes(g)?))
+        .collect::<Result<Vec<_>, Error>>()?;
+    let out = match op.kernel()? {
+        Some(kernel) => output_buffer(client, plan, kernel),
+        None => client.empty(4),
+    };
+    op.launch(client, &d, &ix.iter().collect::<Vec<_>>(), &out)?;
+    Ok(output_tensor(&data, out, &plan.output))
+}
+
+impl<R: CubeRuntime, T: Element, J: IndexTypes> OnCube<R> for &'static ChainOp<T, J> {
+    const NAME: &'static str = "stridex_chain";
+    fn run(&self, inputs: Vec<CubeTensor<R>>) -> Result<CubeTensor<R>, Error> {
+        let plan = self.plan()?;
+        let mut inputs = inputs.into_iter();
+        let data = fusion::laid_out(inputs.next().expect("the data"), &plan.data);
+        let indices = inputs.zip(gathers(plan)).map(|(t, (_, g))| fusion::laid_out(t, &g.indices)).collect();
+        on_cube(self, data, indices)
+    }
+}
+
+/// The chain joins Burn's fusion stream after its checks (index values under `error` read
+/// back first: the stream cannot return an error later).
+pub(super) fn fused<R, F, I, BT, T, J>(
+    op: &ChainOp<T, J>,
+    data: Fused<R>,
+    data_float: bool,
+    indices: Vec<Fused<R>>,
+) -> Result<Fused<R>, Error>
+where
+    R: CubeRuntime,
+    F: FloatElement,
+    I: IntElement,
+    BT: BoolElement,
+    T: Element,
+    J: IndexTypes,
+    CubeBackend<R, F, I, BT>: FusionBackend<FusionRuntime = FusionCubeRuntime<R>>,
+{
+    let plan = op.plan()?;
+    check_meta(Operand::Data, data.dtype, &data.shape, T::DTYPE, &plan.data)?;
+    fusion::check_packed(Operand::Data, &plan.data)?;
+    check_indices(
+        plan,
+        &indices,
+        |t| (t.dtype, &t.shape),
+        |_, layout| fusion::check_packed(Operand::Indices, layout),
+    )?;
+    let checked = checked_gathers(plan);
+    if !checked.is_empty() {
+        let bytes = (checked.iter())
+            .map(|&g| fusion::read_back::<R, F, I, BT>(&indices[g]))
+            .collect::<Result<Vec<_>, Error>>()?;
+        check_read_back(plan, &checked, &bytes)?;
+    }
+    let op: &'static ChainOp<T, J> = fusion::shared(op.desc(), || ChainOp::__from_checked(op.desc().clone()));
+    let mut inputs = vec![data];
+    inputs.extend(indices);
+    Ok(fusion::register::<R, F, I, BT, _>(op, data_float, inputs, &plan.output.sizes))
+}

@@ -1,0 +1,172 @@
+//! Ops in Burn's fusion stream (`Fusion<CubeBackend<..>>`): each registered as a custom
+//! operation (`OperationIr::Custom`, as burn-vision registers its kernels) that runs, in order
+//! with the ops around it, on the `CubeBackend` tensors its inputs became.
+
+use super::{check_strides, leading, Fused};
+use crate::element::{Element, IndexElement};
+use crate::error::Error;
+use crate::ops::{GatherOp, SliceOp};
+use burn_cubecl::fusion::FusionCubeRuntime;
+use burn_cubecl::tensor::CubeTensor;
+use burn_cubecl::{BoolElement, CubeBackend, CubeRuntime, FloatElement, IntElement};
+use burn_fusion::stream::{Operation, OperationStreams};
+use burn_fusion::{Fusion, FusionBackend};
+use burn_ir::{CustomOpIr, HandleContainer, OperationIr, OperationOutput, TensorIr};
+use burn_tensor::{Int, Tensor};
+use std::any::Any;
+use std::marker::PhantomData;
+use std::sync::Mutex;
+use stridex_core::{Operand, TensorLayout};
+
+/// Ops that run inside Burn's fusion stream, one per descriptor and types, kept for the
+/// process (as CubeCL keeps their kernels): an operation in the stream owns what it runs, and a
+/// new op per call would wait on its first launch every time.
+pub(super) fn shared<D, O>(desc: &D, make: impl FnOnce() -> O) -> &'static O
+where
+    D: PartialEq + Clone + Send + Sync + 'static,
+    O: Send + Sync + 'static,
+{
+    static OPS: Mutex<Vec<&'static (dyn Any + Send + Sync)>> = Mutex::new(Vec::new());
+    let mut ops = OPS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let found = ops.iter().find_map(|e| e.downcast_ref::<(D, O)>().filter(|(d, _)| d == desc));
+    if let Some((_, op)) = found {
+        return op;
+    }
+    let entry: &'static (D, O) = Box::leak(Box::new((desc.clone(), make())));
+    ops.push(entry);
+    &entry.1
+}
+
+/// A tensor in Burn's fusion stream is contiguous: the descriptor must say so.
+pub(super) fn check_packed(tensor: Operand, layout: &TensorLayout) -> Result<(), Error> {
+    if !layout.is_packed() {
+        return Err(Error::BurnTensor {
+            tensor,
+            mismatch: format!(
+                "the op's `{tensor}` declares strides {}, but a tensor in Burn's fusion stream is contiguous; apply the op to the `CubeBackend` tensor (`Fusion` unwrapped) to pass a strided view",
+                stridex_core::dims::list(&layout.strides)
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// An index tensor's bytes, read back (a sync): under the `error` policy the values are checked
+/// before the op joins the stream, which cannot return an error later.
+pub(super) fn read_back<R, F, I, BT>(indices: &Fused<R>) -> Result<Vec<u8>, Error>
+where
+    R: CubeRuntime,
+    F: FloatElement,
+    I: IntElement,
+    BT: BoolElement,
+    CubeBackend<R, F, I, BT>: FusionBackend<FusionRuntime = FusionCubeRuntime<R>>,
+{
+    // A tensor's data is its values whatever rank the Tensor type says.
+    let t = Tensor::<Fusion<CubeBackend<R, F, I, BT>>, 1, Int>::from_primitive(indices.clone());
+    let data = t.try_into_data().map_err(|e| Error::Device(format!("reading the indices back: {e:?}")))?;
+    Ok(data.as_bytes().to_vec())
+}
+
+/// A CubeTensor from the fusion stream laid out as `layout` says (made contiguous when the
+/// stream handed over a view).
+pub(super) fn laid_out<R: CubeRuntime>(t: CubeTensor<R>, layout: &TensorLayout) -> CubeTensor<R> {
+    if check_strides(Operand::Data, t.meta.strides(), layout).is_ok() {
+        t
+    } else {
+        burn_cubecl::kernel::into_contiguous(t)
+    }
+}
+
+/// An op as the fusion stream runs it. Its checks ran before it was registered; what can fail
+/// here is the device, which Burn's own ops also raise from inside the stream.
+pub(super) trait OnCube<R: CubeRuntime>: std::fmt::Debug + Send + Sync + 'static {
+    const NAME: &'static str;
+    /// The op on the stream's tensors: the data (or input) first, then the index tensors.
+    fn run(&self, inputs: Vec<CubeTensor<R>>) -> Result<CubeTensor<R>, Error>;
+}
+
+impl<R: CubeRuntime, T: Element, J: IndexElement> OnCube<R> for &'static GatherOp<T, J> {
+    const NAME: &'static str = "stridex_gather";
+    fn run(&self, inputs: Vec<CubeTensor<R>>) -> Result<CubeTensor<R>, Error> {
+        let [data, indices]: [CubeTensor<R>; 2] = inputs.try_into().expect("data and indices");
+        let (plan, _) = self.at(Some(leading(indices.meta.shape())), "apply")?;
+        super::gather_on_cube(self, laid_out(data, &plan.data), laid_out(indices, &plan.indices))
+    }
+}
+
+impl<R: CubeRuntime, T: Element> OnCube<R> for &'static SliceOp<T> {
+    const NAME: &'static str = "stridex_slice";
+    fn run(&self, inputs: Vec<CubeTensor<R>>) -> Result<CubeTensor<R>, Error> {
+        let [input]: [CubeTensor<R>; 1] = inputs.try_into().expect("the input");
+        let (plan, _) = self.at(Some(leading(input.meta.shape())), "apply")?;
+        super::slice_on_cube(self, laid_out(input, &plan.input))
+    }
+}
+
+/// The `CubeBackend` type parameters a fused op carries.
+type Backend4<R, F, I, BT> = PhantomData<fn() -> (R, F, I, BT)>;
+
+#[derive(Debug)]
+struct FusedOp<R, F, I, BT, O> {
+    desc: CustomOpIr,
+    op: O,
+    /// Whether the data (the first input, and the output) is a float tensor; the rest are ints.
+    float: bool,
+    backend: Backend4<R, F, I, BT>,
+}
+
+impl<R, F, I, BT, O> Operation<FusionCubeRuntime<R>> for FusedOp<R, F, I, BT, O>
+where
+    R: CubeRuntime,
+    F: FloatElement,
+    I: IntElement,
+    BT: BoolElement,
+    O: OnCube<R>,
+{
+    fn execute(
+        &self,
+        handles: &mut HandleContainer<<FusionCubeRuntime<R> as burn_fusion::FusionRuntime>::FusionHandle>,
+    ) {
+        type Cube<R, F, I, BT> = CubeBackend<R, F, I, BT>;
+        let inputs = (self.desc.inputs.iter().enumerate())
+            .map(|(i, t)| {
+                if i == 0 && self.float {
+                    handles.get_float_tensor::<Cube<R, F, I, BT>>(t)
+                } else {
+                    handles.get_int_tensor::<Cube<R, F, I, BT>>(t)
+                }
+            })
+            .collect();
+        let y = self.op.run(inputs).unwrap_or_else(|e| panic!("{} in Burn's fusion stream: {e}", O::NAME));
+        let out = &self.desc.outputs[0].id;
+        if self.float {
+            handles.register_float_tensor::<Cube<R, F, I, BT>>(out, y);
+        } else {
+            handles.register_int_tensor::<Cube<R, F, I, BT>>(out, y);
+        }
+    }
+}
+
+/// Registers `op` in the stream on `inputs` (the data first, then index tensors); its output
+/// has `shape` and the data's dtype.
+pub(super) fn register<R, F, I, BT, O>(op: O, float: bool, inputs: Vec<Fused<R>>, shape: &[usize]) -> Fused<R>
+where
+    R: CubeRuntime,
+    F: FloatElement,
+    I: IntElement,
+    BT: BoolElement,
+    O: OnCube<R>,
+    CubeBackend<R, F, I, BT>: FusionBackend<FusionRuntime = FusionCubeRuntime<R>>,
+{
+    let client = inputs[0].client.clone();
+    let out = TensorIr::uninit(
+        client.create_empty_handle(),
+        burn_tensor::Shape::from(shape.to_vec()),
+        inputs[0].dtype,
+    );
+    let streams = OperationStreams::with_inputs(&inputs);
+    let irs: Vec<TensorIr> = inputs.into_iter().map(|t| t.into_ir()).collect();
+    let desc = CustomOpIr::new(O::NAME, &irs, &[out]);
+    let fused = FusedOp::<R, F, I, BT, O> { desc: desc.clone(), op, float, backend: PhantomData };
+    client.register(streams, OperationIr::Custom(desc), fused).output()
+}
