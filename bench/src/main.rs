@@ -18,6 +18,7 @@ mod chains;
 mod chart;
 mod concurrency;
 mod dynamic;
+mod interop;
 mod measure;
 mod report;
 
@@ -123,6 +124,16 @@ where
                 dynamic::print(&d, results.dynamic.is_empty());
             }
             results.dynamic.push(d);
+        }
+    }
+    if settings.only.as_ref().is_none_or(|o| o.iter().any(|n| n == "interop")) {
+        for i in interop::all(&env) {
+            if settings.json {
+                println!("{}", interop::json(&i));
+            } else {
+                interop::print(&i, results.interop.is_empty());
+            }
+            results.interop.push(i);
         }
     }
     if settings.only.as_ref().is_none_or(|o| o.iter().any(|n| n == "probes")) {

@@ -46,6 +46,7 @@ pub struct Results {
     pub cases: Vec<Outcome>,
     pub chains: Vec<crate::chains::ChainOutcome>,
     pub dynamic: Vec<crate::dynamic::DynamicOutcome>,
+    pub interop: Vec<crate::interop::InteropOutcome>,
     pub concurrency: Option<Concurrency>,
     pub probes: Option<crate::measure::Probes>,
 }
@@ -320,6 +321,9 @@ pub fn markdown(device: &str, settings: &Settings, r: &Results) -> String {
     }
     if !r.dynamic.is_empty() {
         s.push_str(&crate::dynamic::markdown(&r.dynamic));
+    }
+    if !r.interop.is_empty() {
+        s.push_str(&crate::interop::markdown(&r.interop));
     }
     if let Some(p) = &r.probes {
         s.push_str("\nThe device's own copies of 64 MiB, for reading the ratios:\n\n| copy kernel | GB/s |\n| --- | ---: |\n");

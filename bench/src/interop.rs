@@ -1,0 +1,235 @@
+//! stridex inside a Burn program: the same op launched on device buffers, applied to Burn
+//! tensors of `CubeBackend` (shape and dtype checks, the output's allocation, a Burn tensor
+//! back), and applied in Burn's fusion stream (Burn's default `Wgpu`, where the op is
+//! registered as a custom operation), beside Burn's own ops in that stream. What dropping
+//! stridex into a Burn program costs over bare buffers, and what it gains over Burn's ops.
+
+use crate::measure::{median, Env};
+use burn::backend::wgpu::CubeBackend;
+use burn::tensor::backend::DeviceOps;
+use burn::tensor::{s, Int, Tensor, TensorData};
+use stridex::burn::burn_fusion::Fusion;
+use stridex::cubecl::client::ComputeClient;
+use stridex::cubecl::server::Handle;
+use stridex::cubecl::Runtime;
+use stridex::{Element, Operand};
+
+type Cube<R> = CubeBackend<R, f32, i32, u32>;
+type Fused<R> = Fusion<Cube<R>>;
+
+pub struct InteropOutcome {
+    pub case: &'static str,
+    /// Bytes the op reads and writes (as the headline cases count them).
+    pub bytes: usize,
+    /// Seconds per synced call: the op on device buffers, `apply` on `CubeBackend` tensors,
+    /// `apply` in the fusion stream, and Burn's own ops in the fusion stream.
+    pub buffers: f64,
+    pub cube: f64,
+    pub fused: f64,
+    pub burn: f64,
+    pub burn_ops: &'static str,
+}
+
+pub fn all<R: Runtime>(env: &Env<R>) -> Vec<InteropOutcome>
+where
+    R::Device: DeviceOps,
+{
+    vec![embedding(env), last_position(env)]
+}
+
+fn sync<R: Runtime>(client: &ComputeClient<R>) {
+    stridex::cubecl::future::block_on(client.sync()).expect("device sync");
+}
+
+fn upload<T: Element>(client: &ComputeClient<impl Runtime>, data: &[T], bytes: usize) -> Handle {
+    let mut v = T::bytes(data).to_vec();
+    v.resize(bytes.max(v.len()).max(4), 0);
+    client.create_from_slice(&v)
+}
+
+fn read<R: Runtime>(client: &ComputeClient<R>, h: &Handle, n: usize) -> Vec<f32> {
+    let bytes = client.read_one(h.clone()).expect("read back");
+    f32::from_bytes(&bytes[..n * 4])
+}
+
+fn check(what: &str, case: &str, got: &[f32], want: &[f32]) {
+    assert!(got == want, "{case}: {what} differs from the host");
+}
+
+fn values<B: burn::tensor::backend::Backend, const D: usize>(t: Tensor<B, D>) -> Vec<f32> {
+    t.into_data().to_vec::<f32>().expect("f32 values")
+}
+
+/// Burn tensors of `values` and `ids` on backend `B`.
+fn tensors<B: burn::tensor::backend::Backend, const D: usize, const DI: usize>(
+    device: &B::Device,
+    values: &[f32],
+    shape: [usize; D],
+    ids: &[i32],
+    id_shape: [usize; DI],
+) -> (Tensor<B, D>, Tensor<B, DI, Int>) {
+    let t = Tensor::<B, D>::from_data(TensorData::new(values.to_vec(), shape), device);
+    let i = Tensor::<B, DI, Int>::from_data(TensorData::new(ids.to_vec(), id_shape), device);
+    (t, i)
+}
+
+/// An embedding lookup, the headline gather: one row per id.
+fn embedding<R: Runtime>(env: &Env<R>) -> InteropOutcome
+where
+    R::Device: DeviceOps,
+{
+    let case = "embedding f32[16384,1024] <- i32[16384]";
+    let (vocab, dim, n) = (16384, 1024, 16384);
+    let table: Vec<f32> = (0..vocab * dim).map(|i| i as f32).collect();
+    let ids: Vec<i32> = (0..n).map(|i| ((i * 7919 + 13) % vocab) as i32).collect();
+    let expected: Vec<f32> =
+        ids.iter().flat_map(|&r| table[r as usize * dim..(r as usize + 1) * dim].to_vec()).collect();
+    // `clamp`: under ONNX's `error`, each call would also check the ids (in the stream, by
+    // reading them back first), which is not what this compares.
+    let op = stridex::gather! { data: f32[16384, 1024], indices: i32[16384], out_of_range: clamp };
+
+    let c = env.client;
+    let d = upload(c, &table, op.buffer_bytes(Operand::Data).unwrap());
+    let ix = upload(c, &ids, op.buffer_bytes(Operand::Indices).unwrap());
+    let o = c.empty(op.buffer_bytes(Operand::Output).unwrap());
+    let buffers = median(env.settings.reps, || {
+        op.launch(c, &d, &ix, &o).expect("launch");
+        sync(c);
+    });
+    check("on buffers", case, &read(c, &o, n * dim), &expected);
+
+    let (t, i) = tensors::<Cube<R>, 2, 1>(env.device, &table, [vocab, dim], &ids, [n]);
+    let (cube, y) =
+        env.burn::<Cube<R>, _>(env.device, || op.apply::<_, _, 2, 1, 2>(t.clone(), i.clone()).unwrap());
+    check("apply on CubeBackend", case, &values(y), &expected);
+    let (t, i) = tensors::<Fused<R>, 2, 1>(env.device, &table, [vocab, dim], &ids, [n]);
+    let (fused, y) =
+        env.burn::<Fused<R>, _>(env.device, || op.apply::<_, _, 2, 1, 2>(t.clone(), i.clone()).unwrap());
+    check("apply in the fusion stream", case, &values(y), &expected);
+    let (burn, y) = env.burn::<Fused<R>, _>(env.device, || t.clone().select(0, i.clone()));
+    check("Burn", case, &values(y), &expected);
+    InteropOutcome { case, bytes: 2 * n * dim * 4 + n * 4, buffers, cube, fused, burn, burn_ops: "select(0)" }
+}
+
+/// A chain, fused: the rows of each sequence's last position only.
+fn last_position<R: Runtime>(env: &Env<R>) -> InteropOutcome
+where
+    R::Device: DeviceOps,
+{
+    let case = "chain: embedding f32[32000,1024] <- i32[32,512], the last position";
+    let (vocab, dim, batch, seq) = (32000, 1024, 32, 512);
+    let table: Vec<f32> = (0..vocab * dim).map(|i| i as f32).collect();
+    let ids: Vec<i32> = (0..batch * seq).map(|i| ((i * 7919 + 13) % vocab) as i32).collect();
+    let expected: Vec<f32> = (0..batch)
+        .flat_map(|b| {
+            let row = ids[b * seq + seq - 1] as usize;
+            table[row * dim..(row + 1) * dim].to_vec()
+        })
+        .collect();
+    let op = stridex::chain! {
+        data: f32[32000, 1024],
+        gather { indices: i32[32, 512], axis: 0, out_of_range: clamp },
+        slice { rules: onnx, starts: [-1], ends: [512], axes: [1] },
+    };
+
+    let c = env.client;
+    let d = upload(c, &table, op.buffer_bytes(Operand::Data).unwrap());
+    let ix = upload(c, &ids, op.index_buffer_bytes(0).unwrap());
+    let o = c.empty(op.buffer_bytes(Operand::Output).unwrap());
+    let buffers = median(env.settings.reps, || {
+        op.launch(c, &d, &[&ix], &o).expect("launch");
+        sync(c);
+    });
+    check("on buffers", case, &read(c, &o, batch * dim), &expected);
+
+    let (t, i) = tensors::<Cube<R>, 2, 2>(env.device, &table, [vocab, dim], &ids, [batch, seq]);
+    let (cube, y) =
+        env.burn::<Cube<R>, _>(env.device, || op.apply::<_, _, 2, 3>(t.clone(), (i.clone(),)).unwrap());
+    check("apply on CubeBackend", case, &values(y), &expected);
+    let (t, i) = tensors::<Fused<R>, 2, 2>(env.device, &table, [vocab, dim], &ids, [batch, seq]);
+    let (fused, y) =
+        env.burn::<Fused<R>, _>(env.device, || op.apply::<_, _, 2, 3>(t.clone(), (i.clone(),)).unwrap());
+    check("apply in the fusion stream", case, &values(y), &expected);
+    let (burn, y) = env.burn::<Fused<R>, _>(env.device, || {
+        let rows = t.clone().select(0, i.clone().reshape([batch * seq])).reshape([batch, seq, dim]);
+        rows.slice(s![.., seq - 1, ..]).reshape([-1])
+    });
+    check("Burn", case, &values(y), &expected);
+    InteropOutcome {
+        case,
+        bytes: 2 * batch * dim * 4 + batch * 4,
+        buffers,
+        cube,
+        fused,
+        burn,
+        burn_ops: "select(0), reshape, slice, materialized",
+    }
+}
+
+pub fn print(o: &InteropOutcome, first: bool) {
+    if first {
+        println!(
+            "\n{:<66} {:>8} {:>10} {:>10} {:>10} {:>10} {:>11} {:>10}",
+            "in a Burn program (ms)",
+            "MB",
+            "buffers",
+            "Cube apply",
+            "Fus. apply",
+            "Burn (Fus)",
+            "Fus./buffer",
+            "Burn/Fus."
+        );
+    }
+    println!(
+        "{:<66} {:>8.1} {:>10.3} {:>10.3} {:>10.3} {:>10.3} {:>11.2} {:>10.1}",
+        o.case,
+        o.bytes as f64 / 1e6,
+        o.buffers * 1e3,
+        o.cube * 1e3,
+        o.fused * 1e3,
+        o.burn * 1e3,
+        o.fused / o.buffers,
+        o.burn / o.fused
+    );
+}
+
+pub fn json(o: &InteropOutcome) -> String {
+    format!(
+        "{{\"interop\": \"{}\", \"bytes\": {}, \"buffers_ms\": {:.4}, \"cube_apply_ms\": {:.4}, \"fusion_apply_ms\": {:.4}, \"burn_fusion_ms\": {:.4}}}",
+        o.case,
+        o.bytes,
+        o.buffers * 1e3,
+        o.cube * 1e3,
+        o.fused * 1e3,
+        o.burn * 1e3
+    )
+}
+
+pub fn markdown(os: &[InteropOutcome]) -> String {
+    let mut s = String::from(
+        "\n## In a Burn program\n\nThe same op launched on device buffers, applied to Burn tensors of \
+         `CubeBackend` (`op.apply(..)`: shape and dtype checks, the output's allocation, a Burn \
+         tensor back), and applied to tensors of Burn's default `Wgpu` (`Fusion<CubeBackend>`), \
+         where it joins Burn's fusion stream as a custom operation; beside Burn's own ops on the \
+         same `Fusion` tensors. Milliseconds per synced call; outputs of all four checked against \
+         the host. Ops use `clamp`: under `error`, an apply in the stream reads the ids back to \
+         check them before it joins.\n\n| case | MB moved | buffers ms | `apply` CubeBackend ms | \
+         `apply` Fusion ms | Burn (Fusion) ms | Fusion `apply` / buffers | Burn / Fusion `apply` | Burn ops |\n\
+         | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n",
+    );
+    for o in os {
+        s.push_str(&format!(
+            "| {} | {:.1} | {:.3} | {:.3} | {:.3} | {:.3} | {:.2} | {:.1}x | {} |\n",
+            o.case,
+            o.bytes as f64 / 1e6,
+            o.buffers * 1e3,
+            o.cube * 1e3,
+            o.fused * 1e3,
+            o.burn * 1e3,
+            o.fused / o.buffers,
+            o.burn / o.fused,
+            o.burn_ops
+        ));
+    }
+    s
+}
