@@ -24,7 +24,7 @@ pub use stridex_core as core;
 pub mod __private {
     pub use std::borrow::Cow;
     pub use stridex_core::{
-        ChainDesc, DType, Dims, FeatureLevel, GatherDesc, GatherRules, GatherStage, OutOfRange, OutputDecl,
-        SignedDims, SliceDesc, SliceWindow, StageDesc, TensorDecl,
+        ChainCount, ChainDesc, DType, Dims, FeatureLevel, GatherDesc, GatherRules, GatherStage, OutOfRange,
+        OutputDecl, SignedDims, SliceDesc, SliceWindow, StageDesc, TensorDecl,
     };
 }

@@ -135,6 +135,12 @@ where
     Int: stridex::burn::BurnKind<B>,
 {
     stridex::gather! { static EMBED; data: f32[50, 8], indices: i32[_] }
+    stridex::chain! {
+        static LAST;
+        data: f32[50, 8],
+        gather { indices: i32[_, 4], axis: 0 },
+        slice { rules: onnx, starts: [-1], ends: [4], axes: [1] },
+    }
     let (_, t) = table::<B>(50, 8);
     for n in [1usize, 3, 17] {
         let values: Vec<i32> = (0..n as i32).map(|i| (i * 11) % 50).collect();
@@ -142,6 +148,13 @@ where
         let y: Tensor<B, 2> = EMBED.apply(t.clone(), i.clone()).unwrap();
         assert_eq!(y.dims(), [n, 8]);
         assert_eq!(f32s(y), f32s(t.clone().select(0, i)));
+        // A chain's count: the leading size of the index tensor that carries it.
+        let i =
+            Tensor::<B, 2, Int>::from_data(TensorData::new(values.repeat(4), [n, 4]), &Default::default());
+        let y: Tensor<B, 3> = LAST.apply(t.clone(), (i.clone(),)).unwrap();
+        assert_eq!(y.dims(), [n, 1, 8]);
+        let rows = t.clone().select(0, i.reshape([n * 4])).reshape([n, 4, 8]);
+        assert_eq!(f32s(y), f32s(rows.slice([0..n, 3..4, 0..8])));
     }
     let crop = stridex::slice! { input: f32[_, 50, 8], s[.., 10..20, ..] };
     for n in [1usize, 4] {

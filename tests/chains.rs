@@ -166,6 +166,7 @@ fn gather_seeds_as_one_stage_chains() {
                 out_of_range: None,
             })]),
             output: None,
+            dynamic_leading: None,
         };
         let op = ChainOp::<f32, (i64,)>::new(chain).unwrap_or_else(|e| panic!("{}: {e}", seed.name));
         let data: Vec<f32> = seed.data.iter().map(|&v| v as f32).collect();
@@ -185,6 +186,7 @@ fn slice_seeds_as_one_stage_chains() {
             data: desc.input,
             stages: Cow::Owned(vec![StageDesc::Slice(desc.window)]),
             output: None,
+            dynamic_leading: None,
         };
         let op = ChainOp::<f32, ()>::new(chain).unwrap_or_else(|e| panic!("{}: {e}", seed.name));
         let input: Vec<f32> = seed.input.iter().map(|&v| v as f32).collect();

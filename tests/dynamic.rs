@@ -152,9 +152,9 @@ fn builders_take_a_dynamic_leading_size() {
         })
     );
     assert!(scalar.to_string().contains("no dimension to leave to run time"), "{scalar}");
-    // A chain stage takes no `_`.
+    // A chain's slice stage has no `_` of its own: its input is the stage before it.
     let chain = stridex::Chain::data::<f32>(&[6, 4])
-        .gather(Gather::onnx().indices::<i64>(&[0]).dynamic_leading())
+        .slice(Slice::directml().ranges(&[stridex::SliceRange::FULL]).dynamic_leading())
         .build();
     assert!(chain.unwrap_err().to_string().contains("`_` (run-time) leading size"));
 }
@@ -414,4 +414,347 @@ fn sub_word_rows_take_any_count() {
         let y = pick.run(&table, &ids).unwrap();
         assert_eq!(y.data(), ids.iter().map(|&i| table[i as usize]).collect::<Vec<_>>());
     }
+}
+
+// Chains with a `_` count: the data's leading size, or one gather's indices'. Every later stage
+// keeps it as its leading size, and the chain is one kernel for every count.
+
+stridex::chain! {
+    static LAST_TOKENS;
+    data: f32[50, 8],
+    gather { indices: i32[_, 5], axis: 0 },
+    slice { rules: onnx, starts: [-1], ends: [5], axes: [1] },
+}
+
+#[test]
+fn a_chain_takes_its_count_from_a_gathers_indices() {
+    assert!(LAST_TOKENS.is_dynamic() && LAST_TOKENS.is_fused().unwrap());
+    let table: Vec<f32> = (0..50 * 8).map(|v| v as f32).collect();
+    for count in [0usize, 1, 2, 3, 7, 33] {
+        let ids: Vec<i32> = (0..count * 5).map(|i| ((i * 13 + 1) % 50) as i32).collect();
+        let y = LAST_TOKENS.run(&table, (&ids,)).unwrap();
+        assert_eq!(y.shape(), [count, 1, 8]);
+        assert_eq!(LAST_TOKENS.output_shape_at(count).unwrap(), [count, 1, 8]);
+        let expected: Vec<f32> = (0..count)
+            .flat_map(|b| {
+                let row = ids[b * 5 + 4] as usize;
+                table[row * 8..row * 8 + 8].to_vec()
+            })
+            .collect();
+        assert_eq!(y.data(), expected, "count {count}");
+    }
+    let Some(stridex::ChainKernel::Fused(k)) = LAST_TOKENS.kernel().unwrap() else { panic!("fused") };
+    let Walk::Rows(w) = &k.walk else { panic!("a row walk") };
+    assert!(w.dynamic);
+    // Counts come from whole rows of the ids; what needs a count says so.
+    assert_eq!(
+        LAST_TOKENS.run(&table, (&[1, 2, 3],)).unwrap_err(),
+        Error::InStage {
+            stage: 1,
+            error: Box::new(Error::PartialRow { tensor: Operand::Indices, given: 3, row: 5 })
+        }
+    );
+    assert_eq!(LAST_TOKENS.output_shape().unwrap_err(), Error::CountNeeded { call: "output_shape" });
+    assert_eq!(
+        LAST_TOKENS.index_buffer_bytes(0).unwrap_err(),
+        Error::CountNeeded { call: "index_buffer_bytes" }
+    );
+    assert_eq!(LAST_TOKENS.index_buffer_bytes_at(3, 0).unwrap(), 3 * 5 * 4);
+    assert_eq!(LAST_TOKENS.buffer_bytes_at(3, Operand::Output).unwrap(), 3 * 8 * 4);
+    // ONNX's `error` policy still checks every id, at any count.
+    let e = LAST_TOKENS.run(&table, (&[0, 0, 0, 0, 0, 1, 2, 50, 3, 4],)).unwrap_err();
+    assert!(
+        matches!(&e, Error::InStage { stage: 1, error } if matches!(**error, Error::IndexOutOfRange { value: 50, .. })),
+        "{e}"
+    );
+}
+
+/// The image batch of README's chain, its batch size `_`, in bytes: crop + flip, BGR->RGB, 2x
+/// down, against the host at every count.
+#[test]
+fn a_chain_takes_its_count_from_the_data() {
+    let op = stridex::chain! {
+        data: u8[_, 3, 16, 16],
+        slice { s[.., .., 4..12, ..;-1] },
+        gather { indices: i32[3], axis: 1 },
+        slice { s[.., .., ..;2, ..;2] },
+    };
+    assert!(op.is_dynamic() && op.is_fused().unwrap());
+    for count in [0usize, 1, 2, 5] {
+        let x: Vec<u8> = (0..count * 3 * 256).map(|v| (v * 7 % 251) as u8).collect();
+        let y = op.run(&x, (&[2, 1, 0],)).unwrap();
+        assert_eq!(y.shape(), [count, 3, 4, 8]);
+        let expected: Vec<u8> = (0..count * 3 * 4 * 8)
+            .map(|o| {
+                let (b, c, h, w) = (o / 96, o / 32 % 3, o / 8 % 4, o % 8);
+                x[((b * 3 + (2 - c)) * 16 + 4 + 2 * h) * 16 + (15 - 2 * w)]
+            })
+            .collect();
+        assert_eq!(y.data(), expected, "count {count}");
+    }
+    assert_eq!(
+        op.run(&[0u8; 700], (&[0, 1, 2],)).unwrap_err(),
+        Error::PartialRow { tensor: Operand::Data, given: 700, row: 768 }
+    );
+}
+
+#[test]
+fn a_later_gathers_indices_can_carry_the_count() {
+    let op = stridex::chain! {
+        data: f32[10, 4],
+        slice { s[2..8, ..] },
+        gather { indices: i64[_], axis: 0, out_of_range: clamp },
+        slice { s[.., 1..3] },
+    };
+    let data: Vec<f32> = (0..40).map(|v| v as f32).collect();
+    for ids in [vec![], vec![0i64], vec![5, -1, 9, 2]] {
+        let y = op.run(&data, (&ids,)).unwrap();
+        assert_eq!(y.shape(), [ids.len(), 2]);
+        let expected: Vec<f32> = ids
+            .iter()
+            .flat_map(|&i| {
+                let row = 2 + i.clamp(-6, 5).rem_euclid(6) as usize;
+                vec![data[row * 4 + 1], data[row * 4 + 2]]
+            })
+            .collect();
+        assert_eq!(y.data(), expected, "{ids:?}");
+    }
+}
+
+#[test]
+fn the_chain_builder_takes_the_count_as_the_macro_does() {
+    use stridex::{Chain, SliceRange};
+    let built = Chain::data::<u8>(&[0, 3, 16, 16])
+        .dynamic_leading()
+        .slice(Slice::directml().ranges(&[
+            SliceRange::FULL,
+            SliceRange::FULL,
+            SliceRange::new(4, 12),
+            SliceRange::FULL.step(-1),
+        ]))
+        .gather(Gather::onnx().indices::<i32>(&[3]).axis(1))
+        .slice(Slice::directml().ranges(&[
+            SliceRange::FULL,
+            SliceRange::FULL,
+            SliceRange::FULL.step(2),
+            SliceRange::FULL.step(2),
+        ]))
+        .build()
+        .unwrap();
+    let x: Vec<u8> = (0..2 * 768).map(|v| v as u8).collect();
+    let macro_op = stridex::chain! {
+        data: u8[_, 3, 16, 16],
+        slice { s[.., .., 4..12, ..;-1] },
+        gather { indices: i32[3], axis: 1 },
+        slice { s[.., .., ..;2, ..;2] },
+    };
+    assert_eq!(built.run(&x, (&[2, 1, 0],)).unwrap().data(), macro_op.run(&x, (&[2, 1, 0],)).unwrap().data());
+    let indices = Chain::data::<f32>(&[50, 8])
+        .gather(Gather::onnx().indices::<i32>(&[0, 5]).dynamic_leading())
+        .slice(Slice::onnx().starts_ends(&[-1], &[5]).axes(&[1]))
+        .build()
+        .unwrap();
+    let table: Vec<f32> = (0..400).map(|v| v as f32).collect();
+    let ids: Vec<i32> = (0..15).collect();
+    assert_eq!(
+        indices.run(&table, (&ids,)).unwrap().data(),
+        LAST_TOKENS.run(&table, (&ids,)).unwrap().data()
+    );
+    // One count per chain; a stage after it takes it whole.
+    let two = Chain::data::<f32>(&[0, 8])
+        .dynamic_leading()
+        .gather(Gather::onnx().indices::<i32>(&[0]).axis(1).dynamic_leading())
+        .build()
+        .unwrap_err();
+    assert!(two.to_string().contains("one `_` count"), "{two}");
+    let window = Chain::data::<f32>(&[0, 8])
+        .dynamic_leading()
+        .slice(Slice::directml().window(&[0, 0], &[0, 4], &[1, 1]))
+        .build()
+        .unwrap_err();
+    assert!(window.to_string().contains("`s[..]` ranges"), "{window}");
+    let across =
+        Chain::data::<f32>(&[0, 8]).dynamic_leading().gather(Gather::onnx().indices::<i32>(&[2])).build();
+    assert!(across.unwrap_err().to_string().contains("would replace the count"));
+}
+
+#[test]
+fn a_chains_count_on_device_buffers_and_in_describe() {
+    use stridex::cubecl::wgpu::{WgpuDevice, WgpuRuntime};
+    use stridex::cubecl::Runtime;
+    stridex::Device::default_device().unwrap();
+    let client = WgpuRuntime::client(&WgpuDevice::DefaultDevice);
+    let table: Vec<f32> = (0..400).map(|v| v as f32).collect();
+    let data =
+        stridex::buffers::upload(&client, &table, LAST_TOKENS.buffer_bytes_at(4, Operand::Data).unwrap());
+    for count in [4usize, 2] {
+        let ids: Vec<i32> = (0..count as i32 * 5).map(|i| 49 - i).collect();
+        let ix =
+            stridex::buffers::upload(&client, &ids, LAST_TOKENS.index_buffer_bytes_at(count, 0).unwrap());
+        let out = client.empty(LAST_TOKENS.buffer_bytes_at(count, Operand::Output).unwrap());
+        LAST_TOKENS.launch_at(&client, count, &data, &[&ix], &out).unwrap();
+        let y: Vec<f32> = stridex::buffers::read(&client, &out, count * 8).unwrap();
+        assert_eq!(y, LAST_TOKENS.run(&table, (&ids,)).unwrap().data(), "count {count}");
+    }
+    let ix = stridex::buffers::upload(&client, &[0i32; 10], 40);
+    let out = client.empty(64);
+    assert_eq!(
+        LAST_TOKENS.launch(&client, &data, &[&ix], &out).unwrap_err(),
+        Error::CountNeeded { call: "launch" }
+    );
+    // A buffer short for the count is an Err, not a read past its end.
+    assert!(matches!(
+        LAST_TOKENS.launch_at(&client, 3, &data, &[&ix], &out).unwrap_err(),
+        Error::InStage { stage: 1, .. }
+    ));
+    let text = LAST_TOKENS.describe();
+    assert!(text.contains("stage 1's indices [_, 5]: the leading size `_` is the count"), "{text}");
+}
+
+/// A random chain lifted under a `_` count: each of `count` tensors of the chain's data shape
+/// goes through every stage (the data `[_, ..]`; gathers' and ONNX slices' axes one further
+/// out; SLICE1 windows taking the count whole). `None` where no stage may keep the count
+/// leading (a DirectML gather, batch dimensions) or the data is strided.
+fn lifted(desc: &stridex::core::ChainDesc) -> Option<stridex::core::ChainDesc> {
+    use stridex::core::{ChainCount, Dims, SignedDims, SliceWindow, StageDesc, TensorDecl};
+    use stridex::GatherRules;
+    if desc.data.strides.is_some_and(|s| s.as_slice() != r::packed(desc.data.sizes.as_slice())) {
+        return None;
+    }
+    let prepend = |first: usize, rest: &[usize]| Dims::of(&[&[first][..], rest].concat());
+    let stages = desc
+        .stages
+        .iter()
+        .map(|stage| match *stage {
+            StageDesc::Gather(g) => {
+                let batch = g.batch_dims.is_some_and(|b| b != 0);
+                (g.rules != GatherRules::DirectMl && !batch).then(|| {
+                    StageDesc::Gather(stridex::core::GatherStage {
+                        axis: if g.axis >= 0 { g.axis + 1 } else { g.axis },
+                        ..g
+                    })
+                })
+            }
+            StageDesc::Slice(SliceWindow::DirectMl { offsets, sizes, strides }) => {
+                Some(StageDesc::Slice(SliceWindow::DirectMl {
+                    offsets: prepend(0, offsets.as_slice()),
+                    sizes: prepend(stridex::core::dynamic::PLACEHOLDER, sizes.as_slice()),
+                    strides: SignedDims::of(&[&[1][..], strides.as_slice()].concat()),
+                }))
+            }
+            StageDesc::Slice(SliceWindow::Onnx { starts, ends, axes, steps }) => {
+                let axes: Vec<i64> = match axes {
+                    Some(a) => a.as_slice().iter().map(|&a| if a >= 0 { a + 1 } else { a }).collect(),
+                    None => (1..=starts.len() as i64).collect(),
+                };
+                Some(StageDesc::Slice(SliceWindow::Onnx {
+                    starts,
+                    ends,
+                    axes: Some(SignedDims::of(&axes)),
+                    steps,
+                }))
+            }
+        })
+        .collect::<Option<Vec<_>>>()?;
+    Some(stridex::core::ChainDesc {
+        data: TensorDecl::packed(
+            desc.data.dtype,
+            prepend(stridex::core::dynamic::PLACEHOLDER, desc.data.sizes.as_slice()),
+        ),
+        stages: stages.into(),
+        output: None,
+        dynamic_leading: Some(ChainCount::Data),
+    })
+}
+
+/// One random chain, lifted: `None` when it cannot be, else whether the lift was taken (a
+/// chain that fuses as written must be).
+fn check_lifted_chain(mut rng: Rng) -> Result<Option<bool>, String> {
+    let case = common::chains::chain_case(&mut rng, &DType::ALL);
+    let Some(desc) = lifted(&case.desc) else { return Ok(None) };
+    with_data_type!(case.dtype, check_lifted(&case, desc, &mut rng)).map(Some)
+}
+
+fn check_lifted<T: Element>(
+    case: &common::chains::ChainCase,
+    desc: stridex::core::ChainDesc,
+    rng: &mut Rng,
+) -> Result<bool, String> {
+    use common::chains::Staged;
+    let fixed = stridex::ChainOp::<T, ()>::__from_checked(case.desc.clone());
+    let op = stridex::ChainOp::<T, ()>::__from_checked(desc);
+    if let Err(e) = op.plan() {
+        if fixed.is_fused().unwrap_or(false) {
+            return Err(format!("a chain that fuses as written refused its count: {e}\n{:?}", op.desc()));
+        }
+        return Ok(false);
+    }
+    let count = rng.range(0, 4) as usize;
+    let per: usize = case.data_sizes.iter().product();
+    let data = T::from_bytes(&rng.bytes(count * per * T::DTYPE.size()));
+    let got = op.__run_erased(device(), &data, &case.index_bytes(), rng.chance(50));
+    let context = || format!("count {count}\n{:?}\nkernel: {:?}", op.desc(), op.kernel());
+    // The chain as written, on each of the `count` tensors.
+    let mut shape = vec![count];
+    shape.extend(fixed.output_shape().map_err(|e| e.to_string())?);
+    let mut buffer = Vec::new();
+    for b in 0..count {
+        match case.staged(&data[b * per..(b + 1) * per]) {
+            Staged::Ok { buffer: v, .. } => buffer.extend(v),
+            Staged::Err { stage, position, value } => {
+                let e = got
+                    .err()
+                    .ok_or_else(|| format!("no Err for stage {stage}'s index {value}\n{}", context()))?;
+                let want = Error::InStage {
+                    stage,
+                    error: Box::new(Error::IndexOutOfRange { position, value, axis_size: 0 }),
+                };
+                return match (&e, &want) {
+                    (Error::InStage { stage: s, error: a }, Error::InStage { error: b, .. })
+                        if *s == stage
+                            && matches!((&**a, &**b), (
+                                Error::IndexOutOfRange { position: p, value: v, .. },
+                                Error::IndexOutOfRange { position: q, value: w, .. },
+                            ) if p == q && v == w) =>
+                    {
+                        Ok(true)
+                    }
+                    _ => Err(format!("got {e:?}, want stage {stage}'s index {value}\n{}", context())),
+                };
+            }
+        }
+    }
+    let y = got.map_err(|e| format!("{e}\n{}", context()))?;
+    if y.shape() != shape || T::bytes(y.data()) != T::bytes(&buffer) {
+        return Err(format!("got {:?} {:?}\nwant {shape:?} {buffer:?}\n{}", y.shape(), y.data(), context()));
+    }
+    Ok(true)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(300), failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// Random chains (every dtype, gathers under ONNX and OpenVINO and every policy, SLICE1
+    /// windows and ONNX slices) lifted under a `_` count, against the chain as written on each
+    /// tensor of the batch; half of them on buffers between guard regions.
+    #[test]
+    fn lifted_chains_match_the_chain_on_each_tensor(
+        (choices, seed) in (prop::collection::vec(any::<u64>(), 0..256), any::<u64>())
+    ) {
+        check_lifted_chain(Rng::from_choices(choices, seed)).map_err(TestCaseError::fail)?;
+    }
+}
+
+#[test]
+fn most_random_chains_lift() {
+    let (mut lifted, mut taken) = (0, 0);
+    for seed in 0..200 {
+        if let Some(t) = check_lifted_chain(Rng::new(seed)).unwrap() {
+            lifted += 1;
+            taken += usize::from(t);
+        }
+    }
+    // Not liftable: strided data, DirectML gathers, batch dimensions. Refused: chains that run
+    // stage by stage as written too (rows of 1- and 2-byte elements that are not whole words).
+    assert!(lifted >= 60 && taken * 2 >= lifted, "{taken} of {lifted} liftable chains of 200 took a count");
 }

@@ -15,9 +15,9 @@ use crate::error::Error;
 use crate::ops::{ChainOp, GatherOp, IndexTypes, SliceOp};
 use std::marker::PhantomData;
 use stridex_core::{
-    tensor, ChainDesc, Dims, FeatureLevel, GatherDesc, GatherRules, GatherStage, Operand, OutOfRange,
-    OutputDecl, RuleError, SignedDims, SliceDesc, SliceForm, SliceRange, SliceWindow, StageDesc, TensorDecl,
-    Window, MAX_RANK,
+    tensor, ChainCount, ChainDesc, Dims, FeatureLevel, GatherDesc, GatherRules, GatherStage, Operand,
+    OutOfRange, OutputDecl, RuleError, SignedDims, SliceDesc, SliceForm, SliceRange, SliceWindow, StageDesc,
+    TensorDecl, Window, MAX_RANK,
 };
 
 /// Sizes and optional strides, as given.
@@ -432,6 +432,7 @@ pub struct Chain<T = (), I = ()> {
     /// The first mistake in a stage, reported by `build`.
     mistake: Option<Error>,
     output: Option<Shape>,
+    dynamic_leading: Option<ChainCount>,
     types: PhantomData<fn() -> (T, I)>,
 }
 
@@ -466,6 +467,7 @@ impl Chain {
             stages: Vec::new(),
             mistake: None,
             output: None,
+            dynamic_leading: None,
             types: PhantomData,
         }
     }
@@ -485,21 +487,30 @@ impl<T: Element, I: IndexTypes> Chain<T, I> {
             stages: self.stages,
             mistake: self.mistake,
             output: self.output,
+            dynamic_leading: self.dynamic_leading,
             types: PhantomData,
         }
     }
 
+    /// The data's leading size is known only at run time (`data: f32[_, ..]` in `chain!`): the
+    /// chain's count, which every stage keeps as its leading size; `run` reads it from the
+    /// data's length. The leading size given to [`Chain::data`] is not read (write 0).
+    pub fn dynamic_leading(mut self) -> Self {
+        if self.dynamic_leading.is_some_and(|c| c != ChainCount::Data) {
+            self.mistake.get_or_insert(second_count().into());
+        }
+        self.dynamic_leading = Some(ChainCount::Data);
+        self
+    }
+
     /// Appends a gather; its data is the previous stage's output.
-    pub fn gather<J: IndexElement>(self, gather: Gather<(), J>) -> Chain<T, I::Out>
+    pub fn gather<J: IndexElement>(mut self, gather: Gather<(), J>) -> Chain<T, I::Out>
     where
         I: AppendIndex<J>,
     {
         let stage = (|| {
             if gather.output.is_some() {
                 return Err(RuleError::StageKey { key: "output" }.into());
-            }
-            if gather.dynamic_leading {
-                return Err(RuleError::StageKey { key: "_" }.into());
             }
             Ok(StageDesc::Gather(GatherStage {
                 rules: gather.rules,
@@ -510,6 +521,14 @@ impl<T: Element, I: IndexTypes> Chain<T, I> {
                 out_of_range: gather.out_of_range,
             }))
         })();
+        // A `_` on the indices' leading size is the chain's count (one per chain).
+        let stage = match stage {
+            Ok(_) if gather.dynamic_leading && self.dynamic_leading.is_some() => Err(second_count().into()),
+            other => other,
+        };
+        if gather.dynamic_leading && stage.is_ok() {
+            self.dynamic_leading = Some(ChainCount::Indices { stage: self.stages.len() + 1 });
+        }
         self.then(stage)
     }
 
@@ -526,13 +545,34 @@ impl<T: Element, I: IndexTypes> Chain<T, I> {
             let received = match (&slice.ranges, self.stages.is_empty()) {
                 (None, _) => vec![],
                 (Some(_), true) => self.data.sizes.clone(),
-                (Some(_), false) => self.prefix()?.plan()?.output.sizes.to_vec(),
+                // Planned as written (a `_` count at its placeholder): the rules of a `_` chain
+                // are for the whole chain, checked by `build`.
+                (Some(_), false) => {
+                    stridex_core::dynamic::chain_at(&self.prefix()?, stridex_core::dynamic::PLACEHOLDER)?
+                        .output
+                        .sizes
+                        .to_vec()
+                }
             };
-            Ok(StageDesc::Slice(slice.slice_window(
-                MAX_RANK,
-                "the most dimensions a tensor has",
-                &received,
-            )?))
+            // After the chain's count, its dimension is taken whole: a first range `..`, lowered
+            // against the placeholder (an explicit SLICE1 window cannot say `_`).
+            let counted = self.dynamic_leading.is_some();
+            if counted && slice.ranges.is_none() && matches!(slice.form, SliceForm::DirectMl) {
+                return Err(RuleError::Dynamic {
+                    fault: stridex_core::DynamicFault::StageWindow,
+                    at: stridex_core::Location::WindowAt(stridex_core::Window::Sizes, 0),
+                }
+                .into());
+            }
+            let slice = Slice { dynamic_leading: counted, ..slice };
+            let window = slice.slice_window(MAX_RANK, "the most dimensions a tensor has", &received);
+            Ok(StageDesc::Slice(window.map_err(|e| match e {
+                // A chain stage's first range after the count: say what a chain takes.
+                Error::Rule(RuleError::Dynamic { fault: stridex_core::DynamicFault::Window, at }) => {
+                    RuleError::Dynamic { fault: stridex_core::DynamicFault::StageWindow, at }.into()
+                }
+                e => e,
+            })?))
         })();
         self.then(stage)
     }
@@ -552,6 +592,7 @@ impl<T: Element, I: IndexTypes> Chain<T, I> {
             data: self.data.decl(Operand::Data, T::DTYPE)?,
             stages: self.stages.clone().into(),
             output: None,
+            dynamic_leading: self.dynamic_leading,
         })
     }
 
@@ -564,6 +605,7 @@ impl<T: Element, I: IndexTypes> Chain<T, I> {
             data: self.data.decl(Operand::Data, T::DTYPE)?,
             stages: self.stages.clone().into(),
             output: output_decl(&self.output)?,
+            dynamic_leading: self.dynamic_leading,
         })
     }
 
@@ -571,4 +613,9 @@ impl<T: Element, I: IndexTypes> Chain<T, I> {
     pub fn build(&self) -> Result<ChainOp<T, I>, Error> {
         ChainOp::new(self.desc()?)
     }
+}
+
+/// A second `_` in one chain.
+fn second_count() -> RuleError {
+    RuleError::Dynamic { fault: stridex_core::DynamicFault::SecondCount, at: stridex_core::Location::Chain }
 }

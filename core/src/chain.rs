@@ -46,6 +46,16 @@ impl StageDesc {
     }
 }
 
+/// Which tensor of a chain has its leading size written `_` (see [`crate::dynamic`]): its
+/// size in the descriptor is [`crate::dynamic::PLACEHOLDER`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ChainCount {
+    /// The data: `data: f32[_, 3, 512, 512]`.
+    Data,
+    /// The indices of the gather at `stage` (1-based): `gather { indices: i32[_, 512], .. }`.
+    Indices { stage: usize },
+}
+
 /// A chain as a descriptor states it: the data, the stages in order, and optionally the final
 /// output's layout (as `gather!`'s `output`).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -53,6 +63,8 @@ pub struct ChainDesc {
     pub data: TensorDecl,
     pub stages: Cow<'static, [StageDesc]>,
     pub output: Option<OutputDecl>,
+    /// The tensor whose leading size is known only at run time, if any.
+    pub dynamic_leading: Option<ChainCount>,
 }
 
 /// A validated stage.
@@ -79,6 +91,9 @@ pub struct ChainPlan {
     pub stages: Vec<StagePlan>,
     /// The last stage's output: the chain's result.
     pub output: TensorLayout,
+    /// The output's leading size is the `_` count (planned at the placeholder; see
+    /// [`crate::dynamic::chain_at`]).
+    pub dynamic_leading: bool,
 }
 
 impl ChainDesc {
@@ -91,8 +106,17 @@ impl ChainDesc {
     }
 
     /// Checks each stage with its own rule set on the shape it receives (the data for the first,
-    /// the previous stage's output, packed, for the others).
+    /// the previous stage's output, packed, for the others); with a `_` count, also the rules
+    /// that keep it the output's leading size, at the placeholder count.
     pub fn plan(&self) -> Result<ChainPlan, RuleError> {
+        match self.dynamic_leading {
+            Some(_) => crate::dynamic::chain_plan(self),
+            None => self.plan_sizes(),
+        }
+    }
+
+    /// [`ChainDesc::plan`] of the sizes as written (a `_` count at its placeholder, unchecked).
+    pub(crate) fn plan_sizes(&self) -> Result<ChainPlan, RuleError> {
         let n = self.stages.len();
         if n == 0 || n > MAX_STAGES {
             return Err(RuleError::ChainLength { stages: n, max: MAX_STAGES });
@@ -143,7 +167,7 @@ impl ChainDesc {
             StagePlan::Slice(s) => s.input,
         };
         let output = *stages[n - 1].output();
-        Ok(ChainPlan { data_type: dtype, data, stages, output })
+        Ok(ChainPlan { data_type: dtype, data, stages, output, dynamic_leading: false })
     }
 }
 
@@ -316,7 +340,7 @@ impl ChainKernelDesc {
             elem_bytes: plan.data_type.size(),
             src: &plan.data,
             out: &plan.output,
-            dynamic: false,
+            dynamic: plan.dynamic_leading,
         };
         let walk = RowWalk::build(&moves).ok_or(())?;
         Ok(Some(ChainKernelDesc { walk: Walk::Rows(walk) }))

@@ -201,6 +201,15 @@ pub fn slice(desc: &SliceDesc, p: &SlicePlan) -> String {
 
 pub fn chain(desc: &ChainDesc, p: &ChainPlan) -> String {
     let mut s = format!("chain: {} stage(s)\n", p.stages.len());
+    match desc.dynamic_leading {
+        Some(crate::ChainCount::Data) => s += &dynamic_note("data", "data's", &desc.data.sizes),
+        Some(crate::ChainCount::Indices { stage }) => {
+            if let Some(StagePlan::Gather(g)) = p.stages.get(stage - 1) {
+                s += &dynamic_note(&format!("stage {stage}'s indices"), "indices'", &g.indices.sizes);
+            }
+        }
+        None => {}
+    }
     s += &tensor("data", p.data_type, &p.data, "");
     for (i, stage) in p.stages.iter().enumerate() {
         let what = match stage {

@@ -9,6 +9,7 @@
 //! a divisor, and the invocation limit is a launch argument). What only the count decides
 //! (32-bit addressing of the buffers it sizes) is checked again at run time, as an `Err`.
 
+use crate::chain::{ChainCount, ChainDesc, ChainKernelDesc, ChainPlan, StageDesc, StagePlan};
 use crate::dims::{list, Dims};
 use crate::error::{Location, Operand, RuleError, Window};
 use crate::gather::{GatherDesc, GatherPlan};
@@ -16,11 +17,16 @@ use crate::kernel::{GatherKernelDesc, SliceKernelDesc, Walk};
 use crate::ranges::SliceRange;
 use crate::rules::GatherRules;
 use crate::slice::{SliceDesc, SlicePlan, SliceWindow};
+use crate::tensor::TensorDecl;
 use std::fmt;
 
 /// The count a `_` descriptor is checked and planned with: not 1 (size-1 dimensions drop out
 /// of a plan), and checked against a second count, so the value plays no part in the kernel.
 pub const PLACEHOLDER: usize = 2;
+
+/// A chain stage's received size that is the `_` count, in [`RuleError::Stage`]'s `input`:
+/// shown as `_`.
+pub const COUNT_SHOWN: usize = usize::MAX;
 const SECOND: usize = 3;
 
 /// Why a descriptor cannot keep a `_` leading dimension.
@@ -45,6 +51,16 @@ pub enum DynamicFault {
     /// No walk of the output stays the same for every count (a guard: every layout the other
     /// rules admit has one).
     Layout { output: Dims, elem_bytes: usize },
+    /// Chains: a gather along axis 0 of a tensor whose leading size is the count.
+    GatherAcrossCount,
+    /// Chains: a second `_` (one count per chain).
+    SecondCount,
+    /// Chains: the chain would run stage by stage, and a `_` chain runs as one kernel.
+    Staged,
+    /// Chains: an explicit SLICE1 window after the count (it cannot say `_` there).
+    StageWindow,
+    /// Chains: a descriptor that puts the count on the indices of a stage that is no gather.
+    NoGatherAt { stage: usize },
 }
 
 impl fmt::Display for DynamicFault {
@@ -82,6 +98,26 @@ impl fmt::Display for DynamicFault {
             EmptyRows { tensor } => write!(
                 f,
                 "`{tensor}` has rows of no element after its `_` dimension, so its count cannot be read from its length; give the leading size"
+            ),
+            GatherAcrossCount => write!(
+                f,
+                "gather: `axis: 0` of a tensor whose leading size is the `_` count would replace the count with the indices' dimensions; gather along another axis (the count stays the output's leading size), or give the size"
+            ),
+            SecondCount => write!(
+                f,
+                "a chain has one `_` count: the leading size of its data or of one gather's indices, which every later stage keeps as its leading size; give this size"
+            ),
+            StageWindow => write!(
+                f,
+                "slice: after the chain's `_` count, a stage takes its dimension whole; write the window as `s[..]` ranges with `..` first (`s[.., 8..56, ..]`), or with ONNX keys that leave axis 0 out of `axes`"
+            ),
+            NoGatherAt { stage } => write!(
+                f,
+                "the chain's `_` count is put on the indices of stage {stage}, which is not a gather; put it on a gather's indices or on the data"
+            ),
+            Staged => write!(
+                f,
+                "a chain with a `_` count runs as one kernel, and this one would run stage by stage (an intermediate tensor is empty, or the result's rows are not whole 32-bit words); give the leading size"
             ),
             Layout { output, elem_bytes } => {
                 let mut shown: Vec<String> = output.iter().map(|n| n.to_string()).collect();
@@ -180,36 +216,7 @@ pub(crate) fn slice_plan(desc: &SliceDesc) -> Result<SlicePlan, RuleError> {
     if desc.output.is_some() {
         return Err(fault(DynamicFault::Output, Location::Shape(Operand::Output)));
     }
-    let window = |w: Window, i: usize| fault(DynamicFault::Window, Location::WindowAt(w, i));
-    match desc.window {
-        SliceWindow::DirectMl { offsets, strides, .. } => {
-            if offsets.first().is_some_and(|&o| o != 0) {
-                return Err(window(Window::Offsets, 0));
-            }
-            if strides.first().is_some_and(|&s| s != 1) {
-                return Err(window(Window::Strides, 0));
-            }
-        }
-        SliceWindow::Onnx { starts, ends, axes, steps } => {
-            let rank = desc.input.sizes.len() as i64;
-            for k in 0..starts.len() {
-                let axis = axes.map_or(Some(k as i64), |a| a.get(k).copied());
-                if axis != Some(0) && axis != Some(-rank) {
-                    continue;
-                }
-                if starts[k] != 0 {
-                    return Err(window(Window::Starts, k));
-                }
-                // Any end at or past 2^32 - 1 clamps to the count (buffers are 32-bit addressed).
-                if ends.get(k).is_some_and(|&e| e < u32::MAX as i64) {
-                    return Err(window(Window::Ends, k));
-                }
-                if steps.and_then(|s| s.get(k).copied()).is_some_and(|s| s != 1) {
-                    return Err(window(Window::Steps, k));
-                }
-            }
-        }
-    }
+    check_window(&desc.window, desc.input.sizes.len(), None)?;
     if row_elements(&desc.input.sizes) == 0 {
         return Err(fault(DynamicFault::EmptyRows { tensor: t }, Location::Size(t, 0)));
     }
@@ -243,6 +250,233 @@ pub fn slice_at(desc: &SliceDesc, count: usize) -> Result<SlicePlan, RuleError> 
         }
     }
     let mut p = d.plan()?;
+    p.dynamic_leading = true;
+    Ok(p)
+}
+
+/// A window must take the `_` dimension whole, from 0, forwards. `size`: what a SLICE1 window's
+/// leading size must be (in a chain, the placeholder a `_` or a `..` range wrote; a single
+/// slice's `_` window size is checked where it is written).
+fn check_window(window: &SliceWindow, rank: usize, size: Option<usize>) -> Result<(), RuleError> {
+    let broken = if size.is_some() { DynamicFault::StageWindow } else { DynamicFault::Window };
+    let at = |w: Window, i: usize| fault(broken, Location::WindowAt(w, i));
+    match *window {
+        SliceWindow::DirectMl { offsets, sizes, strides } => {
+            if offsets.first().is_some_and(|&o| o != 0) {
+                return Err(at(Window::Offsets, 0));
+            }
+            if size.is_some_and(|n| sizes.first().is_some_and(|&s| s != n)) {
+                return Err(at(Window::Sizes, 0));
+            }
+            if strides.first().is_some_and(|&s| s != 1) {
+                return Err(at(Window::Strides, 0));
+            }
+        }
+        SliceWindow::Onnx { starts, ends, axes, steps } => {
+            let rank = rank as i64;
+            for k in 0..starts.len() {
+                let axis = axes.map_or(Some(k as i64), |a| a.get(k).copied());
+                if axis != Some(0) && axis != Some(-rank) {
+                    continue;
+                }
+                if starts[k] != 0 {
+                    return Err(at(Window::Starts, k));
+                }
+                // Any end at or past 2^32 - 1 clamps to the count (buffers are 32-bit addressed).
+                if ends.get(k).is_some_and(|&e| e < u32::MAX as i64) {
+                    return Err(at(Window::Ends, k));
+                }
+                if steps.and_then(|s| s.get(k).copied()).is_some_and(|s| s != 1) {
+                    return Err(at(Window::Steps, k));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The plan of a chain with a `_` count, at the placeholder count: the tensor that carries it
+/// obeys the rules of a single op's `_` (packed, rows of elements; a gather along axis 0 with
+/// no batch dimensions, not DirectML), every later stage keeps the count as its leading size
+/// (slices take that dimension whole, gathers go along another axis with no batch
+/// dimensions), and the chain fuses into one kernel that is the same for every count.
+pub(crate) fn chain_plan(desc: &ChainDesc) -> Result<ChainPlan, RuleError> {
+    check_chain(desc).map_err(|e| match e {
+        // A stage at or after the count received it as its leading size.
+        RuleError::Stage { stage, kind, mut input, error } => {
+            if counted_at(desc, stage) && !input.is_empty() {
+                input[0] = COUNT_SHOWN;
+            }
+            RuleError::Stage { stage, kind, input, error }
+        }
+        e => e,
+    })
+}
+
+/// Whether stage `stage` (1-based) of a chain receives the `_` count as its leading size.
+pub fn counted_at(desc: &ChainDesc, stage: usize) -> bool {
+    match desc.dynamic_leading {
+        Some(ChainCount::Data) => true,
+        Some(ChainCount::Indices { stage: s }) => s < stage,
+        None => false,
+    }
+}
+
+fn check_chain(desc: &ChainDesc) -> Result<ChainPlan, RuleError> {
+    let Some(carrier) = desc.dynamic_leading else { return desc.plan_sizes() };
+    if desc.output.is_some() {
+        return Err(fault(DynamicFault::Output, Location::Shape(Operand::Output)));
+    }
+    // What a stage received: the data, or the plan of the stages before it (at the placeholder).
+    let received = |stage: usize| -> Result<Vec<usize>, RuleError> {
+        let prefix = ChainDesc {
+            data: desc.data,
+            stages: desc.stages[..stage - 1].to_vec().into(),
+            output: None,
+            dynamic_leading: desc.dynamic_leading.filter(|_| counted_at(desc, stage)),
+        };
+        if stage == 1 {
+            let mut sizes = desc.data.sizes.to_vec();
+            if prefix.dynamic_leading.is_some() {
+                sizes[0] = PLACEHOLDER;
+            }
+            return Ok(sizes);
+        }
+        Ok(chain_at(&prefix, PLACEHOLDER)?.output.sizes.to_vec())
+    };
+    let in_stage = |stage: usize, error: RuleError| -> RuleError {
+        match received(stage) {
+            Ok(input) => {
+                RuleError::Stage { stage, kind: desc.stages[stage - 1].kind(), input, error: Box::new(error) }
+            }
+            Err(e) => e,
+        }
+    };
+    // The count's first stage: where its dimension enters (0: the data, before every stage).
+    let first = match carrier {
+        ChainCount::Data => {
+            let t = Operand::Data;
+            if desc.data.sizes.is_empty() {
+                return Err(fault(DynamicFault::Scalar { tensor: t }, Location::Shape(t)));
+            }
+            if desc.data.strides.is_some() {
+                return Err(fault(DynamicFault::Strides { tensor: t }, Location::Strides(t)));
+            }
+            if row_elements(&desc.data.sizes) == 0 {
+                return Err(fault(DynamicFault::EmptyRows { tensor: t }, Location::Size(t, 0)));
+            }
+            0
+        }
+        ChainCount::Indices { stage } => {
+            let Some(StageDesc::Gather(g)) = stage.checked_sub(1).and_then(|i| desc.stages.get(i)) else {
+                return Err(fault(DynamicFault::NoGatherAt { stage }, Location::Chain));
+            };
+            // The single gather's `_` rules on the shape this stage receives (packed: the
+            // chain's data layout plays no part in them).
+            let single = GatherDesc {
+                rules: g.rules,
+                data: TensorDecl::packed(desc.data.dtype, Dims::of(&received(stage)?)),
+                indices: g.indices,
+                axis: g.axis,
+                batch_dims: g.batch_dims,
+                index_dims: g.index_dims,
+                out_of_range: g.out_of_range,
+                output: None,
+                feature_level: None,
+                dynamic_leading: true,
+            };
+            gather_plan(&single).map_err(|e| in_stage(stage, e))?;
+            stage
+        }
+    };
+    // Every later stage keeps the count leading, checked before the chain is planned (a
+    // broken one would otherwise report a mismatch against the placeholder).
+    for (i, stage) in desc.stages.iter().enumerate().skip(first) {
+        let n = i + 1;
+        let rank = received(n)?.len();
+        let broken = match *stage {
+            StageDesc::Slice(window) => check_window(&window, rank, Some(PLACEHOLDER)).err(),
+            StageDesc::Gather(g) => {
+                let normalize = |v: i64, rank: usize| if v < 0 { v + rank as i64 } else { v };
+                let batch_dims = g.batch_dims.map_or(0, |b| normalize(b, g.indices.sizes.len()));
+                if g.rules == GatherRules::DirectMl {
+                    Some(fault(DynamicFault::DirectMl, Location::Chain))
+                } else if batch_dims != 0 {
+                    let b = batch_dims.max(0) as usize;
+                    Some(fault(DynamicFault::BatchDims { batch_dims: b }, Location::BatchDims))
+                } else if normalize(g.axis, rank) == 0 {
+                    Some(fault(DynamicFault::GatherAcrossCount, Location::Axis))
+                } else {
+                    None
+                }
+            }
+        };
+        if let Some(e) = broken {
+            return Err(in_stage(n, e));
+        }
+    }
+    let p = chain_at(desc, PLACEHOLDER)?;
+    let second = chain_at(desc, SECOND)?;
+    let walks = |p: &ChainPlan| match ChainKernelDesc::new(p) {
+        Ok(k) => Ok(k.map(|k| (k.walk, ()))),
+        Err(()) => Err(fault(DynamicFault::Staged, Location::Chain)),
+    };
+    check_one_kernel(walks(&p)?, walks(&second)?, &p.output, p.data_type.size(), Location::Chain)?;
+    Ok(p)
+}
+
+/// The plan of a `_` chain for `count` leading steps (what `run` launches with). A count of 0
+/// empties the result (and the tensor carrying it); nothing is launched.
+pub fn chain_at(desc: &ChainDesc, count: usize) -> Result<ChainPlan, RuleError> {
+    let Some(carrier) = desc.dynamic_leading else { return desc.plan_sizes() };
+    if count == 0 {
+        let mut p = chain_at(desc, 1)?;
+        let empty = |t: &crate::TensorLayout| {
+            let mut sizes = t.sizes;
+            sizes.set(0, 0);
+            crate::TensorLayout::packed(sizes)
+        };
+        let first = match carrier {
+            ChainCount::Data => {
+                p.data = empty(&p.data);
+                1
+            }
+            ChainCount::Indices { stage } => {
+                if let Some(StagePlan::Gather(g)) = p.stages.get_mut(stage - 1) {
+                    g.indices = empty(&g.indices);
+                }
+                stage
+            }
+        };
+        // From the count's stage on, every output is empty: those gathers read no index.
+        for stage in p.stages.iter_mut().skip(first - 1) {
+            match stage {
+                StagePlan::Gather(g) => g.output = empty(&g.output),
+                StagePlan::Slice(s) => s.output = empty(&s.output),
+            }
+        }
+        p.output = empty(&p.output);
+        return Ok(p);
+    }
+    let mut d = desc.clone();
+    d.dynamic_leading = None;
+    let first = match carrier {
+        ChainCount::Data => {
+            d.data.sizes.set(0, count);
+            0
+        }
+        ChainCount::Indices { stage } => stage,
+    };
+    for (i, stage) in d.stages.to_mut().iter_mut().enumerate() {
+        match stage {
+            StageDesc::Gather(g) if i + 1 == first => g.indices.sizes.set(0, count),
+            StageDesc::Slice(SliceWindow::DirectMl { sizes, .. }) if i + 1 > first && !sizes.is_empty() => {
+                sizes.set(0, count)
+            }
+            _ => {}
+        }
+    }
+    let mut p = d.plan_sizes()?;
     p.dynamic_leading = true;
     Ok(p)
 }

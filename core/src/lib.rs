@@ -22,7 +22,7 @@ pub mod seeds;
 pub mod slice;
 pub mod tensor;
 
-pub use chain::{ChainDesc, ChainKernelDesc, ChainPlan, GatherStage, StageDesc, StagePlan};
+pub use chain::{ChainCount, ChainDesc, ChainKernelDesc, ChainPlan, GatherStage, StageDesc, StagePlan};
 pub use dims::{Dims, SignedDims, MAX_RANK};
 pub use dtype::{DType, IndexType};
 pub use dynamic::DynamicFault;

@@ -4,8 +4,8 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 use stridex_core::{
-    ChainDesc, DType, Dims, FeatureLevel, GatherDesc, GatherRules, OutOfRange, OutputDecl, SignedDims,
-    SliceDesc, SliceWindow, StageDesc, TensorDecl,
+    ChainCount, ChainDesc, DType, Dims, FeatureLevel, GatherDesc, GatherRules, OutOfRange, OutputDecl,
+    SignedDims, SliceDesc, SliceWindow, StageDesc, TensorDecl,
 };
 use stridex_syntax::{ChainInput, GatherInput, ItemHead, SliceInput};
 
@@ -85,6 +85,10 @@ pub fn chain(input: &ChainInput, desc: &ChainDesc) -> TokenStream {
         }
     });
     let output = option(desc.output.as_ref().map(output_decl));
+    let count = option(desc.dynamic_leading.map(|c| match c {
+        ChainCount::Data => quote!(::stridex::__private::ChainCount::Data),
+        ChainCount::Indices { stage } => quote!(::stridex::__private::ChainCount::Indices { stage: #stage }),
+    }));
     let ty = quote!(::stridex::ChainOp<#t, (#(#index_types,)*)>);
     // The stages live in a `const`, so the descriptor borrows them for 'static in an expression
     // as in a `static` item.
@@ -94,6 +98,7 @@ pub fn chain(input: &ChainInput, desc: &ChainDesc) -> TokenStream {
             data: #data,
             stages: ::stridex::__private::Cow::Borrowed(STAGES),
             output: #output,
+            dynamic_leading: #count,
         })
     }};
     item_or_expr(&input.item, ty, value)

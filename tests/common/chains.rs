@@ -89,6 +89,7 @@ fn try_chain_case(rng: &mut Rng, data_types: &[DType]) -> Option<ChainCase> {
         },
         stages: Cow::Owned(descs),
         output: None,
+        dynamic_leading: None,
     };
     Some(ChainCase { dtype, data_sizes, data_strides, stages, desc })
 }

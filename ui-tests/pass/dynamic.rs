@@ -13,3 +13,22 @@ fn main() {
     let _ = stridex::slice! { rules: onnx, input: f32[_, 10], starts: [2], ends: [8], axes: [1] };
     let _ = stridex::slice! { rules: onnx, input: f32[_, 10], starts: [0, 2], ends: [9223372036854775807, 8] };
 }
+
+// Chains: the count on the data, or on one gather's indices; every later stage keeps it leading.
+stridex::chain! {
+    static LAST_TOKEN;
+    data: f16[32000, 64],
+    gather { indices: i64[_, 128], axis: 0 },
+    slice { rules: onnx, starts: [-1], ends: [128], axes: [1] },
+}
+
+#[allow(dead_code)]
+fn batch_chains() {
+    let _ = &LAST_TOKEN;
+    let _ = stridex::chain! {
+        data: u8[_, 3, 64, 64],
+        slice { s[.., .., 8..56, ..;-1] },
+        gather { indices: i32[3], axis: 1 },
+        slice { rules: onnx, starts: [0, 0], ends: [48, 64], axes: [2, 3], steps: [2, 2] },
+    };
+}

@@ -2,7 +2,9 @@
 //! rank, run as the chain's one fused kernel (or its stages) on Burn's buffers.
 
 use super::fusion::{self, OnCube};
-use super::{check_meta, check_rank, check_strides, output_tensor, padded, BurnBackend, BurnKind, Fused};
+use super::{
+    check_meta, check_rank, check_strides, leading, output_tensor, padded, BurnBackend, BurnKind, Fused,
+};
 use crate::element::{Element, IndexElement};
 use crate::error::Error;
 use crate::ops::chain::{check_read_back, checked_gathers, gathers, in_stage, output_buffer};
@@ -12,7 +14,8 @@ use burn_cubecl::tensor::CubeTensor;
 use burn_cubecl::{BoolElement, CubeBackend, CubeRuntime, FloatElement, IntElement};
 use burn_fusion::FusionBackend;
 use burn_tensor::{Int, Tensor};
-use stridex_core::{ChainPlan, Operand};
+use cubecl::server::Handle;
+use stridex_core::{ChainCount, ChainPlan, Operand, StageDesc};
 
 /// A chain's index tensors in Burn, in stage order, as a tuple: `()`, `(ids,)`, `(ids, cols)`,
 /// ... up to four, each an `Int` tensor of any rank (the index type of its gather).
@@ -98,41 +101,66 @@ fn check_indices<X>(
     Ok(())
 }
 
+/// The count of a `_` chain: the leading size of the Burn tensor that carries it (the data, or
+/// its gather's indices); `None` for fixed sizes.
+fn count_of<T: Element, J: IndexTypes>(
+    op: &ChainOp<T, J>,
+    data: &[usize],
+    indices: &[&[usize]],
+) -> Option<usize> {
+    let desc = op.desc();
+    match desc.dynamic_leading? {
+        ChainCount::Data => Some(leading(data)),
+        ChainCount::Indices { stage } => {
+            let g = desc.stages[..stage - 1].iter().filter(|s| matches!(s, StageDesc::Gather(_))).count();
+            indices.get(g).map(|s| leading(s))
+        }
+    }
+}
+
 /// The chain on `CubeBackend` tensors, launched at once on Burn's handles.
 pub(super) fn on_cube<R: CubeRuntime, T: Element, J: IndexTypes>(
     op: &ChainOp<T, J>,
     data: CubeTensor<R>,
     indices: Vec<CubeTensor<R>>,
 ) -> Result<CubeTensor<R>, Error> {
-    let plan = op.plan()?;
+    let shapes: Vec<&[usize]> = indices.iter().map(|t| t.meta.shape().as_slice()).collect();
+    let count = count_of(op, data.meta.shape(), &shapes);
+    let (plan, kernel) = op.at(count, "apply")?;
     check_meta(Operand::Data, data.dtype, data.meta.shape(), T::DTYPE, &plan.data)?;
     check_strides(Operand::Data, data.meta.strides(), &plan.data)?;
     check_indices(
-        plan,
+        &plan,
         &indices,
         |t| (t.dtype, t.meta.shape()),
         |t, layout| check_strides(Operand::Indices, t.meta.strides(), layout),
     )?;
     let client = &data.client;
-    let d = padded(client, &data.handle, op.buffer_bytes(Operand::Data)?)?;
+    let kernel = kernel.as_deref();
+    let d = padded(client, &data.handle, ChainOp::<T, J>::bytes(&plan, kernel, Operand::Data))?;
     let ix = (indices.iter().enumerate())
-        .map(|(g, t)| padded(client, &t.handle, op.index_buffer_bytes(g)?))
+        .map(|(g, t)| padded(client, &t.handle, ChainOp::<T, J>::index_bytes_of(&plan, g)?))
         .collect::<Result<Vec<_>, Error>>()?;
-    let out = match op.kernel()? {
-        Some(kernel) => output_buffer(client, plan, kernel),
+    let out = match kernel {
+        Some(kernel) => output_buffer(client, &plan, kernel),
         None => client.empty(4),
     };
-    op.launch(client, &d, &ix.iter().collect::<Vec<_>>(), &out)?;
+    let ix: Vec<&Handle> = ix.iter().collect();
+    match count {
+        Some(n) => op.launch_at(client, n, &d, &ix, &out)?,
+        None => op.launch(client, &d, &ix, &out)?,
+    }
     Ok(output_tensor(&data, out, &plan.output))
 }
 
 impl<R: CubeRuntime, T: Element, J: IndexTypes> OnCube<R> for &'static ChainOp<T, J> {
     const NAME: &'static str = "stridex_chain";
     fn run(&self, inputs: Vec<CubeTensor<R>>) -> Result<CubeTensor<R>, Error> {
-        let plan = self.plan()?;
+        let shapes: Vec<&[usize]> = inputs[1..].iter().map(|t| t.meta.shape().as_slice()).collect();
+        let plan = self.at(count_of(self, inputs[0].meta.shape(), &shapes), "apply")?.0.into_owned();
         let mut inputs = inputs.into_iter();
         let data = fusion::laid_out(inputs.next().expect("the data"), &plan.data);
-        let indices = inputs.zip(gathers(plan)).map(|(t, (_, g))| fusion::laid_out(t, &g.indices)).collect();
+        let indices = inputs.zip(gathers(&plan)).map(|(t, (_, g))| fusion::laid_out(t, &g.indices)).collect();
         on_cube(self, data, indices)
     }
 }
@@ -154,21 +182,22 @@ where
     J: IndexTypes,
     CubeBackend<R, F, I, BT>: FusionBackend<FusionRuntime = FusionCubeRuntime<R>>,
 {
-    let plan = op.plan()?;
+    let shapes: Vec<&[usize]> = indices.iter().map(|t| t.shape.as_slice()).collect();
+    let (plan, _) = op.at(count_of(op, &data.shape, &shapes), "apply")?;
     check_meta(Operand::Data, data.dtype, &data.shape, T::DTYPE, &plan.data)?;
     fusion::check_packed(Operand::Data, &plan.data)?;
     check_indices(
-        plan,
+        &plan,
         &indices,
         |t| (t.dtype, &t.shape),
         |_, layout| fusion::check_packed(Operand::Indices, layout),
     )?;
-    let checked = checked_gathers(plan);
+    let checked = checked_gathers(&plan);
     if !checked.is_empty() {
         let bytes = (checked.iter())
             .map(|&g| fusion::read_back::<R, F, I, BT>(&indices[g]))
             .collect::<Result<Vec<_>, Error>>()?;
-        check_read_back(plan, &checked, &bytes)?;
+        check_read_back(&plan, &checked, &bytes)?;
     }
     let op: &'static ChainOp<T, J> = fusion::shared(op.desc(), || ChainOp::__from_checked(op.desc().clone()));
     let mut inputs = vec![data];

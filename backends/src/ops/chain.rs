@@ -2,7 +2,9 @@
 //! [`ChainKernelDesc`] can lower it, else run stage by stage on the device (intermediates stay
 //! on the device; only the result comes back).
 
-use super::{check_len, check_type, has_gaps, prepare, word_bytes, Cell, Prepared, Verified};
+use super::{
+    check_len, check_type, has_gaps, leading_count, prepare, walk_at, word_bytes, Cell, Prepared, Verified,
+};
 use crate::device::{with_client, Device};
 use crate::element::{Element, IndexElement};
 use crate::error::Error;
@@ -16,7 +18,8 @@ use std::sync::OnceLock;
 use stridex_core::kernel::{GatherKernelDesc, SliceKernelDesc, Walk};
 use stridex_core::layout::next_coords;
 use stridex_core::{
-    ChainDesc, ChainKernelDesc, ChainPlan, DType, GatherPlan, Operand, OutOfRange, StagePlan, TensorLayout,
+    ChainCount, ChainDesc, ChainKernelDesc, ChainPlan, DType, GatherPlan, Operand, OutOfRange, StageDesc,
+    StagePlan, TensorLayout,
 };
 
 /// The index types of a chain's gathers, in stage order: `()`, `(I0,)`, `(I0, I1)`, ... up to
@@ -37,7 +40,7 @@ pub trait IndexBuffers<'a, I: IndexTypes> {
 #[doc(hidden)]
 pub struct IndexBuffer<'a> {
     bytes: Cow<'a, [u8]>,
-    len: usize,
+    pub(super) len: usize,
     width: usize,
     value: fn(&[u8]) -> i128,
 }
@@ -217,9 +220,75 @@ impl<T: Element, I: IndexTypes> ChainOp<T, I> {
         }
     }
 
-    /// The output's shape, as `run` returns it.
+    /// The output's shape, as `run` returns it (for a chain with a `_` count,
+    /// [`Error::CountNeeded`]: see [`ChainOp::output_shape_at`]).
     pub fn output_shape(&self) -> Result<&[usize], Error> {
-        Ok(self.plan()?.output.sizes.as_slice())
+        let plan = self.plan()?;
+        if plan.dynamic_leading {
+            return Err(Error::CountNeeded { call: "output_shape" });
+        }
+        Ok(plan.output.sizes.as_slice())
+    }
+
+    /// The output's shape for a `_` count of `count`; for a chain of fixed sizes, its one shape.
+    pub fn output_shape_at(&self, count: usize) -> Result<Vec<usize>, Error> {
+        Ok(self.at(Some(count), "output_shape_at")?.0.output.sizes.to_vec())
+    }
+
+    /// Whether a leading size (of the data, or of one gather's indices) is `_`, known at run
+    /// time; it is then the output's leading size.
+    pub fn is_dynamic(&self) -> bool {
+        self.desc.dynamic_leading.is_some()
+    }
+
+    /// The plan and kernel of one launch: the chain's own, or, with a `_` count, those for
+    /// `count` (`None`: `call` was made without one, an `Err` for a `_` chain).
+    #[allow(clippy::type_complexity)]
+    pub(crate) fn at(
+        &self,
+        count: Option<usize>,
+        call: &'static str,
+    ) -> Result<(Cow<'_, ChainPlan>, Option<Cow<'_, ChainKernel>>), Error> {
+        let p = self.prepared()?;
+        if !p.plan.dynamic_leading {
+            return Ok((Cow::Borrowed(&p.plan), p.kernel.as_ref().map(Cow::Borrowed)));
+        }
+        let Some(count) = count else { return Err(Error::CountNeeded { call }) };
+        let plan = stridex_core::dynamic::chain_at(&self.desc, count)?;
+        let kernel = match &p.kernel {
+            // The rules made a `_` chain fuse (or be empty for every count).
+            Some(ChainKernel::Fused(k)) if !plan.output.is_empty() => {
+                let walk = walk_at(&k.walk, count, &plan.data, &plan.output, plan.data_type.size())?;
+                Some(Cow::Owned(ChainKernel::Fused(ChainKernelDesc { walk })))
+            }
+            _ => None,
+        };
+        Ok((Cow::Owned(plan), kernel))
+    }
+
+    /// The count of a `_` chain from the length of the buffer that carries it (`None` for fixed
+    /// sizes): the data's, or the index buffer of its gather (`indices`, in gather order).
+    pub(crate) fn count_of(&self, data: usize, indices: &[usize]) -> Result<Option<usize>, Error> {
+        match self.desc.dynamic_leading {
+            None => Ok(None),
+            Some(ChainCount::Data) => leading_count(Operand::Data, &self.desc.data.sizes, data).map(Some),
+            Some(ChainCount::Indices { stage }) => {
+                let g = self.desc.stages[..stage - 1]
+                    .iter()
+                    .filter(|s| matches!(s, StageDesc::Gather(_)))
+                    .count();
+                let Some(StageDesc::Gather(decl)) = self.desc.stages.get(stage - 1) else {
+                    unreachable!("the rules put a `_` count on a gather's indices")
+                };
+                let given = *indices.get(g).ok_or(Error::IndexBufferCount {
+                    expected: self.desc.gathers().count(),
+                    given: indices.len(),
+                })?;
+                leading_count(Operand::Indices, &decl.indices.sizes, given)
+                    .map(Some)
+                    .map_err(|e| in_stage(stage, e))
+            }
+        }
     }
 
     /// How the chain runs (`None` for an empty output: no kernel).
@@ -262,58 +331,78 @@ impl<T: Element, I: IndexTypes> ChainOp<T, I> {
         data: &[T],
         indices: Vec<IndexBuffer<'_>>,
     ) -> Result<Tensor<T>, Error> {
-        let p = self.prepared()?;
-        check_len(Operand::Data, &p.plan.data, data.len())?;
-        let count = gathers(&p.plan).count();
+        let lens: Vec<usize> = indices.iter().map(|b| b.len).collect();
+        let (plan, kernel) = self.at(self.count_of(data.len(), &lens)?, "run")?;
+        check_len(Operand::Data, &plan.data, data.len())?;
+        let count = gathers(&plan).count();
         if indices.len() != count {
             return Err(Error::IndexBufferCount { expected: count, given: indices.len() });
         }
-        for ((stage, g), buffer) in gathers(&p.plan).zip(&indices) {
+        for ((stage, g), buffer) in gathers(&plan).zip(&indices) {
             check_len(Operand::Indices, &g.indices, buffer.len).map_err(|e| in_stage(stage, e))?;
         }
-        check_error_policies(&p.plan, |g| &indices[g])?;
-        let Some(kernel) = &p.kernel else {
-            return Ok(Tensor::from_bytes(&p.plan.output, &[]));
+        check_error_policies(&plan, |g| &indices[g])?;
+        let Some(kernel) = kernel.as_deref() else {
+            return Ok(Tensor::from_bytes(&plan.output, &[]));
         };
-        let data_words = self.buffer_bytes(Operand::Data)? / 4;
+        let data_words = Self::bytes(&plan, Some(kernel), Operand::Data) / 4;
         let bytes = with_client!(device, c => {
             let (queued, out) = launch::on_device_thread(c, || {
                 let data = launch::upload(c, &T::bytes(data), data_words);
                 let index: Vec<Handle> = indices.iter().map(|b| launch::upload(c, &b.bytes, 0)).collect();
-                let out = output_buffer(c, &p.plan, kernel);
+                let out = output_buffer(c, &plan, kernel);
                 let queued = queue(c, kernel, &data, &index.iter().collect::<Vec<_>>(), &out);
                 (queued, out)
             })?;
             let (_, mut bytes) = launch::wait_all(c, queued, vec![out])?;
             Ok::<_, Error>(bytes.remove(0))
         })?;
-        Ok(Tensor::from_bytes(&p.plan.output, &bytes))
+        Ok(Tensor::from_bytes(&plan.output, &bytes))
     }
 
     /// Bytes a device buffer needs for [`ChainOp::launch`]: `Operand::Data` or `Output` (for the
     /// index buffers, see [`ChainOp::index_buffer_bytes`]; `Operand::Indices` here gives the
     /// largest of them).
     pub fn buffer_bytes(&self, tensor: Operand) -> Result<usize, Error> {
-        let p = self.prepared()?;
-        let elem = p.plan.data_type.size();
-        Ok(match (tensor, &p.kernel) {
-            (Operand::Indices, _) => gathers(&p.plan).map(|(_, g)| index_bytes(g)).max().unwrap_or(0),
+        let (plan, kernel) = self.at(None, "buffer_bytes")?;
+        Ok(Self::bytes(&plan, kernel.as_deref(), tensor))
+    }
+
+    /// [`ChainOp::buffer_bytes`] for a `_` count of `count` (for fixed sizes, `count` is not read).
+    pub fn buffer_bytes_at(&self, count: usize, tensor: Operand) -> Result<usize, Error> {
+        let (plan, kernel) = self.at(Some(count), "buffer_bytes_at")?;
+        Ok(Self::bytes(&plan, kernel.as_deref(), tensor))
+    }
+
+    /// Bytes a buffer for `tensor` needs for the launch of `plan` and `kernel` (from `at`).
+    pub(crate) fn bytes(plan: &ChainPlan, kernel: Option<&ChainKernel>, tensor: Operand) -> usize {
+        let elem = plan.data_type.size();
+        match (tensor, kernel) {
+            (Operand::Indices, _) => gathers(plan).map(|(_, g)| index_bytes(g)).max().unwrap_or(0),
             (Operand::Output, Some(k)) => {
-                last_walk(k).map_or(word_bytes(&p.plan.output, elem), |w| w.out_words() as usize * 4)
+                last_walk(k).map_or(word_bytes(&plan.output, elem), |w| w.out_words() as usize * 4)
             }
-            (Operand::Output, None) => word_bytes(&p.plan.output, elem),
+            (Operand::Output, None) => word_bytes(&plan.output, elem),
             (_, Some(k)) => {
-                first_walk(k).map_or(word_bytes(&p.plan.data, elem), |w| w.src_words() as usize * 4)
+                first_walk(k).map_or(word_bytes(&plan.data, elem), |w| w.src_words() as usize * 4)
             }
-            (_, None) => word_bytes(&p.plan.data, elem),
-        })
+            (_, None) => word_bytes(&plan.data, elem),
+        }
     }
 
     /// Bytes the index buffer of the chain's `gather`-th gather (0-based, stage order) needs.
     pub fn index_buffer_bytes(&self, gather: usize) -> Result<usize, Error> {
-        let p = self.prepared()?;
-        let count = gathers(&p.plan).count();
-        let (_, g) = gathers(&p.plan)
+        Self::index_bytes_of(&self.at(None, "index_buffer_bytes")?.0, gather)
+    }
+
+    /// [`ChainOp::index_buffer_bytes`] for a `_` count of `count`.
+    pub fn index_buffer_bytes_at(&self, count: usize, gather: usize) -> Result<usize, Error> {
+        Self::index_bytes_of(&self.at(Some(count), "index_buffer_bytes_at")?.0, gather)
+    }
+
+    pub(crate) fn index_bytes_of(plan: &ChainPlan, gather: usize) -> Result<usize, Error> {
+        let count = gathers(plan).count();
+        let (_, g) = gathers(plan)
             .nth(gather)
             .ok_or(Error::IndexBufferCount { expected: count, given: gather + 1 })?;
         Ok(index_bytes(g))
@@ -332,7 +421,21 @@ impl<T: Element, I: IndexTypes> ChainOp<T, I> {
         indices: &[&Handle],
         output: &Handle,
     ) -> Result<(), Error> {
-        launch::exclusive(|| self.launch_locked(client, data, indices, output, false))
+        launch::exclusive(|| self.launch_locked(client, None, data, indices, output, false))
+    }
+
+    /// [`ChainOp::launch`] for a `_` count of `count` (buffers of at least
+    /// [`ChainOp::buffer_bytes_at`] / [`ChainOp::index_buffer_bytes_at`] for that count); one
+    /// compiled kernel serves every count. For fixed sizes, `count` is not read.
+    pub fn launch_at<R: Runtime>(
+        &self,
+        client: &ComputeClient<R>,
+        count: usize,
+        data: &Handle,
+        indices: &[&Handle],
+        output: &Handle,
+    ) -> Result<(), Error> {
+        launch::exclusive(|| self.launch_locked(client, Some(count), data, indices, output, false))
     }
 
     /// [`ChainOp::launch`] for a caller that holds stridex's device lock; waits for the kernels
@@ -341,29 +444,31 @@ impl<T: Element, I: IndexTypes> ChainOp<T, I> {
     pub(super) fn launch_locked<R: Runtime>(
         &self,
         client: &ComputeClient<R>,
+        count: Option<usize>,
         data: &Handle,
         indices: &[&Handle],
         output: &Handle,
         wait: bool,
     ) -> Result<(), Error> {
-        let p = self.prepared()?;
-        let count = gathers(&p.plan).count();
-        if indices.len() != count {
-            return Err(Error::IndexBufferCount { expected: count, given: indices.len() });
+        let (plan, kernel) = self.at(count, if count.is_some() { "launch_at" } else { "launch" })?;
+        let n = gathers(&plan).count();
+        if indices.len() != n {
+            return Err(Error::IndexBufferCount { expected: n, given: indices.len() });
         }
-        launch::check_handle(Operand::Data, data, self.buffer_bytes(Operand::Data)?)?;
-        for (g, (&(stage, _), h)) in gathers(&p.plan).collect::<Vec<_>>().iter().zip(indices).enumerate() {
-            launch::check_handle(Operand::Indices, h, self.index_buffer_bytes(g)?)
+        let bytes = |t| Self::bytes(&plan, kernel.as_deref(), t);
+        launch::check_handle(Operand::Data, data, bytes(Operand::Data))?;
+        for (g, (&(stage, _), h)) in gathers(&plan).collect::<Vec<_>>().iter().zip(indices).enumerate() {
+            launch::check_handle(Operand::Indices, h, Self::index_bytes_of(&plan, g)?)
                 .map_err(|e| in_stage(stage, e))?;
         }
-        launch::check_handle(Operand::Output, output, self.buffer_bytes(Operand::Output)?)?;
-        let checked = checked_gathers(&p.plan);
+        launch::check_handle(Operand::Output, output, bytes(Operand::Output))?;
+        let checked = checked_gathers(&plan);
         if !checked.is_empty() {
             let handles = checked.iter().map(|&g| indices[g].clone()).collect();
-            check_read_back(&p.plan, &checked, &launch::read_all(client, handles)?)?;
+            check_read_back(&plan, &checked, &launch::read_all(client, handles)?)?;
         }
         // An empty result launches nothing (its error-policy indices were still checked).
-        let Some(kernel) = &p.kernel else { return Ok(()) };
+        let Some(kernel) = kernel.as_deref() else { return Ok(()) };
         let queued = queue(client, kernel, data, indices, output);
         if wait || !self.verified.seen::<R>() {
             launch::wait_all(client, queued, vec![])?;

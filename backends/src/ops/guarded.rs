@@ -120,24 +120,28 @@ impl<T: Element, I: super::IndexTypes> super::ChainOp<T, I> {
         guarded_run: bool,
     ) -> Result<Tensor<T>, Error> {
         let types: Vec<_> = self.desc().gathers().map(|g| g.indices.dtype).collect();
-        let buffers = types.iter().zip(indices).map(|(&t, b)| super::IndexBuffer::of_bytes(t, b)).collect();
+        let buffers: Vec<_> =
+            types.iter().zip(indices).map(|(&t, b)| super::IndexBuffer::of_bytes(t, b)).collect();
         if !guarded_run {
             return self.run_buffers(device, data, buffers);
         }
-        let plan = self.plan()?;
+        let lens: Vec<usize> = buffers.iter().map(|b: &super::IndexBuffer| b.len).collect();
+        let count = self.count_of(data.len(), &lens)?;
+        let (plan, kernel) = self.at(count, "run")?;
         super::check_len(Operand::Data, &plan.data, data.len())?;
-        let out_bytes = self.buffer_bytes(Operand::Output)?;
+        let bytes_of = |t| Self::bytes(&plan, kernel.as_deref(), t);
+        let data_bytes = padded(&T::bytes(data), bytes_of(Operand::Data));
         with_client!(device, c => {
-            let d = guarded(c, &padded(&T::bytes(data), self.buffer_bytes(Operand::Data)?));
+            let d = guarded(c, &data_bytes);
             let mut ix = Vec::new();
             for (g, bytes) in indices.iter().enumerate() {
-                ix.push(guarded(c, &padded(bytes, self.index_buffer_bytes(g)?)));
+                ix.push(guarded(c, &padded(bytes, Self::index_bytes_of(&plan, g)?)));
             }
-            let o = guarded(c, &vec![0; out_bytes]);
+            let o = guarded(c, &vec![0; bytes_of(Operand::Output)]);
             let views: Vec<&Handle> = ix.iter().map(|g| &g.view).collect();
             // `with_client` holds the device lock.
-            self.launch_locked(c, &d.view, &views, &o.view, true)?;
-            if unguard(c, d, Operand::Data)? != padded(&T::bytes(data), self.buffer_bytes(Operand::Data)?) {
+            self.launch_locked(c, count, &d.view, &views, &o.view, true)?;
+            if unguard(c, d, Operand::Data)? != data_bytes {
                 return Err(Error::Device("the data buffer was written".into()));
             }
             for (g, bytes) in ix.into_iter().zip(indices) {

@@ -306,7 +306,7 @@ impl fmt::Display for RuleError {
             ),
             StageKey { key: "_" } => write!(
                 f,
-                "chain: every size in a chain is one of its kernel's constants; a `_` (run-time) leading size is taken by `gather!` and `slice!` alone"
+                "chain: a slice stage's input is the stage before it, so it has no `_` (run-time) leading size of its own; put the chain's count on its data (`Chain::dynamic_leading`) or on a gather's indices"
             ),
             StageKey { key } => write!(
                 f,
@@ -314,7 +314,12 @@ impl fmt::Display for RuleError {
             ),
             Dynamic { fault, .. } => write!(f, "{fault}"),
             Stage { stage, kind, input, error } => {
-                write!(f, "stage {stage} ({kind}), on its input of shape {}: {error}", list(input))
+                // A chain's `_` count is shown as written.
+                let shown: Vec<String> = input
+                    .iter()
+                    .map(|&n| if n == crate::dynamic::COUNT_SHOWN { "_".into() } else { n.to_string() })
+                    .collect();
+                write!(f, "stage {stage} ({kind}), on its input of shape {}: {error}", list(&shown))
             }
         }
     }

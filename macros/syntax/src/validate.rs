@@ -6,8 +6,8 @@ use proc_macro2::Span;
 use stridex_core::ranges::RangeFault;
 use stridex_core::SliceForm;
 use stridex_core::{
-    tensor, ChainDesc, Dims, GatherDesc, GatherRules, GatherStage, Location, Operand, OutputDecl, RuleError,
-    SignedDims, SliceDesc, SliceWindow, StageDesc, TensorDecl, Window,
+    tensor, ChainCount, ChainDesc, Dims, DynamicFault, GatherDesc, GatherRules, GatherStage, Location,
+    Operand, OutputDecl, RuleError, SignedDims, SliceDesc, SliceWindow, StageDesc, TensorDecl, Window,
 };
 
 pub fn gather(input: &GatherInput) -> syn::Result<GatherDesc> {
@@ -113,14 +113,27 @@ fn slice_window(input: &SliceInput, rank: usize, sizes: &[usize]) -> Result<Slic
 /// other, so checking stops at the first one that breaks a rule.
 pub fn chain(input: &ChainInput) -> syn::Result<ChainDesc> {
     let chain_spans = Spans::Chain(input);
-    let in_chain = "a chain (its sizes are all the kernel's constants)";
-    underscores(&input.data.sizes, false, in_chain)?;
+    let in_chain = "a chain's `output` or windows";
+    // One `_` count: the data's leading size, or one gather's indices'.
+    underscores(&input.data.sizes, true, "")?;
     if let Some(o) = &input.output {
         underscores(&o.sizes, false, in_chain)?;
     }
-    for stage in &input.stages {
+    let mut count =
+        (!input.data.sizes.underscores().is_empty()).then_some((ChainCount::Data, &input.data.sizes));
+    for (i, stage) in input.stages.iter().enumerate() {
         match stage {
-            StageInput::Gather { input: g, .. } => underscores(&g.indices.sizes, false, in_chain)?,
+            StageInput::Gather { input: g, .. } => {
+                underscores(&g.indices.sizes, true, "")?;
+                if g.indices.sizes.underscores().is_empty() {
+                    continue;
+                }
+                if count.is_some() {
+                    let e = RuleError::Dynamic { fault: DynamicFault::SecondCount, at: Location::Chain };
+                    return Err(syn::Error::new_spanned(&g.indices.sizes.items[0].tokens, e.to_string()));
+                }
+                count = Some((ChainCount::Indices { stage: i + 1 }, &g.indices.sizes));
+            }
             StageInput::Slice { input: s, .. } => {
                 if let Some(sizes) = &s.sizes {
                     underscores(sizes, false, in_chain)?;
@@ -128,6 +141,7 @@ pub fn chain(input: &ChainInput) -> syn::Result<ChainDesc> {
             }
         }
     }
+    let dynamic_leading = count.map(|(c, _)| c);
     let data = decl(&input.data, Operand::Data).map_err(|e| chain_spans.error(e))?;
     let mut stages = Vec::with_capacity(input.stages.len());
     for stage in &input.stages {
@@ -143,36 +157,85 @@ pub fn chain(input: &ChainInput) -> syn::Result<ChainDesc> {
                     out_of_range: g.out_of_range.as_ref().map(|p| p.1),
                 })
             }
-            StageInput::Slice { input: s, .. } if s.ranges.is_some() => {
-                // Ranges are lowered against the shape the stage receives.
+            StageInput::Slice { input: s, .. } => {
+                let n = stages.len() + 1;
+                // Ranges are lowered against the shape the stage receives (a `_` count at its
+                // placeholder, taken whole by a first range `..`).
+                let counted = match dynamic_leading {
+                    Some(ChainCount::Data) => true,
+                    Some(ChainCount::Indices { stage }) => stage < n,
+                    None => false,
+                };
+                if !counted && s.ranges.is_none() {
+                    stages.push(StageDesc::Slice(
+                        slice_window(s, stridex_core::MAX_RANK, &[]).map_err(|e| Spans::Slice(s).error(e))?,
+                    ));
+                    continue;
+                }
                 let received = if stages.is_empty() {
                     data.sizes.to_vec()
                 } else {
-                    let prefix = ChainDesc { data, stages: stages.clone().into(), output: None };
-                    prefix.plan().map_err(|e| chain_error(input, e))?.output.sizes.to_vec()
+                    let prefix = ChainDesc {
+                        data,
+                        stages: stages.clone().into(),
+                        output: None,
+                        dynamic_leading: dynamic_leading.filter(|_| counted),
+                    };
+                    let plan = stridex_core::dynamic::chain_at(&prefix, stridex_core::dynamic::PLACEHOLDER);
+                    plan.map_err(|e| chain_error(input, e))?.output.sizes.to_vec()
                 };
-                let window = slice_window(s, stridex_core::MAX_RANK, &received).map_err(|error| {
-                    chain_error(
-                        input,
-                        RuleError::Stage {
-                            stage: stages.len() + 1,
-                            kind: "slice",
-                            input: received.clone(),
-                            error: Box::new(error),
-                        },
-                    )
-                })?;
+                // After the count, a stage takes its dimension whole: written as ranges or ONNX
+                // keys (an explicit SLICE1 window cannot say `_` here).
+                if counted && s.ranges.is_none() && s.form() == SliceForm::DirectMl {
+                    let e = RuleError::Dynamic {
+                        fault: DynamicFault::StageWindow,
+                        at: Location::WindowAt(Window::Sizes, 0),
+                    };
+                    return Err(chain_error(input, stage_error(input, n, received, e)));
+                }
+                let first = s.ranges.as_ref().and_then(|r| r.items.first()).map(|l| l.value);
+                if let (true, Some(RangeItem::Range(first))) = (counted, first) {
+                    stridex_core::dynamic::check_leading_range(&first).map_err(|_| {
+                        let e =
+                            RuleError::Dynamic { fault: DynamicFault::StageWindow, at: Location::RangeAt(0) };
+                        chain_error(input, stage_error(input, n, received.clone(), e))
+                    })?;
+                }
+                let window = slice_window(s, stridex_core::MAX_RANK, &received)
+                    .map_err(|error| chain_error(input, stage_error(input, n, received.clone(), error)))?;
                 StageDesc::Slice(window)
             }
-            StageInput::Slice { input: s, .. } => StageDesc::Slice(
-                slice_window(s, stridex_core::MAX_RANK, &[]).map_err(|e| Spans::Slice(s).error(e))?,
-            ),
         });
     }
     let output = input.output.as_ref().map(output_decl).transpose().map_err(|e| chain_spans.error(e))?;
-    let desc = ChainDesc { data, stages: stages.into(), output };
-    desc.plan().map_err(|e| chain_error(input, e))?;
+    let desc = ChainDesc { data, stages: stages.into(), output, dynamic_leading };
+    desc.plan().map_err(|e| match (&e, count) {
+        // What concerns the count as a whole points at its `_`.
+        (RuleError::Dynamic { at: Location::Chain, .. }, Some((_, sizes))) => {
+            syn::Error::new_spanned(&sizes.items[0].tokens, e.to_string())
+        }
+        _ => chain_error(input, e),
+    })?;
     Ok(desc)
+}
+
+/// `error` as broken by stage `stage` (1-based), on the shape it received.
+fn stage_error(input: &ChainInput, stage: usize, mut received: Vec<usize>, error: RuleError) -> RuleError {
+    let counted = match input.stages[..stage - 1].iter().position(|s| match s {
+        StageInput::Gather { input: g, .. } => !g.indices.sizes.underscores().is_empty(),
+        StageInput::Slice { .. } => false,
+    }) {
+        Some(_) => true,
+        None => !input.data.sizes.underscores().is_empty(),
+    };
+    if counted && !received.is_empty() {
+        received[0] = stridex_core::dynamic::COUNT_SHOWN;
+    }
+    let kind = match input.stages[stage - 1] {
+        StageInput::Gather { .. } => "gather",
+        StageInput::Slice { .. } => "slice",
+    };
+    RuleError::Stage { stage, kind, input: received, error: Box::new(error) }
 }
 
 /// A chain's broken rule on the token at fault.
