@@ -12,7 +12,7 @@ use std::time::Instant;
 use stridex::cubecl::client::ComputeClient;
 use stridex::cubecl::server::Handle;
 use stridex::cubecl::Runtime;
-use stridex::{Element, GatherOp, Operand, SliceOp};
+use stridex::{Element, GatherOp, Operand, SliceOp, SliceRange};
 
 type Burn<R> = CubeBackend<R, f32, i32, u32>;
 
@@ -45,7 +45,7 @@ pub fn all<R: Runtime>(env: &Env<R>) -> Vec<DynamicOutcome>
 where
     R::Device: DeviceOps,
 {
-    vec![embedding(env), batch_crop(env)]
+    vec![embedding(env), batch_crop(env), batch_chain(env)]
 }
 
 fn sync<R: Runtime>(client: &ComputeClient<R>) {
@@ -227,6 +227,126 @@ where
     });
     let new_count_dynamic =
         first_use(c, &new_counts, |n| ANY.launch_at(c, n, &input, &out).expect("dynamic launch"));
+    DynamicOutcome { case, rows, new_count_fixed, new_count_dynamic }
+}
+
+/// A chain with a `_` batch: crop + flip, BGR->RGB, 2x down of an NCHW batch, one kernel.
+fn batch_chain<R: Runtime>(env: &Env<R>) -> DynamicOutcome
+where
+    R::Device: DeviceOps,
+{
+    let case = "chain f32[_,3,256,256]: crop 224 + flip, BGR->RGB, 2x down";
+    let c = env.client;
+    let (h, w, k, off, half) = (256usize, 256usize, 224usize, 16usize, 112usize);
+    stridex::chain! {
+        static ANY;
+        data: f32[_, 3, 256, 256],
+        slice { s[.., .., 16..240, 16..240;-1] },
+        gather { indices: i32[3], axis: 1, out_of_range: clamp },
+        slice { s[.., .., ..;2, ..;2] },
+    }
+    let fixed: [(usize, stridex::ChainOp<f32, (i32,)>); 3] = [
+        (
+            1,
+            stridex::chain! {
+                data: f32[1, 3, 256, 256],
+                slice { s[.., .., 16..240, 16..240;-1] },
+                gather { indices: i32[3], axis: 1, out_of_range: clamp },
+                slice { s[.., .., ..;2, ..;2] },
+            },
+        ),
+        (
+            8,
+            stridex::chain! {
+                data: f32[8, 3, 256, 256],
+                slice { s[.., .., 16..240, 16..240;-1] },
+                gather { indices: i32[3], axis: 1, out_of_range: clamp },
+                slice { s[.., .., ..;2, ..;2] },
+            },
+        ),
+        (
+            32,
+            stridex::chain! {
+                data: f32[32, 3, 256, 256],
+                slice { s[.., .., 16..240, 16..240;-1] },
+                gather { indices: i32[3], axis: 1, out_of_range: clamp },
+                slice { s[.., .., ..;2, ..;2] },
+            },
+        ),
+    ];
+    let bgr = upload(c, &[2i32, 1, 0], 16);
+    let bi = Tensor::<Burn<R>, 1, Int>::from_data(TensorData::new(vec![2i32, 1, 0], [3]), env.device);
+    let mut rows = Vec::new();
+    for (count, op) in &fixed {
+        let count = *count;
+        let x: Vec<f32> = (0..count * 3 * h * w).map(|i| i as f32).collect();
+        let n = count * 3 * half * half;
+        let expected: Vec<f32> = (0..n)
+            .map(|o| {
+                let (b, ch, y, x_) =
+                    (o / (3 * half * half), o / (half * half) % 3, o / half % half, o % half);
+                x[((b * 3 + 2 - ch) * h + off + 2 * y) * w + off + k - 1 - 2 * x_]
+            })
+            .collect();
+        let input = upload(c, &x, ANY.buffer_bytes_at(count, Operand::Data).unwrap());
+        let out_f = c.empty(op.buffer_bytes(Operand::Output).unwrap());
+        let out_d = c.empty(ANY.buffer_bytes_at(count, Operand::Output).unwrap());
+        let t_fixed = median(env.settings.reps, || {
+            op.launch(c, &input, &[&bgr], &out_f).expect("fixed launch");
+            sync(c);
+        });
+        let t_dyn = median(env.settings.reps, || {
+            ANY.launch_at(c, count, &input, &[&bgr], &out_d).expect("dynamic launch");
+            sync(c);
+        });
+        check("fixed", case, count, &read(c, &out_f, n), &expected);
+        check("`_`", case, count, &read(c, &out_d, n), &expected);
+        let bx = Tensor::<Burn<R>, 4>::from_data(TensorData::new(x.clone(), [count, 3, h, w]), env.device);
+        let (t_burn, bo) = env.burn::<Burn<R>, _>(env.device, || {
+            bx.clone()
+                .slice(s![.., .., off..off + k, off..off + k])
+                .flip([3])
+                .select(1, bi.clone())
+                .slice(s![.., .., 0..k;2, 0..k;2])
+                .flatten::<1>(0, 3)
+        });
+        check("Burn", case, count, &bo.into_data().to_vec::<f32>().unwrap(), &expected);
+        // The fused kernel reads the elements the result needs and writes the result.
+        let bytes = 2 * n * 4 + 12;
+        rows.push(CountRow {
+            count,
+            bytes,
+            fixed: t_fixed,
+            dynamic: t_dyn,
+            copy: env.copy(bytes / 2),
+            burn: t_burn,
+        });
+    }
+    let new_counts = new_counts(2, 40);
+    let max = new_counts[4];
+    let x = vec![0f32; max * 3 * h * w];
+    let input = upload(c, &x, ANY.buffer_bytes_at(max, Operand::Data).unwrap());
+    let out = c.empty(ANY.buffer_bytes_at(max, Operand::Output).unwrap());
+    let ranges =
+        |first: SliceRange| [SliceRange::FULL, SliceRange::FULL, first, SliceRange::new(16, 240).step(-1)];
+    let new_count_fixed = first_use(c, &new_counts, |n| {
+        let op = stridex::Chain::data::<f32>(&[n, 3, h, w])
+            .slice(stridex::Slice::directml().ranges(&ranges(SliceRange::new(16, 240))))
+            .gather(
+                stridex::Gather::onnx().indices::<i32>(&[3]).axis(1).out_of_range(stridex::OutOfRange::Clamp),
+            )
+            .slice(stridex::Slice::directml().ranges(&[
+                SliceRange::FULL,
+                SliceRange::FULL,
+                SliceRange::FULL.step(2),
+                SliceRange::FULL.step(2),
+            ]))
+            .build()
+            .unwrap();
+        op.launch(c, &input, &[&bgr], &out).expect("fixed first launch");
+    });
+    let new_count_dynamic =
+        first_use(c, &new_counts, |n| ANY.launch_at(c, n, &input, &[&bgr], &out).expect("dynamic launch"));
     DynamicOutcome { case, rows, new_count_fixed, new_count_dynamic }
 }
 
