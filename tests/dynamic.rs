@@ -573,6 +573,22 @@ fn the_chain_builder_takes_the_count_as_the_macro_does() {
         .build()
         .unwrap_err();
     assert!(window.to_string().contains("`s[..]` ranges"), "{window}");
+    let late = Chain::data::<f32>(&[0, 8])
+        .slice(Slice::directml().ranges(&[SliceRange::FULL, SliceRange::new(2, 8)]))
+        .dynamic_leading()
+        .build()
+        .unwrap_err();
+    assert!(late.to_string().contains("comes before the chain's stages"), "{late}");
+    // A hand-made descriptor that puts the count on no gather is an Err, never a panic.
+    let mut desc = LAST_TOKENS.desc().clone();
+    for stage in [0, 2, 9] {
+        desc.dynamic_leading = Some(stridex::core::ChainCount::Indices { stage });
+        for count in [0, 3] {
+            assert!(stridex::core::dynamic::chain_at(&desc, count).is_err());
+        }
+        let op = stridex::ChainOp::<f32, (i32,)>::__from_checked(desc.clone());
+        assert!(op.run(&[0.0; 400], (&[0; 10],)).is_err());
+    }
     let across =
         Chain::data::<f32>(&[0, 8]).dynamic_leading().gather(Gather::onnx().indices::<i32>(&[2])).build();
     assert!(across.unwrap_err().to_string().contains("would replace the count"));

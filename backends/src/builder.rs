@@ -494,10 +494,18 @@ impl<T: Element, I: IndexTypes> Chain<T, I> {
 
     /// The data's leading size is known only at run time (`data: f32[_, ..]` in `chain!`): the
     /// chain's count, which every stage keeps as its leading size; `run` reads it from the
-    /// data's length. The leading size given to [`Chain::data`] is not read (write 0).
+    /// data's length. Call it right after [`Chain::data`], whose leading size is not read
+    /// (write 0).
     pub fn dynamic_leading(mut self) -> Self {
-        if self.dynamic_leading.is_some_and(|c| c != ChainCount::Data) {
-            self.mistake.get_or_insert(second_count().into());
+        let dynamic = |fault| Some(RuleError::Dynamic { fault, at: stridex_core::Location::Chain }.into());
+        // A stage added (or refused: its mistake is kept instead) before this call.
+        let late = !self.stages.is_empty() || matches!(self.mistake, Some(Error::InStage { .. }));
+        if late {
+            // The stages were checked against a fixed leading size: whatever they reported
+            // comes from calling this too late.
+            self.mistake = dynamic(stridex_core::DynamicFault::CountAfterStages);
+        } else if self.dynamic_leading.is_some() && self.mistake.is_none() {
+            self.mistake = dynamic(stridex_core::DynamicFault::SecondCount);
         }
         self.dynamic_leading = Some(ChainCount::Data);
         self

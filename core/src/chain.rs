@@ -91,8 +91,8 @@ pub struct ChainPlan {
     pub stages: Vec<StagePlan>,
     /// The last stage's output: the chain's result.
     pub output: TensorLayout,
-    /// The output's leading size is the `_` count (planned at the placeholder; see
-    /// [`crate::dynamic::chain_at`]).
+    /// The output's leading size is the `_` count: this plan is for the placeholder (or, at
+    /// run time, for one count; see [`crate::dynamic::chain_at`]).
     pub dynamic_leading: bool,
 }
 
@@ -115,7 +115,8 @@ impl ChainDesc {
         }
     }
 
-    /// [`ChainDesc::plan`] of the sizes as written (a `_` count at its placeholder, unchecked).
+    /// [`ChainDesc::plan`] of the sizes as written, without the rules of a `_` count (which
+    /// [`crate::dynamic::chain_at`] substitutes first).
     pub(crate) fn plan_sizes(&self) -> Result<ChainPlan, RuleError> {
         let n = self.stages.len();
         if n == 0 || n > MAX_STAGES {

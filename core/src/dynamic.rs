@@ -61,6 +61,10 @@ pub enum DynamicFault {
     StageWindow,
     /// Chains: a descriptor that puts the count on the indices of a stage that is no gather.
     NoGatherAt { stage: usize },
+    /// Chains: OpenVINO batch dimensions in a gather after the count.
+    BatchDimsAfterCount { batch_dims: usize },
+    /// Chain builder: the data's count declared after stages were added.
+    CountAfterStages,
 }
 
 impl fmt::Display for DynamicFault {
@@ -110,6 +114,14 @@ impl fmt::Display for DynamicFault {
             StageWindow => write!(
                 f,
                 "slice: after the chain's `_` count, a stage takes its dimension whole; write the window as `s[..]` ranges with `..` first (`s[.., 8..56, ..]`), or with ONNX keys that leave axis 0 out of `axes`"
+            ),
+            BatchDimsAfterCount { batch_dims } => write!(
+                f,
+                "gather: `batch_dims: {batch_dims}` ties the indices' leading sizes to the data's, whose leading size is the chain's `_` count; use `batch_dims: 0`, or give the size"
+            ),
+            CountAfterStages => write!(
+                f,
+                "`Chain::dynamic_leading()` comes before the chain's stages: each stage is checked against the shape it receives as it is added; call it right after `Chain::data`"
             ),
             NoGatherAt { stage } => write!(
                 f,
@@ -255,8 +267,8 @@ pub fn slice_at(desc: &SliceDesc, count: usize) -> Result<SlicePlan, RuleError> 
 }
 
 /// A window must take the `_` dimension whole, from 0, forwards. `size`: what a SLICE1 window's
-/// leading size must be (in a chain, the placeholder a `_` or a `..` range wrote; a single
-/// slice's `_` window size is checked where it is written).
+/// leading size must be (in a chain, the placeholder a first range `..` was lowered against; a
+/// single slice's `_` window size is checked where it is written).
 fn check_window(window: &SliceWindow, rank: usize, size: Option<usize>) -> Result<(), RuleError> {
     let broken = if size.is_some() { DynamicFault::StageWindow } else { DynamicFault::Window };
     let at = |w: Window, i: usize| fault(broken, Location::WindowAt(w, i));
@@ -398,12 +410,19 @@ fn check_chain(desc: &ChainDesc) -> Result<ChainPlan, RuleError> {
             StageDesc::Slice(window) => check_window(&window, rank, Some(PLACEHOLDER)).err(),
             StageDesc::Gather(g) => {
                 let normalize = |v: i64, rank: usize| if v < 0 { v + rank as i64 } else { v };
-                let batch_dims = g.batch_dims.map_or(0, |b| normalize(b, g.indices.sizes.len()));
+                // As for a single `_` gather: only an OpenVINO `batch_dims` in range is this
+                // rule's to report (ONNX refuses the key, and a value out of range is its own
+                // rule, reported when the chain is planned).
+                let limit = rank.min(g.indices.sizes.len()) as i64;
+                let batch_dims = g
+                    .batch_dims
+                    .filter(|&b| g.rules == GatherRules::OpenVino && b >= -limit && b <= limit)
+                    .map_or(0, |b| normalize(b, g.indices.sizes.len()));
                 if g.rules == GatherRules::DirectMl {
                     Some(fault(DynamicFault::DirectMl, Location::Chain))
                 } else if batch_dims != 0 {
-                    let b = batch_dims.max(0) as usize;
-                    Some(fault(DynamicFault::BatchDims { batch_dims: b }, Location::BatchDims))
+                    let b = batch_dims as usize;
+                    Some(fault(DynamicFault::BatchDimsAfterCount { batch_dims: b }, Location::BatchDims))
                 } else if normalize(g.axis, rank) == 0 {
                     Some(fault(DynamicFault::GatherAcrossCount, Location::Axis))
                 } else {
@@ -426,9 +445,15 @@ fn check_chain(desc: &ChainDesc) -> Result<ChainPlan, RuleError> {
 }
 
 /// The plan of a `_` chain for `count` leading steps (what `run` launches with). A count of 0
-/// empties the result (and the tensor carrying it); nothing is launched.
+/// empties the result, the tensor carrying the count and every stage's output from there on
+/// (the plan is otherwise the plan for a count of 1); nothing is launched.
 pub fn chain_at(desc: &ChainDesc, count: usize) -> Result<ChainPlan, RuleError> {
     let Some(carrier) = desc.dynamic_leading else { return desc.plan_sizes() };
+    if let ChainCount::Indices { stage } = carrier {
+        if !matches!(stage.checked_sub(1).and_then(|i| desc.stages.get(i)), Some(StageDesc::Gather(_))) {
+            return Err(fault(DynamicFault::NoGatherAt { stage }, Location::Chain));
+        }
+    }
     if count == 0 {
         let mut p = chain_at(desc, 1)?;
         let empty = |t: &crate::TensorLayout| {

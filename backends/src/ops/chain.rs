@@ -18,8 +18,8 @@ use std::sync::OnceLock;
 use stridex_core::kernel::{GatherKernelDesc, SliceKernelDesc, Walk};
 use stridex_core::layout::next_coords;
 use stridex_core::{
-    ChainCount, ChainDesc, ChainKernelDesc, ChainPlan, DType, GatherPlan, Operand, OutOfRange, StageDesc,
-    StagePlan, TensorLayout,
+    ChainCount, ChainDesc, ChainKernelDesc, ChainPlan, DType, GatherPlan, Operand, OutOfRange, RuleError,
+    StageDesc, StagePlan, TensorLayout,
 };
 
 /// The index types of a chain's gathers, in stage order: `()`, `(I0,)`, `(I0, I1)`, ... up to
@@ -256,12 +256,18 @@ impl<T: Element, I: IndexTypes> ChainOp<T, I> {
         let Some(count) = count else { return Err(Error::CountNeeded { call }) };
         let plan = stridex_core::dynamic::chain_at(&self.desc, count)?;
         let kernel = match &p.kernel {
-            // The rules made a `_` chain fuse (or be empty for every count).
-            Some(ChainKernel::Fused(k)) if !plan.output.is_empty() => {
+            _ if plan.output.is_empty() => None,
+            Some(ChainKernel::Fused(k)) => {
                 let walk = walk_at(&k.walk, count, &plan.data, &plan.output, plan.data_type.size())?;
                 Some(Cow::Owned(ChainKernel::Fused(ChainKernelDesc { walk })))
             }
-            _ => None,
+            // The rules make a `_` chain fuse, or be empty for every count.
+            _ => {
+                return Err(Error::Rule(RuleError::Dynamic {
+                    fault: stridex_core::DynamicFault::Staged,
+                    at: stridex_core::Location::Chain,
+                }))
+            }
         };
         Ok((Cow::Owned(plan), kernel))
     }
@@ -269,6 +275,8 @@ impl<T: Element, I: IndexTypes> ChainOp<T, I> {
     /// The count of a `_` chain from the length of the buffer that carries it (`None` for fixed
     /// sizes): the data's, or the index buffer of its gather (`indices`, in gather order).
     pub(crate) fn count_of(&self, data: usize, indices: &[usize]) -> Result<Option<usize>, Error> {
+        // The rules first: they put the count on the data or on a gather's indices.
+        self.prepared()?;
         match self.desc.dynamic_leading {
             None => Ok(None),
             Some(ChainCount::Data) => leading_count(Operand::Data, &self.desc.data.sizes, data).map(Some),
@@ -278,7 +286,10 @@ impl<T: Element, I: IndexTypes> ChainOp<T, I> {
                     .filter(|s| matches!(s, StageDesc::Gather(_)))
                     .count();
                 let Some(StageDesc::Gather(decl)) = self.desc.stages.get(stage - 1) else {
-                    unreachable!("the rules put a `_` count on a gather's indices")
+                    return Err(Error::Rule(RuleError::Dynamic {
+                        fault: stridex_core::DynamicFault::NoGatherAt { stage },
+                        at: stridex_core::Location::Chain,
+                    }));
                 };
                 let given = *indices.get(g).ok_or(Error::IndexBufferCount {
                     expected: self.desc.gathers().count(),

@@ -113,7 +113,7 @@ fn slice_window(input: &SliceInput, rank: usize, sizes: &[usize]) -> Result<Slic
 /// other, so checking stops at the first one that breaks a rule.
 pub fn chain(input: &ChainInput) -> syn::Result<ChainDesc> {
     let chain_spans = Spans::Chain(input);
-    let in_chain = "a chain's `output` or windows";
+    let in_chain = "a chain's `output`";
     // One `_` count: the data's leading size, or one gather's indices'.
     underscores(&input.data.sizes, true, "")?;
     if let Some(o) = &input.output {
@@ -135,8 +135,11 @@ pub fn chain(input: &ChainInput) -> syn::Result<ChainDesc> {
                 count = Some((ChainCount::Indices { stage: i + 1 }, &g.indices.sizes));
             }
             StageInput::Slice { input: s, .. } => {
-                if let Some(sizes) = &s.sizes {
-                    underscores(sizes, false, in_chain)?;
+                // A stage's window never writes `_`: after the count it is taken by ranges.
+                if let Some(k) = s.sizes.as_ref().and_then(|z| z.underscores().first().copied()) {
+                    let e = RuleError::Dynamic { fault: DynamicFault::StageWindow, at: Location::Chain };
+                    let sizes = s.sizes.as_ref().expect("an underscore in the sizes");
+                    return Err(syn::Error::new_spanned(&sizes.items[k].tokens, e.to_string()));
                 }
             }
         }
@@ -221,13 +224,11 @@ pub fn chain(input: &ChainInput) -> syn::Result<ChainDesc> {
 
 /// `error` as broken by stage `stage` (1-based), on the shape it received.
 fn stage_error(input: &ChainInput, stage: usize, mut received: Vec<usize>, error: RuleError) -> RuleError {
-    let counted = match input.stages[..stage - 1].iter().position(|s| match s {
-        StageInput::Gather { input: g, .. } => !g.indices.sizes.underscores().is_empty(),
-        StageInput::Slice { .. } => false,
-    }) {
-        Some(_) => true,
-        None => !input.data.sizes.underscores().is_empty(),
-    };
+    let counted = !input.data.sizes.underscores().is_empty()
+        || input.stages[..stage - 1].iter().any(|s| match s {
+            StageInput::Gather { input: g, .. } => !g.indices.sizes.underscores().is_empty(),
+            StageInput::Slice { .. } => false,
+        });
     if counted && !received.is_empty() {
         received[0] = stridex_core::dynamic::COUNT_SHOWN;
     }
@@ -280,7 +281,7 @@ fn underscores(list: &List<usize>, leading: bool, place: &str) -> syn::Result<()
         format!("only the leading size may be `_` (known at run time); size {i} is one of the kernel's constants: write it")
     } else {
         format!(
-            "`_` (a size known at run time) is not taken in {place}: it stands only for the leading size of a gather's `indices` or a slice's `input` (and that dimension's SLICE1 window size); write the size"
+            "`_` (a size known at run time) is not taken in {place}: it stands only for the leading size of a gather's `indices`, a slice's `input` or a chain's `data` (and, in `slice!`, that dimension's SLICE1 window size); write the size"
         )
     };
     Err(syn::Error::new_spanned(&list.items[i].tokens, message))
