@@ -11,7 +11,7 @@
 use stridex::core::{ChainDesc, GatherDesc, SliceDesc};
 use stridex::explain::{chain_source, gather_source, slice_source};
 use stridex::half::{bf16, f16};
-use stridex::{Chain, Dialect, Gather, OutOfRange, Slice};
+use stridex::{Chain, Dialect, Gather, OutOfRange, Slice, SliceRange};
 
 enum Desc {
     Gather(GatherDesc),
@@ -193,6 +193,31 @@ fn others() -> Vec<(&'static str, Desc)> {
             c(Chain::data::<f64>(&[50, 32])
                 .gather(ov().indices::<u32>(&[40]).out_of_range(OutOfRange::Clamp))
                 .gather(Gather::directml().indices::<u64>(&[1, 6]).axis(0).index_dims(1))),
+        ),
+        // Chains with a `_` count: on the first gather's indices, and on the data.
+        (
+            "chain_dynamic_last_token_f16",
+            c(Chain::data::<f16>(&[32000, 512])
+                .gather(onnx().indices::<i64>(&[0, 128]).dynamic_leading())
+                .slice(Slice::onnx().starts_ends(&[-1], &[128]).axes(&[1]))),
+        ),
+        (
+            "chain_dynamic_image_u8",
+            c(Chain::data::<u8>(&[0, 3, 224, 224])
+                .dynamic_leading()
+                .slice(Slice::directml().ranges(&[
+                    SliceRange::FULL,
+                    SliceRange::FULL,
+                    SliceRange::new(16, 208),
+                    SliceRange::new(16, 208).step(-1),
+                ]))
+                .gather(onnx().indices::<i32>(&[3]).axis(1))
+                .slice(Slice::directml().ranges(&[
+                    SliceRange::FULL,
+                    SliceRange::FULL,
+                    SliceRange::FULL.step(2),
+                    SliceRange::FULL.step(2),
+                ]))),
         ),
         (
             "chain_beam_cache_f16",
