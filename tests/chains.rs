@@ -57,18 +57,7 @@ fn run_staged<T: Element>(case: &ChainCase, data: &[T]) -> Result<Tensor<T>, Err
     for (i, (stage, reference)) in case.desc.stages.iter().zip(&case.stages).enumerate() {
         let y = match (*stage, reference) {
             (StageDesc::Gather(g), StageRef::Gather { indices, .. }) => {
-                let desc = GatherDesc {
-                    rules: g.rules,
-                    data: input,
-                    indices: g.indices,
-                    axis: g.axis,
-                    batch_dims: g.batch_dims,
-                    index_dims: g.index_dims,
-                    out_of_range: g.out_of_range,
-                    output: None,
-                    feature_level: None,
-                    dynamic_leading: false,
-                };
+                let desc = g.desc(input, None);
                 match g.indices.dtype {
                     DType::I32 => gather_stage::<T, i32>(desc, &values, indices),
                     DType::I64 => gather_stage::<T, i64>(desc, &values, indices),

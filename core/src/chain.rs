@@ -30,6 +30,24 @@ pub struct GatherStage {
     pub out_of_range: Option<OutOfRange>,
 }
 
+impl GatherStage {
+    /// The stage as a single gather of `data` (what it receives) into `output`.
+    pub fn desc(&self, data: TensorDecl, output: Option<OutputDecl>) -> GatherDesc {
+        GatherDesc {
+            rules: self.rules,
+            data,
+            indices: self.indices,
+            axis: self.axis,
+            batch_dims: self.batch_dims,
+            index_dims: self.index_dims,
+            out_of_range: self.out_of_range,
+            output,
+            feature_level: None,
+            dynamic_leading: false,
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum StageDesc {
     Gather(GatherStage),
@@ -138,22 +156,7 @@ impl ChainDesc {
                 error: Box::new(error),
             };
             let plan = match *stage {
-                StageDesc::Gather(g) => StagePlan::Gather(
-                    GatherDesc {
-                        rules: g.rules,
-                        data: input,
-                        indices: g.indices,
-                        axis: g.axis,
-                        batch_dims: g.batch_dims,
-                        index_dims: g.index_dims,
-                        out_of_range: g.out_of_range,
-                        output,
-                        feature_level: None,
-                        dynamic_leading: false,
-                    }
-                    .plan()
-                    .map_err(in_stage)?,
-                ),
+                StageDesc::Gather(g) => StagePlan::Gather(g.desc(input, output).plan().map_err(in_stage)?),
                 StageDesc::Slice(window) => StagePlan::Slice(
                     SliceDesc { input, window, output, feature_level: None, dynamic_leading: false }
                         .plan()

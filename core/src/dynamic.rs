@@ -385,18 +385,8 @@ fn check_chain(desc: &ChainDesc) -> Result<ChainPlan, RuleError> {
             };
             // The single gather's `_` rules on the shape this stage receives (packed: the
             // chain's data layout plays no part in them).
-            let single = GatherDesc {
-                rules: g.rules,
-                data: TensorDecl::packed(desc.data.dtype, Dims::of(&received(stage)?)),
-                indices: g.indices,
-                axis: g.axis,
-                batch_dims: g.batch_dims,
-                index_dims: g.index_dims,
-                out_of_range: g.out_of_range,
-                output: None,
-                feature_level: None,
-                dynamic_leading: true,
-            };
+            let data = TensorDecl::packed(desc.data.dtype, Dims::of(&received(stage)?));
+            let single = GatherDesc { dynamic_leading: true, ..g.desc(data, None) };
             gather_plan(&single).map_err(|e| in_stage(stage, e))?;
             stage
         }

@@ -250,26 +250,24 @@ impl<T: Element, I: IndexTypes> ChainOp<T, I> {
         call: &'static str,
     ) -> Result<(Cow<'_, ChainPlan>, Option<Cow<'_, ChainKernel>>), Error> {
         let p = self.prepared()?;
-        if !p.plan.dynamic_leading {
-            return Ok((Cow::Borrowed(&p.plan), p.kernel.as_ref().map(Cow::Borrowed)));
-        }
-        let Some(count) = count else { return Err(Error::CountNeeded { call }) };
-        let plan = stridex_core::dynamic::chain_at(&self.desc, count)?;
-        let kernel = match &p.kernel {
-            _ if plan.output.is_empty() => None,
-            Some(ChainKernel::Fused(k)) => {
-                let walk = walk_at(&k.walk, count, &plan.data, &plan.output, plan.data_type.size())?;
-                Some(Cow::Owned(ChainKernel::Fused(ChainKernelDesc { walk })))
-            }
-            // The rules make a `_` chain fuse, or be empty for every count.
-            _ => {
-                return Err(Error::Rule(RuleError::Dynamic {
+        p.at(
+            p.plan.dynamic_leading,
+            count,
+            call,
+            |n| stridex_core::dynamic::chain_at(&self.desc, n),
+            |plan| &plan.output,
+            |k, plan, n| match k {
+                ChainKernel::Fused(k) => {
+                    let walk = walk_at(&k.walk, n, &plan.data, &plan.output, plan.data_type.size())?;
+                    Ok(ChainKernel::Fused(ChainKernelDesc { walk }))
+                }
+                // The rules make a `_` chain fuse, or be empty for every count.
+                ChainKernel::Staged(_) => Err(Error::Rule(RuleError::Dynamic {
                     fault: stridex_core::DynamicFault::Staged,
                     at: stridex_core::Location::Chain,
-                }))
-            }
-        };
-        Ok((Cow::Owned(plan), kernel))
+                })),
+            },
+        )
     }
 
     /// The count of a `_` chain from the length of the buffer that carries it (`None` for fixed

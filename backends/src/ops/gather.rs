@@ -100,19 +100,17 @@ impl<T: Element, I: IndexElement> GatherOp<T, I> {
         call: &'static str,
     ) -> Result<(Cow<'_, GatherPlan>, Option<Cow<'_, GatherKernelDesc>>), Error> {
         let p = self.prepared()?;
-        if !p.plan.dynamic_leading {
-            return Ok((Cow::Borrowed(&p.plan), p.kernel.as_ref().map(Cow::Borrowed)));
-        }
-        let Some(count) = count else { return Err(Error::CountNeeded { call }) };
-        let plan = stridex_core::dynamic::gather_at(&self.desc, count)?;
-        let kernel = match &p.kernel {
-            Some(k) if !plan.output.is_empty() => Some(Cow::Owned(GatherKernelDesc {
-                walk: walk_at(&k.walk, count, &plan.data, &plan.output, plan.data_type.size())?,
-                index: k.index,
-            })),
-            _ => None,
-        };
-        Ok((Cow::Owned(plan), kernel))
+        p.at(
+            p.plan.dynamic_leading,
+            count,
+            call,
+            |n| stridex_core::dynamic::gather_at(&self.desc, n),
+            |plan| &plan.output,
+            |k, plan, n| {
+                let walk = walk_at(&k.walk, n, &plan.data, &plan.output, plan.data_type.size())?;
+                Ok(GatherKernelDesc { walk, index: k.index })
+            },
+        )
     }
 
     /// The count of a `_` op's indices buffer (`None` for fixed sizes).

@@ -20,6 +20,7 @@ use cubecl::bytes::Bytes;
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 use std::any::TypeId;
+use std::borrow::Cow;
 use std::sync::{Mutex, OnceLock};
 use stridex_core::kernel::Walk;
 use stridex_core::{Operand, RuleError, TensorLayout};
@@ -113,6 +114,34 @@ struct Prepared<P, K> {
 }
 
 type Cell<P, K> = OnceLock<Result<Prepared<P, K>, RuleError>>;
+
+impl<P: Clone, K: Clone> Prepared<P, K> {
+    /// The plan and kernel of one launch: these, or for a `_` op (`dynamic`) those for `count`:
+    /// `plan_at` plans the count, and `kernel_at` moves this kernel to that plan (never called
+    /// for an empty output, which launches nothing). `None` for `count`: `call` was made
+    /// without one, an `Err` for a `_` op.
+    #[allow(clippy::type_complexity)]
+    fn at(
+        &self,
+        dynamic: bool,
+        count: Option<usize>,
+        call: &'static str,
+        plan_at: impl FnOnce(usize) -> Result<P, RuleError>,
+        output: impl Fn(&P) -> &TensorLayout,
+        kernel_at: impl FnOnce(&K, &P, usize) -> Result<K, Error>,
+    ) -> Result<(Cow<'_, P>, Option<Cow<'_, K>>), Error> {
+        if !dynamic {
+            return Ok((Cow::Borrowed(&self.plan), self.kernel.as_ref().map(Cow::Borrowed)));
+        }
+        let Some(count) = count else { return Err(Error::CountNeeded { call }) };
+        let plan = plan_at(count)?;
+        let kernel = match &self.kernel {
+            Some(k) if !output(&plan).is_empty() => Some(Cow::Owned(kernel_at(k, &plan, count)?)),
+            _ => None,
+        };
+        Ok((Cow::Owned(plan), kernel))
+    }
+}
 
 fn prepare<P, K>(
     cell: &Cell<P, K>,

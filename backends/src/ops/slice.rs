@@ -92,18 +92,17 @@ impl<T: Element> SliceOp<T> {
         call: &'static str,
     ) -> Result<(Cow<'_, SlicePlan>, Option<Cow<'_, SliceKernelDesc>>), Error> {
         let p = self.prepared()?;
-        if !p.plan.dynamic_leading {
-            return Ok((Cow::Borrowed(&p.plan), p.kernel.as_ref().map(Cow::Borrowed)));
-        }
-        let Some(count) = count else { return Err(Error::CountNeeded { call }) };
-        let plan = stridex_core::dynamic::slice_at(&self.desc, count)?;
-        let kernel = match &p.kernel {
-            Some(k) if !plan.output.is_empty() => Some(Cow::Owned(SliceKernelDesc {
-                walk: walk_at(&k.walk, count, &plan.input, &plan.output, plan.data_type.size())?,
-            })),
-            _ => None,
-        };
-        Ok((Cow::Owned(plan), kernel))
+        p.at(
+            p.plan.dynamic_leading,
+            count,
+            call,
+            |n| stridex_core::dynamic::slice_at(&self.desc, n),
+            |plan| &plan.output,
+            |k, plan, n| {
+                let walk = walk_at(&k.walk, n, &plan.input, &plan.output, plan.data_type.size())?;
+                Ok(SliceKernelDesc { walk })
+            },
+        )
     }
 
     /// The count of a `_` op's input buffer (`None` for fixed sizes).
