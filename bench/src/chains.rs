@@ -7,11 +7,10 @@
 //! needs and the indices it reads, and writes the output once. So the fused GB/s and the staged
 //! GB/s are each over their own bytes, and the speedup is the ratio of times.
 
-use crate::measure::{median, Env};
+use crate::measure::{check, median, read, sync, upload, Env};
 use burn::backend::wgpu::CubeBackend;
 use burn::tensor::backend::DeviceOps;
 use burn::tensor::{s, Int, Tensor, TensorData};
-use stridex::cubecl::prelude::*;
 use stridex::cubecl::server::Handle;
 use stridex::cubecl::Runtime;
 use stridex::{ChainOp, Element, GatherOp, IndexTypes, Operand, SliceOp};
@@ -52,18 +51,6 @@ where
 enum Stage<'a, T, I> {
     Gather(&'a GatherOp<T, I>),
     Slice(&'a SliceOp<T>),
-}
-
-fn sync<R: Runtime>(client: &ComputeClient<R>) {
-    stridex::cubecl::future::block_on(client.sync()).expect("device sync");
-}
-
-fn upload<T: Element>(client: &ComputeClient<impl Runtime>, data: &[T], bytes: usize) -> Handle {
-    stridex::buffers::upload(client, data, bytes)
-}
-
-fn read<T: Element, R: Runtime>(client: &ComputeClient<R>, h: &Handle, n: usize) -> Vec<T> {
-    stridex::buffers::read(client, h, n).expect("read back")
 }
 
 /// Times the fused op on device buffers; returns the median and its output.
@@ -135,21 +122,14 @@ fn time_staged<R: Runtime, T: Element, I: stridex::IndexElement>(
     (t, read(c, &buffers[stages.len()], out_len))
 }
 
-fn check(what: &str, case: &str, got: &[f32], expected: &[f32]) {
-    assert_eq!(got.len(), expected.len(), "{case}: {what} length");
-    if let Some(i) = (0..got.len()).find(|&i| got[i].to_bits() != expected[i].to_bits()) {
-        panic!("{case}: {what} output[{i}] = {}, expected {}", got[i], expected[i]);
-    }
-}
-
 /// Token ids -> embedding rows -> the last position: the intermediate is the whole batch's rows,
 /// the result one row per sequence.
-fn embedding_last_token<R: Runtime>(env: &Env<R>) -> ChainOutcome
-where
-    R::Device: DeviceOps,
-{
-    let case = "embedding f32[32000,1024] <- i32[32,512], then the last position";
-    let (vocab, dim, batch, seq) = (32000, 1024, 32, 512);
+/// The last-position case: table `f32[vocab, dim]`, ids `i32[batch, seq]`.
+pub const LAST_POSITION: (usize, usize, usize, usize) = (32000, 1024, 32, 512);
+
+/// The last-position case's table, ids, and result on the host (each sequence's last row).
+pub fn last_position_inputs() -> (Vec<f32>, Vec<i32>, Vec<f32>) {
+    let (vocab, dim, batch, seq) = LAST_POSITION;
     let table: Vec<f32> = (0..vocab * dim).map(|i| i as f32).collect();
     let ids: Vec<i32> = (0..batch * seq).map(|i| ((i * 7919 + 13) % vocab) as i32).collect();
     let expected: Vec<f32> = (0..batch)
@@ -158,6 +138,16 @@ where
             table[row * dim..(row + 1) * dim].to_vec()
         })
         .collect();
+    (table, ids, expected)
+}
+
+fn embedding_last_token<R: Runtime>(env: &Env<R>) -> ChainOutcome
+where
+    R::Device: DeviceOps,
+{
+    let case = "embedding f32[32000,1024] <- i32[32,512], then the last position";
+    let (vocab, dim, batch, seq) = LAST_POSITION;
+    let (table, ids, expected) = last_position_inputs();
     // `clamp`: the ONNX default `error` would add a host check of every id to each run (the
     // fused op reads the ids back; the staged gather waits for its flag).
     let fused = stridex::chain! {

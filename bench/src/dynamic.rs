@@ -4,15 +4,14 @@
 //! Burn's op. And what a count never seen before costs: a fixed op must be built and its kernel
 //! compiled; the `_` op launches the kernel it already has.
 
-use crate::measure::{median, Env};
+use crate::measure::{median, read, sync, upload, Env};
 use burn::backend::wgpu::CubeBackend;
 use burn::tensor::backend::DeviceOps;
 use burn::tensor::{s, Int, Tensor, TensorData};
 use std::time::Instant;
 use stridex::cubecl::client::ComputeClient;
-use stridex::cubecl::server::Handle;
 use stridex::cubecl::Runtime;
-use stridex::{Element, GatherOp, Operand, SliceOp, SliceRange};
+use stridex::{GatherOp, Operand, SliceOp, SliceRange};
 
 type Burn<R> = CubeBackend<R, f32, i32, u32>;
 
@@ -48,21 +47,6 @@ where
     vec![embedding(env), batch_crop(env), batch_chain(env)]
 }
 
-fn sync<R: Runtime>(client: &ComputeClient<R>) {
-    stridex::cubecl::future::block_on(client.sync()).expect("device sync");
-}
-
-fn upload<T: Element>(client: &ComputeClient<impl Runtime>, data: &[T], bytes: usize) -> Handle {
-    let mut v = T::bytes(data).to_vec();
-    v.resize(bytes.max(v.len()).max(4), 0);
-    client.create_from_slice(&v)
-}
-
-fn read<T: Element, R: Runtime>(client: &ComputeClient<R>, h: &Handle, n: usize) -> Vec<T> {
-    let bytes = client.read_one(h.clone()).expect("read back");
-    T::from_bytes(&bytes[..n * T::DTYPE.size()])
-}
-
 /// The median seconds of `f` at each of `counts`, synced: from a count to its result.
 fn first_use<R: Runtime>(client: &ComputeClient<R>, counts: &[usize], mut f: impl FnMut(usize)) -> f64 {
     let mut t: Vec<f64> = counts
@@ -79,9 +63,7 @@ fn first_use<R: Runtime>(client: &ComputeClient<R>, counts: &[usize], mut f: imp
 }
 
 fn check(what: &str, case: &str, count: usize, got: &[f32], expected: &[f32]) {
-    if let Some(o) = (0..expected.len()).find(|&o| got[o].to_bits() != expected[o].to_bits()) {
-        panic!("{case} at count {count}: {what} output[{o}] = {}, expected {}", got[o], expected[o]);
-    }
+    crate::measure::check(what, &format!("{case} at count {count}"), got, expected);
 }
 
 const ROWS: usize = 16384;

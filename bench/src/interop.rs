@@ -4,15 +4,13 @@
 //! registered as a custom operation), beside Burn's own ops in that stream. What dropping
 //! stridex into a Burn program costs over bare buffers, and what it gains over Burn's ops.
 
-use crate::measure::{median, Env};
+use crate::measure::{check, median, read, sync, upload, Env};
 use burn::backend::wgpu::CubeBackend;
 use burn::tensor::backend::DeviceOps;
 use burn::tensor::{s, Int, Tensor, TensorData};
 use stridex::burn::burn_fusion::Fusion;
-use stridex::cubecl::client::ComputeClient;
-use stridex::cubecl::server::Handle;
 use stridex::cubecl::Runtime;
-use stridex::{Element, Operand};
+use stridex::Operand;
 
 type Cube<R> = CubeBackend<R, f32, i32, u32>;
 type Fused<R> = Fusion<Cube<R>>;
@@ -35,25 +33,6 @@ where
     R::Device: DeviceOps,
 {
     vec![embedding(env), last_position(env)]
-}
-
-fn sync<R: Runtime>(client: &ComputeClient<R>) {
-    stridex::cubecl::future::block_on(client.sync()).expect("device sync");
-}
-
-fn upload<T: Element>(client: &ComputeClient<impl Runtime>, data: &[T], bytes: usize) -> Handle {
-    let mut v = T::bytes(data).to_vec();
-    v.resize(bytes.max(v.len()).max(4), 0);
-    client.create_from_slice(&v)
-}
-
-fn read<R: Runtime>(client: &ComputeClient<R>, h: &Handle, n: usize) -> Vec<f32> {
-    let bytes = client.read_one(h.clone()).expect("read back");
-    f32::from_bytes(&bytes[..n * 4])
-}
-
-fn check(what: &str, case: &str, got: &[f32], want: &[f32]) {
-    assert!(got == want, "{case}: {what} differs from the host");
 }
 
 fn values<B: burn::tensor::backend::Backend, const D: usize>(t: Tensor<B, D>) -> Vec<f32> {
@@ -96,7 +75,7 @@ where
         op.launch(c, &d, &ix, &o).expect("launch");
         sync(c);
     });
-    check("on buffers", case, &read(c, &o, n * dim), &expected);
+    check("on buffers", case, &read::<f32, R>(c, &o, n * dim), &expected);
 
     let (t, i) = tensors::<Cube<R>, 2, 1>(env.device, &table, [vocab, dim], &ids, [n]);
     let (cube, y) =
@@ -117,15 +96,8 @@ where
     R::Device: DeviceOps,
 {
     let case = "chain: embedding f32[32000,1024] <- i32[32,512], the last position";
-    let (vocab, dim, batch, seq) = (32000, 1024, 32, 512);
-    let table: Vec<f32> = (0..vocab * dim).map(|i| i as f32).collect();
-    let ids: Vec<i32> = (0..batch * seq).map(|i| ((i * 7919 + 13) % vocab) as i32).collect();
-    let expected: Vec<f32> = (0..batch)
-        .flat_map(|b| {
-            let row = ids[b * seq + seq - 1] as usize;
-            table[row * dim..(row + 1) * dim].to_vec()
-        })
-        .collect();
+    let (vocab, dim, batch, seq) = crate::chains::LAST_POSITION;
+    let (table, ids, expected) = crate::chains::last_position_inputs();
     let op = stridex::chain! {
         data: f32[32000, 1024],
         gather { indices: i32[32, 512], axis: 0, out_of_range: clamp },
@@ -140,7 +112,7 @@ where
         op.launch(c, &d, &[&ix], &o).expect("launch");
         sync(c);
     });
-    check("on buffers", case, &read(c, &o, batch * dim), &expected);
+    check("on buffers", case, &read::<f32, R>(c, &o, batch * dim), &expected);
 
     let (t, i) = tensors::<Cube<R>, 2, 2>(env.device, &table, [vocab, dim], &ids, [batch, seq]);
     let (cube, y) =

@@ -37,8 +37,26 @@ pub fn median(reps: usize, mut f: impl FnMut()) -> f64 {
     times[reps / 2]
 }
 
-fn sync<R: Runtime>(client: &ComputeClient<R>) {
+pub fn sync<R: Runtime>(client: &ComputeClient<R>) {
     cubecl::future::block_on(client.sync()).expect("device sync");
+}
+
+/// `data` in a new device buffer of at least `bytes`.
+pub fn upload<T: Element>(client: &ComputeClient<impl Runtime>, data: &[T], bytes: usize) -> Handle {
+    stridex::buffers::upload(client, data, bytes)
+}
+
+/// The first `n` elements of a device buffer.
+pub fn read<T: Element, R: Runtime>(client: &ComputeClient<R>, h: &Handle, n: usize) -> Vec<T> {
+    stridex::buffers::read(client, h, n).expect("read back")
+}
+
+/// Panics naming the first output element that differs, bit for bit, from the host's.
+pub fn check(what: &str, case: &str, got: &[f32], expected: &[f32]) {
+    assert_eq!(got.len(), expected.len(), "{case}: {what} length");
+    if let Some(i) = (0..got.len()).find(|&i| got[i].to_bits() != expected[i].to_bits()) {
+        panic!("{case}: {what} output[{i}] = {}, expected {}", got[i], expected[i]);
+    }
 }
 
 /// Bytes of `data`, padded with zeros to `len`.
