@@ -550,17 +550,11 @@ impl<T: Element, I: IndexTypes> Chain<T, I> {
                 return Err(RuleError::StageKey { key: "_" }.into());
             }
             // Ranges are lowered against the shape the stage receives.
-            let received = match (&slice.ranges, self.stages.is_empty()) {
-                (None, _) => vec![],
-                (Some(_), true) => self.data.sizes.clone(),
-                // Planned as written (a `_` count at its placeholder): the rules of a `_` chain
-                // are for the whole chain, checked by `build`.
-                (Some(_), false) => {
-                    stridex_core::dynamic::chain_at(&self.prefix()?, stridex_core::dynamic::PLACEHOLDER)?
-                        .output
-                        .sizes
-                        .to_vec()
-                }
+            // Planned as written (a `_` count at its placeholder): the rules of a `_` chain are
+            // for the whole chain, checked by `build`.
+            let received = match &slice.ranges {
+                None => vec![],
+                Some(_) => stridex_core::dynamic::received_shape(&self.prefix()?, self.stages.len() + 1)?,
             };
             // After the chain's count, its dimension is taken whole: a first range `..`, lowered
             // against the placeholder (an explicit SLICE1 window cannot say `_`).

@@ -334,28 +334,32 @@ pub fn counted_at(desc: &ChainDesc, stage: usize) -> bool {
     }
 }
 
+/// The shape stage `stage` (1-based) of `desc` receives: the data, or the output of the stages
+/// before it, planned as written with a `_` count at the placeholder (what a stage's `s[..]`
+/// ranges are lowered against; `desc` needs only those earlier stages).
+pub fn received_shape(desc: &ChainDesc, stage: usize) -> Result<Vec<usize>, RuleError> {
+    let prefix = ChainDesc {
+        data: desc.data,
+        stages: desc.stages[..stage - 1].to_vec().into(),
+        output: None,
+        dynamic_leading: desc.dynamic_leading.filter(|_| counted_at(desc, stage)),
+    };
+    if stage == 1 {
+        let mut sizes = desc.data.sizes.to_vec();
+        if prefix.dynamic_leading.is_some() {
+            sizes[0] = PLACEHOLDER;
+        }
+        return Ok(sizes);
+    }
+    Ok(chain_at(&prefix, PLACEHOLDER)?.output.sizes.to_vec())
+}
+
 fn check_chain(desc: &ChainDesc) -> Result<ChainPlan, RuleError> {
     let Some(carrier) = desc.dynamic_leading else { return desc.plan_sizes() };
     if desc.output.is_some() {
         return Err(fault(DynamicFault::Output, Location::Shape(Operand::Output)));
     }
-    // What a stage received: the data, or the plan of the stages before it (at the placeholder).
-    let received = |stage: usize| -> Result<Vec<usize>, RuleError> {
-        let prefix = ChainDesc {
-            data: desc.data,
-            stages: desc.stages[..stage - 1].to_vec().into(),
-            output: None,
-            dynamic_leading: desc.dynamic_leading.filter(|_| counted_at(desc, stage)),
-        };
-        if stage == 1 {
-            let mut sizes = desc.data.sizes.to_vec();
-            if prefix.dynamic_leading.is_some() {
-                sizes[0] = PLACEHOLDER;
-            }
-            return Ok(sizes);
-        }
-        Ok(chain_at(&prefix, PLACEHOLDER)?.output.sizes.to_vec())
-    };
+    let received = |stage: usize| received_shape(desc, stage);
     let in_stage = |stage: usize, error: RuleError| -> RuleError {
         match received(stage) {
             Ok(input) => {

@@ -175,18 +175,9 @@ pub fn chain(input: &ChainInput) -> syn::Result<ChainDesc> {
                     ));
                     continue;
                 }
-                let received = if stages.is_empty() {
-                    data.sizes.to_vec()
-                } else {
-                    let prefix = ChainDesc {
-                        data,
-                        stages: stages.clone().into(),
-                        output: None,
-                        dynamic_leading: dynamic_leading.filter(|_| counted),
-                    };
-                    let plan = stridex_core::dynamic::chain_at(&prefix, stridex_core::dynamic::PLACEHOLDER);
-                    plan.map_err(|e| chain_error(input, e))?.output.sizes.to_vec()
-                };
+                let so_far = ChainDesc { data, stages: stages.clone().into(), output: None, dynamic_leading };
+                let received =
+                    stridex_core::dynamic::received_shape(&so_far, n).map_err(|e| chain_error(input, e))?;
                 // After the count, a stage takes its dimension whole: written as ranges or ONNX
                 // keys (an explicit SLICE1 window cannot say `_` here).
                 if counted && s.ranges.is_none() && s.form() == SliceForm::DirectMl {
