@@ -2,9 +2,7 @@
 //! rank, run as the chain's one fused kernel (or its stages) on Burn's buffers.
 
 use super::fusion::{self, OnCube};
-use super::{
-    check_meta, check_rank, check_strides, leading, output_tensor, padded, BurnBackend, BurnKind, Fused,
-};
+use super::{check_meta, check_rank, leading, output_tensor, padded, BurnBackend, BurnKind, Fused, LayOut};
 use crate::element::{Element, IndexElement};
 use crate::error::Error;
 use crate::ops::chain::{check_read_back, checked_gathers, gathers, in_stage, output_buffer};
@@ -15,7 +13,7 @@ use burn_cubecl::{BoolElement, CubeBackend, CubeRuntime, FloatElement, IntElemen
 use burn_fusion::FusionBackend;
 use burn_tensor::{Int, Tensor};
 use cubecl::server::Handle;
-use stridex_core::{ChainCount, ChainPlan, Operand, StageDesc};
+use stridex_core::{ChainCount, Operand, StageDesc};
 
 /// A chain's index tensors in Burn, in stage order, as a tuple: `()`, `(ids,)`, `(ids, cols)`,
 /// ... up to four, each an `Int` tensor of any rank (the index type of its gather).
@@ -84,23 +82,6 @@ impl<T: Element, J: IndexTypes> ChainOp<T, J> {
     }
 }
 
-/// Each index tensor's dtype and shape against its gather's (and, through `layout`, its
-/// strides or packing), an `Err` naming the stage.
-fn check_indices<X>(
-    plan: &ChainPlan,
-    indices: &[X],
-    meta: impl Fn(&X) -> (burn_tensor::DType, &[usize]),
-    layout: impl Fn(&X, &stridex_core::TensorLayout) -> Result<(), Error>,
-) -> Result<(), Error> {
-    for ((stage, g), t) in gathers(plan).zip(indices) {
-        let (dtype, shape) = meta(t);
-        check_meta(Operand::Indices, dtype, shape, g.index_type.dtype(), &g.indices)
-            .and_then(|()| layout(t, &g.indices))
-            .map_err(|e| in_stage(stage, e))?;
-    }
-    Ok(())
-}
-
 /// The count of a `_` chain: the leading size of the Burn tensor that carries it (the data, or
 /// its gather's indices); `None` for fixed sizes.
 fn count_of<T: Element, J: IndexTypes>(
@@ -123,18 +104,21 @@ pub(super) fn on_cube<R: CubeRuntime, T: Element, J: IndexTypes>(
     op: &ChainOp<T, J>,
     data: CubeTensor<R>,
     indices: Vec<CubeTensor<R>>,
+    lay_out: LayOut<R>,
 ) -> Result<CubeTensor<R>, Error> {
     let shapes: Vec<&[usize]> = indices.iter().map(|t| t.meta.shape().as_slice()).collect();
     let count = count_of(op, data.meta.shape(), &shapes);
     let (plan, kernel) = op.at(count, "apply")?;
     check_meta(Operand::Data, data.dtype, data.meta.shape(), T::DTYPE, &plan.data)?;
-    check_strides(Operand::Data, data.meta.strides(), &plan.data)?;
-    check_indices(
-        &plan,
-        &indices,
-        |t| (t.dtype, t.meta.shape()),
-        |t, layout| check_strides(Operand::Indices, t.meta.strides(), layout),
-    )?;
+    let data = lay_out(Operand::Data, data, &plan.data)?;
+    // Each index tensor against its gather, an `Err` naming the stage.
+    let indices = (gathers(&plan).zip(indices))
+        .map(|((stage, g), t)| {
+            check_meta(Operand::Indices, t.dtype, t.meta.shape(), g.index_type.dtype(), &g.indices)
+                .and_then(|()| lay_out(Operand::Indices, t, &g.indices))
+                .map_err(|e| in_stage(stage, e))
+        })
+        .collect::<Result<Vec<_>, Error>>()?;
     let client = &data.client;
     let kernel = kernel.as_deref();
     let d = padded(client, &data.handle, ChainOp::<T, J>::bytes(&plan, kernel, Operand::Data))?;
@@ -156,12 +140,9 @@ pub(super) fn on_cube<R: CubeRuntime, T: Element, J: IndexTypes>(
 impl<R: CubeRuntime, T: Element, J: IndexTypes> OnCube<R> for &'static ChainOp<T, J> {
     const NAME: &'static str = "stridex_chain";
     fn run(&self, inputs: Vec<CubeTensor<R>>) -> Result<CubeTensor<R>, Error> {
-        let shapes: Vec<&[usize]> = inputs[1..].iter().map(|t| t.meta.shape().as_slice()).collect();
-        let plan = self.at(count_of(self, inputs[0].meta.shape(), &shapes), "apply")?.0.into_owned();
         let mut inputs = inputs.into_iter();
-        let data = fusion::laid_out(inputs.next().expect("the data"), &plan.data);
-        let indices = inputs.zip(gathers(&plan)).map(|(t, (_, g))| fusion::laid_out(t, &g.indices)).collect();
-        on_cube(self, data, indices)
+        let data = inputs.next().expect("the data");
+        on_cube(self, data, inputs.collect(), fusion::laid_out)
     }
 }
 
@@ -186,12 +167,11 @@ where
     let (plan, _) = op.at(count_of(op, &data.shape, &shapes), "apply")?;
     check_meta(Operand::Data, data.dtype, &data.shape, T::DTYPE, &plan.data)?;
     fusion::check_packed(Operand::Data, &plan.data)?;
-    check_indices(
-        &plan,
-        &indices,
-        |t| (t.dtype, &t.shape),
-        |_, layout| fusion::check_packed(Operand::Indices, layout),
-    )?;
+    for ((stage, g), t) in gathers(&plan).zip(&indices) {
+        check_meta(Operand::Indices, t.dtype, &t.shape, g.index_type.dtype(), &g.indices)
+            .and_then(|()| fusion::check_packed(Operand::Indices, &g.indices))
+            .map_err(|e| in_stage(stage, e))?;
+    }
     let checked = checked_gathers(&plan);
     if !checked.is_empty() {
         let bytes = (checked.iter())

@@ -2,7 +2,7 @@
 //! operation (`OperationIr::Custom`, as burn-vision registers its kernels) that runs, in order
 //! with the ops around it, on the `CubeBackend` tensors its inputs became.
 
-use super::{check_strides, leading, Fused};
+use super::{check_strides, Fused};
 use crate::element::{Element, IndexElement};
 use crate::error::Error;
 use crate::ops::{GatherOp, SliceOp};
@@ -68,13 +68,17 @@ where
 }
 
 /// A CubeTensor from the fusion stream laid out as `layout` says (made contiguous when the
-/// stream handed over a view).
-pub(super) fn laid_out<R: CubeRuntime>(t: CubeTensor<R>, layout: &TensorLayout) -> CubeTensor<R> {
-    if check_strides(Operand::Data, t.meta.strides(), layout).is_ok() {
+/// stream handed over a view; the descriptors applied in the stream are packed).
+pub(super) fn laid_out<R: CubeRuntime>(
+    tensor: Operand,
+    t: CubeTensor<R>,
+    layout: &TensorLayout,
+) -> Result<CubeTensor<R>, Error> {
+    Ok(if check_strides(tensor, t.meta.strides(), layout).is_ok() {
         t
     } else {
         burn_cubecl::kernel::into_contiguous(t)
-    }
+    })
 }
 
 /// An op as the fusion stream runs it. Its checks ran before it was registered; what can fail
@@ -89,8 +93,7 @@ impl<R: CubeRuntime, T: Element, J: IndexElement> OnCube<R> for &'static GatherO
     const NAME: &'static str = "stridex_gather";
     fn run(&self, inputs: Vec<CubeTensor<R>>) -> Result<CubeTensor<R>, Error> {
         let [data, indices]: [CubeTensor<R>; 2] = inputs.try_into().expect("data and indices");
-        let (plan, _) = self.at(Some(leading(indices.meta.shape())), "apply")?;
-        super::gather_on_cube(self, laid_out(data, &plan.data), laid_out(indices, &plan.indices))
+        super::gather_on_cube(self, data, indices, laid_out)
     }
 }
 
@@ -98,8 +101,7 @@ impl<R: CubeRuntime, T: Element> OnCube<R> for &'static SliceOp<T> {
     const NAME: &'static str = "stridex_slice";
     fn run(&self, inputs: Vec<CubeTensor<R>>) -> Result<CubeTensor<R>, Error> {
         let [input]: [CubeTensor<R>; 1] = inputs.try_into().expect("the input");
-        let (plan, _) = self.at(Some(leading(input.meta.shape())), "apply")?;
-        super::slice_on_cube(self, laid_out(input, &plan.input))
+        super::slice_on_cube(self, input, laid_out)
     }
 }
 

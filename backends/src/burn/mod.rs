@@ -197,17 +197,32 @@ fn output_tensor<R: CubeRuntime>(
     )
 }
 
+/// How a `CubeBackend` tensor meets its descriptor's strides: as declared (a mismatch is an
+/// `Err`: [`as_declared`]), or, for the tensors Burn's fusion stream hands over, made contiguous
+/// where they are not (`fusion::laid_out`).
+type LayOut<R> = fn(Operand, CubeTensor<R>, &TensorLayout) -> Result<CubeTensor<R>, Error>;
+
+fn as_declared<R: CubeRuntime>(
+    tensor: Operand,
+    t: CubeTensor<R>,
+    layout: &TensorLayout,
+) -> Result<CubeTensor<R>, Error> {
+    check_strides(tensor, t.meta.strides(), layout)?;
+    Ok(t)
+}
+
 /// The gather on `CubeBackend` tensors, launched at once on Burn's handles.
 fn gather_on_cube<R: CubeRuntime, T: Element, J: IndexElement>(
     op: &GatherOp<T, J>,
     data: CubeTensor<R>,
     indices: CubeTensor<R>,
+    lay_out: LayOut<R>,
 ) -> Result<CubeTensor<R>, Error> {
     let (plan, kernel) = op.at(Some(leading(indices.meta.shape())), "apply")?;
     check_meta(Operand::Data, data.dtype, data.meta.shape(), T::DTYPE, &plan.data)?;
-    check_strides(Operand::Data, data.meta.strides(), &plan.data)?;
+    let data = lay_out(Operand::Data, data, &plan.data)?;
     check_meta(Operand::Indices, indices.dtype, indices.meta.shape(), J::DTYPE, &plan.indices)?;
-    check_strides(Operand::Indices, indices.meta.strides(), &plan.indices)?;
+    let indices = lay_out(Operand::Indices, indices, &plan.indices)?;
     let client = &data.client;
     let bytes = |t| GatherOp::<T, J>::bytes(&plan, kernel.as_deref(), t);
     let d = padded(client, &data.handle, bytes(Operand::Data))?;
@@ -221,10 +236,11 @@ fn gather_on_cube<R: CubeRuntime, T: Element, J: IndexElement>(
 fn slice_on_cube<R: CubeRuntime, T: Element>(
     op: &SliceOp<T>,
     input: CubeTensor<R>,
+    lay_out: LayOut<R>,
 ) -> Result<CubeTensor<R>, Error> {
     let (plan, kernel) = op.at(Some(leading(input.meta.shape())), "apply")?;
     check_meta(Operand::Input, input.dtype, input.meta.shape(), T::DTYPE, &plan.input)?;
-    check_strides(Operand::Input, input.meta.strides(), &plan.input)?;
+    let input = lay_out(Operand::Input, input, &plan.input)?;
     let client = &input.client;
     let bytes = |t| SliceOp::<T>::bytes(&plan, kernel.as_deref(), t);
     let d = padded(client, &input.handle, bytes(Operand::Input))?;
@@ -244,7 +260,7 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> BurnBacken
         _data_float: bool,
         indices: CubeTensor<R>,
     ) -> Result<CubeTensor<R>, Error> {
-        gather_on_cube(op, data, indices)
+        gather_on_cube(op, data, indices, as_declared)
     }
 
     fn slice<T: Element>(
@@ -252,7 +268,7 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> BurnBacken
         input: CubeTensor<R>,
         _float: bool,
     ) -> Result<CubeTensor<R>, Error> {
-        slice_on_cube(op, input)
+        slice_on_cube(op, input, as_declared)
     }
 
     fn chain<T: Element, J: IndexTypes>(
@@ -261,7 +277,7 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> BurnBacken
         _data_float: bool,
         indices: Vec<CubeTensor<R>>,
     ) -> Result<CubeTensor<R>, Error> {
-        chain::on_cube(op, data, indices)
+        chain::on_cube(op, data, indices, as_declared)
     }
 }
 
