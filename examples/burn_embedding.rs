@@ -2,17 +2,12 @@
 //! stridex gather on Burn's own device buffers) -> a mean over each sequence, in Burn:
 //! `cargo run --features burn --example burn_embedding`.
 //!
-//! The backend is Burn's default `Wgpu` (`Fusion<CubeBackend<WgpuRuntime, f32, i32, u32>>`):
-//! the gather joins Burn's fusion stream as a custom operation, between Burn's own ops. A
-//! `chain!` (the rows of the last position only, one kernel) joins it the same way.
+//! The device is Burn's default (`Device::default()`: wgpu, on lavapipe where there is no GPU;
+//! `BURN_DEVICE=cpu` with features `burn,cpu` picks CubeCL's CPU runtime): the gather joins
+//! Burn's fusion stream as a custom operation, between Burn's own ops. A `chain!` (the rows of
+//! the last position only, one kernel) joins it the same way.
 
-use stridex::burn::burn_cubecl::CubeBackend;
-use stridex::burn::burn_fusion::Fusion;
-use stridex::burn::burn_tensor::{Int, Tensor, TensorData};
-use stridex::cubecl::wgpu::WgpuRuntime;
-
-/// `burn::backend::Wgpu`, named through the crates stridex was built with.
-type Wgpu = Fusion<CubeBackend<WgpuRuntime, f32, i32, u32>>;
+use stridex::burn::burn_tensor::{Device, Int, Tensor, TensorData};
 
 const VOCAB: usize = 1000;
 const DIM: usize = 64;
@@ -34,21 +29,21 @@ stridex::chain! {
 }
 
 fn main() -> Result<(), stridex::Error> {
-    let device = Default::default();
+    let device = Device::default();
     let table_values: Vec<f32> = (0..VOCAB * DIM).map(|i| ((i * 37) % 1009) as f32 / 1009.0).collect();
-    let table = Tensor::<Wgpu, 2>::from_data(TensorData::new(table_values.clone(), [VOCAB, DIM]), &device);
-    // Burn set wgpu's default device up (its first tensor); stridex launches on Burn's client.
+    let table = Tensor::<2>::from_data(TensorData::new(table_values.clone(), [VOCAB, DIM]), &device);
+    // Burn set its device up (its first tensor); stridex launches on Burn's client.
     println!("device: {}", stridex::Device::default_device()?.description());
     let ids: Vec<i32> = (0..BATCH * SEQ).map(|i| ((i * 7919 + 3) % VOCAB) as i32).collect();
-    let ids = Tensor::<Wgpu, 2, Int>::from_data(TensorData::new(ids, [BATCH, SEQ]), &device);
+    let ids = Tensor::<2, Int>::from_data(TensorData::new(ids, [BATCH, SEQ]), &device);
 
     // Burn scales the table, stridex gathers the rows, Burn pools them: one stream.
-    let rows: Tensor<Wgpu, 3> = EMBED.apply(table.clone() * 2.0, ids.clone())?;
+    let rows: Tensor<3> = EMBED.apply(table.clone() * 2.0, ids.clone())?;
     let pooled = rows.clone().mean_dim(1); // [4, 1, 64]
     println!("rows {:?} -> pooled {:?}", rows.dims(), pooled.dims());
 
     // The same with Burn alone, for comparison.
-    let last: Tensor<Wgpu, 3> = LAST_TOKEN.apply(table.clone() * 2.0, (ids.clone(),))?;
+    let last: Tensor<3> = LAST_TOKEN.apply(table.clone() * 2.0, (ids.clone(),))?;
     println!("last position, one fused kernel: {:?}", last.dims());
     let peer = (table * 2.0).select(0, ids.reshape([BATCH * SEQ])).reshape([BATCH, SEQ, DIM]);
     let peer_last = peer.clone().slice([0..BATCH, SEQ - 1..SEQ, 0..DIM]);

@@ -112,19 +112,14 @@ fn any_length(table: &[f32]) -> Result<(), stridex::Error> {
 
 /// The table kept on the device: each lookup launches on it and reads the rows back.
 fn resident(table: &[f32], ids: &[i64], expected: &[f32]) -> Result<(), stridex::Error> {
-    use stridex::cubecl::wgpu::{WgpuDevice, WgpuRuntime};
-    use stridex::cubecl::Runtime;
     use stridex::{buffers, Operand};
-    if stridex::Device::default_device()?.backend() != stridex::Backend::Wgpu {
-        return Ok(());
-    }
-    let client = WgpuRuntime::client(&WgpuDevice::DefaultDevice);
-    let table_h = buffers::upload(&client, table, EMBED_F32.buffer_bytes(Operand::Data)?);
-    let ids_h = buffers::upload(&client, ids, EMBED_F32.buffer_bytes(Operand::Indices)?);
+    let client = stridex::Device::default_device()?.client();
+    let table_h = buffers::upload(client, table, EMBED_F32.buffer_bytes(Operand::Data)?);
+    let ids_h = buffers::upload(client, ids, EMBED_F32.buffer_bytes(Operand::Indices)?);
     let out_h = client.empty(EMBED_F32.buffer_bytes(Operand::Output)?);
     let (t, rows) = time(5, || {
-        EMBED_F32.launch(&client, &table_h, &ids_h, &out_h)?;
-        buffers::read::<_, f32>(&client, &out_h, TOKENS * DIM)
+        EMBED_F32.launch(client, &table_h, &ids_h, &out_h)?;
+        buffers::read::<f32>(client, &out_h, TOKENS * DIM)
     });
     assert_eq!(rows?, expected);
     println!(

@@ -1,76 +1,83 @@
-//! Ops on Burn tensors (feature `burn`), on lavapipe: values equal Burn's own `select`,
-//! `gather` and `slice` on the same tensors, on `CubeBackend` and on `Fusion<CubeBackend>`
-//! (Burn's default `Wgpu`); mismatches are `Err`s naming them.
+//! Ops on Burn 0.22 tensors (feature `burn`), on the device stridex runs on (lavapipe, or
+//! CubeCL's CPU runtime under `STRIDEX_BACKEND=cpu`): values equal Burn's own `select`,
+//! `gather`, `slice` and `flip` on the same tensors, in Burn's fusion stream (`Tensor`, what
+//! a Burn user holds) and on `CubeBackend` tensors (`apply_cube`); mismatches are `Err`s
+//! naming them.
 
-use stridex::burn::burn_cubecl::CubeBackend;
-use stridex::burn::burn_fusion::Fusion;
-use stridex::burn::burn_tensor::{backend::Backend, Int, Tensor, TensorData};
-use stridex::cubecl::wgpu::{WgpuDevice, WgpuRuntime};
+use stridex::burn::burn_cubecl::tensor::CubeTensor;
+use stridex::burn::burn_cubecl::{Cube, CubeBackend};
+use stridex::burn::burn_tensor::{s, Device, Int, Tensor, TensorData};
+use stridex::burn::BurnKind;
 use stridex::{Error, Operand};
 
-type Cube = CubeBackend<WgpuRuntime, f32, i32, u32>;
-type Fused = Fusion<Cube>;
+/// Burn's device for the one stridex runs on: both share one CubeCL client.
+fn device() -> Device {
+    stridex::Device::default_device().expect("a device").burn_device()
+}
 
-fn table<B: Backend>(rows: usize, dim: usize) -> (Vec<f32>, Tensor<B, 2>) {
+fn table(rows: usize, dim: usize) -> (Vec<f32>, Tensor<2>) {
     let values: Vec<f32> = (0..rows * dim).map(|v| v as f32 * 0.5).collect();
-    let t = Tensor::<B, 2>::from_data(TensorData::new(values.clone(), [rows, dim]), &Default::default());
+    let t = Tensor::<2>::from_data(TensorData::new(values.clone(), [rows, dim]), &device());
     (values, t)
 }
 
-fn ids<B: Backend>(values: &[i32], shape: [usize; 1]) -> Tensor<B, 1, Int> {
-    Tensor::<B, 1, Int>::from_data(TensorData::new(values.to_vec(), shape), &Default::default())
+fn ids(values: &[i32], shape: [usize; 1]) -> Tensor<1, Int> {
+    Tensor::<1, Int>::from_data(TensorData::new(values.to_vec(), shape), &device())
 }
 
-fn f32s<B: Backend, const D: usize>(t: Tensor<B, D>) -> Vec<f32> {
+fn f32s<const D: usize>(t: Tensor<D>) -> Vec<f32> {
     t.into_data().to_vec::<f32>().unwrap()
 }
 
-fn embedding_matches_select<B: stridex::burn::BurnBackend>()
-where
-    stridex::burn::burn_tensor::Float: stridex::burn::BurnKind<B>,
-    Int: stridex::burn::BurnKind<B>,
-{
+/// The `CubeBackend` tensor behind a Burn tensor, taken out of the fusion stream.
+fn cube<K: BurnKind, const D: usize>(t: Tensor<D, K>) -> CubeTensor {
+    let fused = t.try_into_primitive::<Cube>().unwrap();
+    let client = fused.client.clone();
+    if K::FLOAT {
+        client.resolve_tensor_float::<CubeBackend>(fused)
+    } else {
+        client.resolve_tensor_int::<CubeBackend>(fused)
+    }
+}
+
+/// A packed f32 `CubeTensor`'s values.
+fn cube_f32s(t: &CubeTensor) -> Vec<f32> {
+    let n: usize = t.meta.shape().iter().product();
+    let bytes = t.client.read_one(t.handle.clone()).unwrap();
+    bytes[..4 * n].chunks(4).map(|b| f32::from_le_bytes(b.try_into().unwrap())).collect()
+}
+
+#[test]
+fn embedding_equals_select_in_the_stream_and_on_cube_backend() {
     let op = stridex::gather! { data: f32[50, 8], indices: i32[6] };
-    let (_, t) = table::<B>(50, 8);
-    let i = ids::<B>(&[3, 0, 49, 7, 7, -1], [6]);
-    let y: Tensor<B, 2> = op.apply(t.clone(), i.clone()).unwrap();
+    let (_, t) = table(50, 8);
+    let i = ids(&[3, 0, 49, 7, 7, -1], [6]);
+    let y: Tensor<2> = op.apply(t.clone(), i.clone()).unwrap();
     assert_eq!(y.dims(), [6, 8]);
     // Burn's select takes no negative ids: the peer gets 49 for -1.
-    let peer = t.select(0, ids::<B>(&[3, 0, 49, 7, 7, 49], [6]));
-    assert_eq!(f32s(y), f32s(peer));
-}
+    let peer = f32s(t.clone().select(0, ids(&[3, 0, 49, 7, 7, 49], [6])));
+    assert_eq!(f32s(y), peer);
+    let y = op.apply_cube(cube(t.clone()), cube(i)).unwrap();
+    assert_eq!(y.meta.shape().as_slice(), [6, 8]);
+    assert_eq!(cube_f32s(&y), peer);
 
-#[test]
-fn embedding_on_cube_backend_equals_select() {
-    let _ = WgpuDevice::DefaultDevice;
-    embedding_matches_select::<Cube>();
-}
-
-#[test]
-fn embedding_in_the_fusion_stream_equals_select() {
-    embedding_matches_select::<Fused>();
     // In the stream, between Burn's own ops: (t * 2) -> gather -> + 1.
-    let op = stridex::gather! { data: f32[50, 8], indices: i32[6] };
-    let (_, t) = table::<Fused>(50, 8);
-    let i = ids::<Fused>(&[1, 2, 3, 4, 5, 6], [6]);
-    let y: Tensor<Fused, 2> = op.apply(t.clone() * 2.0, i.clone()).unwrap();
+    let i = ids(&[1, 2, 3, 4, 5, 6], [6]);
+    let y: Tensor<2> = op.apply(t.clone() * 2.0, i.clone()).unwrap();
     let y = y + 1.0;
     let peer = (t * 2.0).select(0, i) + 1.0;
     assert_eq!(f32s(y), f32s(peer));
 }
 
-fn beam_and_slice<B: stridex::burn::BurnBackend>()
-where
-    stridex::burn::burn_tensor::Float: stridex::burn::BurnKind<B>,
-    Int: stridex::burn::BurnKind<B>,
-{
-    let device = Default::default();
+#[test]
+fn batch_gather_and_slices_equal_burn() {
+    let device = device();
     let cache: Vec<f32> = (0..2 * 3 * 4).map(|v| v as f32).collect();
-    let c = Tensor::<B, 3>::from_data(TensorData::new(cache.clone(), [2, 3, 4]), &device);
-    let beams = Tensor::<B, 2, Int>::from_data(TensorData::new(vec![2i32, 2, 0, 1, 0, 1], [2, 3]), &device);
+    let c = Tensor::<3>::from_data(TensorData::new(cache.clone(), [2, 3, 4]), &device);
+    let beams = Tensor::<2, Int>::from_data(TensorData::new(vec![2i32, 2, 0, 1, 0, 1], [2, 3]), &device);
     let op =
         stridex::gather! { rules: openvino, data: f32[2, 3, 4], indices: i32[2, 3], axis: 1, batch_dims: 1 };
-    let y: Tensor<B, 3> = op.apply(c.clone(), beams.clone()).unwrap();
+    let y: Tensor<3> = op.apply(c.clone(), beams.clone()).unwrap();
     // Burn's gather takes indices of the output's shape.
     let expanded = beams.reshape([2, 3, 1]).repeat_dim(2, 4);
     assert_eq!(f32s(y), f32s(c.clone().gather(1, expanded)));
@@ -78,29 +85,32 @@ where
     let flip = stridex::slice! { rules: onnx, input: f32[2, 3, 4], starts: [-1], ends: [-5], axes: [2], steps: [-1] };
     let y = flip.apply(c.clone()).unwrap();
     assert_eq!(f32s(y), f32s(c.clone().flip([2])));
+    let y = flip.apply_cube(cube(c.clone())).unwrap();
+    assert_eq!(cube_f32s(&y), f32s(c.clone().flip([2])));
     let crop = stridex::slice!(input: f32[2, 3, 4], s[.., 1.., 1..3]);
     assert_eq!(f32s(crop.apply(c.clone()).unwrap()), f32s(c.slice([0..2, 1..3, 1..3])));
 }
 
 #[test]
-fn batch_gather_and_slices_equal_burn() {
-    beam_and_slice::<Cube>();
-    beam_and_slice::<Fused>();
-}
-
-#[test]
 fn a_strided_view_is_read_where_the_descriptor_declares_it() {
-    // A [4, 6] tensor transposed is a [6, 4] view with strides [1, 6].
-    let (values, t) = table::<Cube>(4, 6);
-    let view = t.clone().transpose();
+    // A [4, 6] tensor seen transposed: a [6, 4] view of its buffer with strides [1, 6].
+    let (values, t) = table(4, 6);
+    let t = cube(t);
+    let view = CubeTensor::new(
+        t.client.clone(),
+        t.handle.clone(),
+        stridex::burn::burn_std::Metadata::new([6, 4], [1, 6]),
+        t.device.clone(),
+        t.dtype,
+    );
     let strided = stridex::gather! { data: f32[6, 4] strides [1, 6], indices: i32[2], axis: 0 };
-    let y: Tensor<Cube, 2> = strided.apply(view.clone(), ids::<Cube>(&[5, 0], [2])).unwrap();
+    let y = strided.apply_cube(view.clone(), cube(ids(&[5, 0], [2]))).unwrap();
     let values = &values;
     let want: Vec<f32> = [5, 0].iter().flat_map(|&r| (0..4).map(move |c| values[c * 6 + r])).collect();
-    assert_eq!(f32s(y), want);
+    assert_eq!(cube_f32s(&y), want);
     // The packed descriptor refuses the view, and says what to do.
     let packed = stridex::gather! { data: f32[6, 4], indices: i32[2], axis: 0 };
-    let e = packed.apply::<_, _, 2, 1, 2>(view, ids::<Cube>(&[5, 0], [2])).unwrap_err();
+    let e = packed.apply_cube(view, cube(ids(&[5, 0], [2]))).unwrap_err();
     assert!(matches!(e, Error::BurnTensor { tensor: Operand::Data, .. }), "{e}");
     assert!(e.to_string().contains("strides [1, 6]") && e.to_string().contains("into_contiguous"), "{e}");
 }
@@ -108,32 +118,27 @@ fn a_strided_view_is_read_where_the_descriptor_declares_it() {
 #[test]
 fn mismatches_are_errors() {
     let op = stridex::gather! { data: f32[50, 8], indices: i32[6] };
-    let (_, t) = table::<Cube>(40, 8);
-    let e = op.apply::<_, _, 2, 1, 2>(t, ids::<Cube>(&[0; 6], [6])).unwrap_err();
+    let (_, t) = table(40, 8);
+    let e = op.apply::<_, 2, 1, 2>(t, ids(&[0; 6], [6])).unwrap_err();
     assert!(e.to_string().contains("shape [40, 8], but the op's `data` is [50, 8]"), "{e}");
-    let (_, t) = table::<Cube>(50, 8);
-    let e = op.apply::<_, _, 2, 1, 3>(t.clone(), ids::<Cube>(&[0; 6], [6])).unwrap_err();
+    let (_, t) = table(50, 8);
+    let e = op.apply::<_, 2, 1, 3>(t.clone(), ids(&[0; 6], [6])).unwrap_err();
     assert!(e.to_string().contains("`output` has rank 2, but the Burn tensor type has rank 3"), "{e}");
-    // ONNX's `error` policy: an id out of range is an Err, on both backends.
-    let e = op.apply::<_, _, 2, 1, 2>(t, ids::<Cube>(&[0, 0, 50, 0, 0, 0], [6])).unwrap_err();
-    assert!(matches!(e, Error::IndexOutOfRange { value: 50, .. }), "{e}");
-    let (_, t) = table::<Fused>(50, 8);
-    let e = op.apply::<_, _, 2, 1, 2>(t, ids::<Fused>(&[0, -51, 0, 0, 0, 0], [6])).unwrap_err();
+    // ONNX's `error` policy: an id out of range is an Err, in the stream and on CubeBackend.
+    let e = op.apply::<_, 2, 1, 2>(t.clone(), ids(&[0, -51, 0, 0, 0, 0], [6])).unwrap_err();
     assert!(matches!(e, Error::IndexOutOfRange { value: -51, .. }), "{e}");
+    let e = op.apply_cube(cube(t.clone()), cube(ids(&[0, 0, 50, 0, 0, 0], [6]))).unwrap_err();
+    assert!(matches!(e, Error::IndexOutOfRange { value: 50, .. }), "{e}");
     // An i64 descriptor does not take Burn's i32 ids.
     let wide = stridex::gather! { data: f32[50, 8], indices: i64[6] };
-    let (_, t) = table::<Cube>(50, 8);
-    let e = wide.apply::<_, _, 2, 1, 2>(t, ids::<Cube>(&[0; 6], [6])).unwrap_err();
+    let e = wide.apply::<_, 2, 1, 2>(t, ids(&[0; 6], [6])).unwrap_err();
     assert!(e.to_string().contains("holds I32, but the op's `indices` is i64"), "{e}");
 }
 
 /// A `_` op on Burn tensors: the count is the leading size of the tensor that carries it, one
-/// op for every count, on both backends.
-fn dynamic_counts<B: stridex::burn::BurnBackend>()
-where
-    stridex::burn::burn_tensor::Float: stridex::burn::BurnKind<B>,
-    Int: stridex::burn::BurnKind<B>,
-{
+/// op for every count.
+#[test]
+fn a_dynamic_leading_size_takes_any_count() {
     stridex::gather! { static EMBED; data: f32[50, 8], indices: i32[_] }
     stridex::chain! {
         static LAST;
@@ -141,17 +146,18 @@ where
         gather { indices: i32[_, 4], axis: 0 },
         slice { rules: onnx, starts: [-1], ends: [4], axes: [1] },
     }
-    let (_, t) = table::<B>(50, 8);
+    let (_, t) = table(50, 8);
     for n in [1usize, 3, 17] {
         let values: Vec<i32> = (0..n as i32).map(|i| (i * 11) % 50).collect();
-        let i = ids::<B>(&values, [n]);
-        let y: Tensor<B, 2> = EMBED.apply(t.clone(), i.clone()).unwrap();
+        let i = ids(&values, [n]);
+        let y: Tensor<2> = EMBED.apply(t.clone(), i.clone()).unwrap();
         assert_eq!(y.dims(), [n, 8]);
-        assert_eq!(f32s(y), f32s(t.clone().select(0, i)));
+        let peer = f32s(t.clone().select(0, i.clone()));
+        assert_eq!(f32s(y), peer);
+        assert_eq!(cube_f32s(&EMBED.apply_cube(cube(t.clone()), cube(i)).unwrap()), peer);
         // A chain's count: the leading size of the index tensor that carries it.
-        let i =
-            Tensor::<B, 2, Int>::from_data(TensorData::new(values.repeat(4), [n, 4]), &Default::default());
-        let y: Tensor<B, 3> = LAST.apply(t.clone(), (i.clone(),)).unwrap();
+        let i = Tensor::<2, Int>::from_data(TensorData::new(values.repeat(4), [n, 4]), &device());
+        let y: Tensor<3> = LAST.apply(t.clone(), (i.clone(),)).unwrap();
         assert_eq!(y.dims(), [n, 1, 8]);
         let rows = t.clone().select(0, i.reshape([n * 4])).reshape([n, 4, 8]);
         assert_eq!(f32s(y), f32s(rows.slice([0..n, 3..4, 0..8])));
@@ -159,27 +165,17 @@ where
     let crop = stridex::slice! { input: f32[_, 50, 8], s[.., 10..20, ..] };
     for n in [1usize, 4] {
         let values: Vec<f32> = (0..n * 400).map(|v| v as f32).collect();
-        let x = Tensor::<B, 3>::from_data(TensorData::new(values, [n, 50, 8]), &Default::default());
-        let y: Tensor<B, 3> = crop.apply(x.clone()).unwrap();
+        let x = Tensor::<3>::from_data(TensorData::new(values, [n, 50, 8]), &device());
+        let y: Tensor<3> = crop.apply(x.clone()).unwrap();
         assert_eq!(y.dims(), [n, 10, 8]);
         assert_eq!(f32s(y), f32s(x.slice([0..n, 10..20, 0..8])));
     }
 }
 
-#[test]
-fn a_dynamic_leading_size_takes_any_count_on_both_backends() {
-    dynamic_counts::<Cube>();
-    dynamic_counts::<Fused>();
-}
-
 /// Chains on Burn tensors: one kernel on Burn's buffers equals Burn's ops run one by one.
-fn chains_equal_burn<B: stridex::burn::BurnBackend>()
-where
-    stridex::burn::burn_tensor::Float: stridex::burn::BurnKind<B>,
-    Int: stridex::burn::BurnKind<B>,
-{
-    use stridex::burn::burn_tensor::s;
-    let device = Default::default();
+#[test]
+fn chains_equal_burn() {
+    let device = device();
     // Token ids -> embedding rows -> the last position.
     let last = stridex::chain! {
         data: f32[50, 8],
@@ -187,13 +183,14 @@ where
         slice { rules: onnx, starts: [-1], ends: [5], axes: [1] },
     };
     assert!(last.is_fused().unwrap());
-    let (_, t) = table::<B>(50, 8);
+    let (_, t) = table(50, 8);
     let values = vec![3i32, 9, 0, 49, 7, 11, 2, 2, 30, 1];
-    let i = Tensor::<B, 2, Int>::from_data(TensorData::new(values, [2, 5]), &device);
-    let y: Tensor<B, 3> = last.apply(t.clone(), (i.clone(),)).unwrap();
+    let i = Tensor::<2, Int>::from_data(TensorData::new(values, [2, 5]), &device);
+    let y: Tensor<3> = last.apply(t.clone(), (i.clone(),)).unwrap();
     assert_eq!(y.dims(), [2, 1, 8]);
-    let peer = t.select(0, i.reshape([10])).reshape([2, 5, 8]).slice(s![.., 4..5, ..]);
-    assert_eq!(f32s(y), f32s(peer));
+    let peer = f32s(t.clone().select(0, i.clone().reshape([10])).reshape([2, 5, 8]).slice(s![.., 4..5, ..]));
+    assert_eq!(f32s(y), peer);
+    assert_eq!(cube_f32s(&last.apply_cube(cube(t), vec![cube(i)]).unwrap()), peer);
 
     // An NCHW batch: crop -> horizontal flip -> BGR<->RGB -> 2x downsample, between Burn ops.
     let image = stridex::chain! {
@@ -204,9 +201,9 @@ where
         slice { s[.., .., ..;2, ..;2] },
     };
     let x: Vec<f32> = (0..2 * 3 * 64).map(|v| v as f32).collect();
-    let x = Tensor::<B, 4>::from_data(TensorData::new(x, [2, 3, 8, 8]), &device);
-    let bgr = ids::<B>(&[2, 1, 0], [3]);
-    let y: Tensor<B, 4> = image.apply(x.clone() + 1.0, (bgr.clone(),)).unwrap();
+    let x = Tensor::<4>::from_data(TensorData::new(x, [2, 3, 8, 8]), &device);
+    let bgr = ids(&[2, 1, 0], [3]);
+    let y: Tensor<4> = image.apply(x.clone() + 1.0, (bgr.clone(),)).unwrap();
     assert_eq!(y.dims(), [2, 3, 3, 3]);
     let peer =
         (x + 1.0).slice(s![.., .., 1..7, 1..7]).flip([3]).select(1, bgr).slice(s![.., .., 0..6;2, 0..6;2]);
@@ -219,24 +216,18 @@ where
         gather { rules: openvino, indices: i32[2, 3, 2], axis: 2, batch_dims: 2 },
     };
     let (rows, cols) = (vec![4i32, 0, 49, 17, 17, 2], vec![7i32, 0, 1, 1, 6, 5, 3, 3, 0, 7, -1, 2]);
-    let (table_values, t) = table::<B>(50, 8);
-    let r = Tensor::<B, 2, Int>::from_data(TensorData::new(rows.clone(), [2, 3]), &device);
-    let c = Tensor::<B, 3, Int>::from_data(TensorData::new(cols.clone(), [2, 3, 2]), &device);
-    let y: Tensor<B, 3> = two.apply(t, (r, c)).unwrap();
+    let (table_values, t) = table(50, 8);
+    let r = Tensor::<2, Int>::from_data(TensorData::new(rows.clone(), [2, 3]), &device);
+    let c = Tensor::<3, Int>::from_data(TensorData::new(cols.clone(), [2, 3, 2]), &device);
+    let y: Tensor<3> = two.apply(t, (r, c)).unwrap();
     assert_eq!(y.dims(), [2, 3, 2]);
     assert_eq!(f32s(y), two.run(&table_values, (&rows, &cols)).unwrap().into_data());
 
     // Int data, no gathers: a crop of an i32 tensor.
     let crop = stridex::chain! { data: i32[4, 6], slice { s[1..3, ..] }, slice { s[.., 2..;2] } };
-    let v = Tensor::<B, 2, Int>::from_data(TensorData::new((0..24).collect::<Vec<i32>>(), [4, 6]), &device);
-    let y: Tensor<B, 2, Int> = crop.apply(v, ()).unwrap();
+    let v = Tensor::<2, Int>::from_data(TensorData::new((0..24).collect::<Vec<i32>>(), [4, 6]), &device);
+    let y: Tensor<2, Int> = crop.apply(v, ()).unwrap();
     assert_eq!(y.into_data().to_vec::<i32>().unwrap(), vec![8, 10, 14, 16]);
-}
-
-#[test]
-fn chains_equal_burn_on_both_backends() {
-    chains_equal_burn::<Cube>();
-    chains_equal_burn::<Fused>();
 }
 
 #[test]
@@ -246,21 +237,20 @@ fn chain_mismatches_name_their_stage() {
         slice { s[..40, ..] },
         gather { indices: i32[3], axis: 0 },
     };
-    let (_, t) = table::<Cube>(50, 8);
-    let e = op.apply::<_, _, 2, 2>(t.clone(), (ids::<Cube>(&[0; 4], [4]),)).unwrap_err();
+    let (_, t) = table(50, 8);
+    let e = op.apply::<_, 2, 2>(t.clone(), (ids(&[0; 4], [4]),)).unwrap_err();
     assert!(
         matches!(&e, Error::InStage { stage: 2, error } if matches!(**error, Error::BurnTensor { tensor: Operand::Indices, .. })),
         "{e}"
     );
     assert!(e.to_string().contains("stage 2") && e.to_string().contains("shape [4]"), "{e}");
     // Under `error`, the stage's ids are checked against the shape it receives (40 rows).
-    let e = op.apply::<_, _, 2, 2>(t, (ids::<Cube>(&[0, 40, 1], [3]),)).unwrap_err();
+    let e = op.apply_cube(cube(t.clone()), vec![cube(ids(&[0, 40, 1], [3]))]).unwrap_err();
     assert!(
         matches!(&e, Error::InStage { stage: 2, error } if matches!(**error, Error::IndexOutOfRange { value: 40, .. })),
         "{e}"
     );
-    let (_, t) = table::<Fused>(50, 8);
-    let e = op.apply::<_, _, 2, 2>(t, (ids::<Fused>(&[-41, 0, 1], [3]),)).unwrap_err();
+    let e = op.apply::<_, 2, 2>(t, (ids(&[-41, 0, 1], [3]),)).unwrap_err();
     assert!(
         matches!(&e, Error::InStage { stage: 2, error } if matches!(**error, Error::IndexOutOfRange { value: -41, .. })),
         "{e}"

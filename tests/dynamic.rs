@@ -161,23 +161,18 @@ fn builders_take_a_dynamic_leading_size() {
 
 #[test]
 fn launch_at_on_device_buffers() {
-    use stridex::cubecl::wgpu::{WgpuDevice, WgpuRuntime};
-    use stridex::cubecl::Runtime;
-    if device().backend() != stridex::Backend::Wgpu {
-        return;
-    }
-    let client = WgpuRuntime::client(&WgpuDevice::DefaultDevice);
+    let client = device().client();
     let data: Vec<f32> = (0..50 * 16).map(|v| v as f32).collect();
     let data_h = client.create_from_slice(bytemuck_f32(&data).as_slice());
     assert_eq!(
-        EMBED.launch(&client, &data_h, &data_h, &data_h).unwrap_err(),
+        EMBED.launch(client, &data_h, &data_h, &data_h).unwrap_err(),
         Error::CountNeeded { call: "launch" }
     );
     for count in [1usize, 4] {
         let ids: Vec<i64> = (0..count as i64 * 4).map(|i| 49 - i).collect();
         let ids_h = client.create_from_slice(&ids.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>());
         let out = client.empty(EMBED.buffer_bytes_at(count, Operand::Output).unwrap());
-        EMBED.launch_at(&client, count, &data_h, &ids_h, &out).unwrap();
+        EMBED.launch_at(client, count, &data_h, &ids_h, &out).unwrap();
         let got: Vec<f32> = client
             .read_one(out)
             .unwrap()
@@ -189,7 +184,7 @@ fn launch_at_on_device_buffers() {
         // A buffer sized for fewer rows is refused, not overrun.
         let small = client.empty(EMBED.buffer_bytes_at(count, Operand::Output).unwrap() - 4);
         assert!(matches!(
-            EMBED.launch_at(&client, count, &data_h, &ids_h, &small).unwrap_err(),
+            EMBED.launch_at(client, count, &data_h, &ids_h, &small).unwrap_err(),
             Error::HandleTooSmall { .. }
         ));
     }
@@ -596,31 +591,27 @@ fn the_chain_builder_takes_the_count_as_the_macro_does() {
 
 #[test]
 fn a_chains_count_on_device_buffers_and_in_describe() {
-    use stridex::cubecl::wgpu::{WgpuDevice, WgpuRuntime};
-    use stridex::cubecl::Runtime;
-    stridex::Device::default_device().unwrap();
-    let client = WgpuRuntime::client(&WgpuDevice::DefaultDevice);
+    let client = stridex::Device::default_device().unwrap().client();
     let table: Vec<f32> = (0..400).map(|v| v as f32).collect();
     let data =
-        stridex::buffers::upload(&client, &table, LAST_TOKENS.buffer_bytes_at(4, Operand::Data).unwrap());
+        stridex::buffers::upload(client, &table, LAST_TOKENS.buffer_bytes_at(4, Operand::Data).unwrap());
     for count in [4usize, 2] {
         let ids: Vec<i32> = (0..count as i32 * 5).map(|i| 49 - i).collect();
-        let ix =
-            stridex::buffers::upload(&client, &ids, LAST_TOKENS.index_buffer_bytes_at(count, 0).unwrap());
+        let ix = stridex::buffers::upload(client, &ids, LAST_TOKENS.index_buffer_bytes_at(count, 0).unwrap());
         let out = client.empty(LAST_TOKENS.buffer_bytes_at(count, Operand::Output).unwrap());
-        LAST_TOKENS.launch_at(&client, count, &data, &[&ix], &out).unwrap();
-        let y: Vec<f32> = stridex::buffers::read(&client, &out, count * 8).unwrap();
+        LAST_TOKENS.launch_at(client, count, &data, &[&ix], &out).unwrap();
+        let y: Vec<f32> = stridex::buffers::read(client, &out, count * 8).unwrap();
         assert_eq!(y, LAST_TOKENS.run(&table, (&ids,)).unwrap().data(), "count {count}");
     }
-    let ix = stridex::buffers::upload(&client, &[0i32; 10], 40);
+    let ix = stridex::buffers::upload(client, &[0i32; 10], 40);
     let out = client.empty(64);
     assert_eq!(
-        LAST_TOKENS.launch(&client, &data, &[&ix], &out).unwrap_err(),
+        LAST_TOKENS.launch(client, &data, &[&ix], &out).unwrap_err(),
         Error::CountNeeded { call: "launch" }
     );
     // A buffer short for the count is an Err, not a read past its end.
     assert!(matches!(
-        LAST_TOKENS.launch_at(&client, 3, &data, &[&ix], &out).unwrap_err(),
+        LAST_TOKENS.launch_at(client, 3, &data, &[&ix], &out).unwrap_err(),
         Error::InStage { stage: 1, .. }
     ));
     let text = LAST_TOKENS.describe();

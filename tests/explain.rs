@@ -1,30 +1,27 @@
-//! `explain` builds a kernel's definition without a device, the way CubeCL 0.10's generated
-//! launcher does (`backends/src/explain.rs`). This checks, on a device, that the hand-built
-//! definition and CubeCL's own (`<Kernel>::new(settings, client, ..).define()`, which needs a
-//! client) compile to the same WGSL, so an upgrade of CubeCL that changes its launcher fails
-//! here instead of making `explain` show a kernel that is not the one launched.
+//! `explain` builds a kernel's definition without a device, from the kernel struct CubeCL's
+//! `#[cube]` macro generates and offline device properties (`backends/src/explain.rs`). This
+//! checks, on a device, that the definition built with the device's own properties (what the
+//! launcher does) compiles to the same WGSL, so neither the offline properties nor a CubeCL
+//! upgrade can make `explain` show a kernel that is not the one launched.
 
+use std::sync::Arc;
 use stridex::core::kernel::{RowWalk, Walk};
+use stridex::cubecl::client::Client;
 use stridex::cubecl::prelude::*;
-use stridex::cubecl::wgpu::{WgpuDevice, WgpuRuntime};
 use stridex::cubecl::{Compiler, WgpuCompilationOptions};
 use stridex::{Device, Dialect};
 use stridex_backends::kernels::{gather_kernel, rows_kernel, slice_kernel};
 
 const CUBE_DIM: u32 = 256;
 
+/// What `launch_unchecked` sets.
 fn settings() -> KernelSettings {
-    KernelSettings::default().cube_dim(CubeDim::new_1d(CUBE_DIM)).address_type(AddressType::U32)
+    KernelSettings::new(CubeDim::new_1d(CUBE_DIM).into(), ExecutionMode::Unchecked, AddressType::U32)
 }
 
 fn wgsl(def: KernelDefinition) -> String {
     stridex::cubecl::wgpu::WgslCompiler::default()
-        .compile(
-            def,
-            &WgpuCompilationOptions::default(),
-            ExecutionMode::Unchecked,
-            AddressType::U32.unsigned_type(),
-        )
+        .compile(def, &WgpuCompilationOptions::default())
         .expect("compiles")
         .to_string()
 }
@@ -37,28 +34,32 @@ fn normalized(source: &str) -> (Vec<&str>, Vec<&str>) {
     (vars, body)
 }
 
-fn client() -> ComputeClient<WgpuRuntime> {
+fn client() -> Client {
     let device = Device::default_device().expect("a device");
-    assert_eq!(device.backend(), stridex::Backend::Wgpu, "this test runs CubeCL's wgpu launcher");
-    WgpuRuntime::client(&WgpuDevice::DefaultDevice)
+    assert_eq!(device.backend(), stridex::Backend::Wgpu, "this test compiles WGSL as the wgpu runtime does");
+    device.client().clone()
 }
 
-fn array() -> ArrayCompilationArg {
-    ArrayCompilationArg { inplace: None }
+const BUFFER: BufferCompilationArg = BufferCompilationArg { inplace: None };
+
+fn props(c: &Client) -> (Arc<DeviceProperties>, Arc<TargetProperties>) {
+    (c.properties_shared(), c.target_properties_shared())
 }
 
-fn rows(c: &ComputeClient<WgpuRuntime>, w: &RowWalk) -> String {
+fn rows(c: &Client, w: &RowWalk) -> String {
     let (ni, no) = (w.src_line() as usize, w.line as usize);
-    let kernel = rows_kernel::RowsKernel::<WgpuRuntime>::new(
+    let (device, target) = props(c);
+    let kernel = rows_kernel::RowsKernel::new(
         settings(),
-        c.clone(),
-        array(),
-        array(),
-        array(),
-        array(),
-        array(),
-        array(),
-        array(),
+        device,
+        target,
+        BUFFER,
+        BUFFER,
+        BUFFER,
+        BUFFER,
+        BUFFER,
+        BUFFER,
+        BUFFER,
         (),
         ni,
         no,
@@ -86,13 +87,15 @@ fn explain_builds_the_kernel_cubecl_launches() {
             Walk::Rows(w) => rows(&c, w),
             Walk::Slots(m) => {
                 let n = m.line as usize;
-                let kernel = gather_kernel::GatherKernel::<WgpuRuntime>::new(
+                let (device, target) = props(&c);
+                let kernel = gather_kernel::GatherKernel::new(
                     settings(),
-                    c.clone(),
-                    array(),
-                    array(),
-                    array(),
-                    array(),
+                    device,
+                    target,
+                    BUFFER,
+                    BUFFER,
+                    BUFFER,
+                    BUFFER,
                     (),
                     (),
                     n,
@@ -120,12 +123,14 @@ fn explain_builds_the_kernel_cubecl_launches() {
             Walk::Rows(w) => rows(&c, w),
             Walk::Slots(m) => {
                 let n = m.line as usize;
-                let kernel = slice_kernel::SliceKernel::<WgpuRuntime>::new(
+                let (device, target) = props(&c);
+                let kernel = slice_kernel::SliceKernel::new(
                     settings(),
-                    c.clone(),
-                    array(),
-                    array(),
-                    array(),
+                    device,
+                    target,
+                    BUFFER,
+                    BUFFER,
+                    BUFFER,
                     (),
                     (),
                     n,

@@ -6,23 +6,18 @@
 
 use crate::element::Element;
 use crate::error::Error;
-use cubecl::client::ComputeClient;
+use cubecl::client::Client;
 use cubecl::server::Handle;
-use cubecl::Runtime;
 
 /// `data` as a new device buffer of at least `bytes` bytes (zero-padded).
-pub fn upload<R: Runtime, T: Element>(client: &ComputeClient<R>, data: &[T], bytes: usize) -> Handle {
+pub fn upload<T: Element>(client: &Client, data: &[T], bytes: usize) -> Handle {
     let mut b = T::bytes(data).into_owned();
     b.resize(bytes.max(b.len()).div_ceil(4).max(1) * 4, 0);
     client.create_from_slice(&b)
 }
 
 /// The first `elements` elements of a device buffer (waits for the work queued on it).
-pub fn read<R: Runtime, T: Element>(
-    client: &ComputeClient<R>,
-    handle: &Handle,
-    elements: usize,
-) -> Result<Vec<T>, Error> {
+pub fn read<T: Element>(client: &Client, handle: &Handle, elements: usize) -> Result<Vec<T>, Error> {
     let bytes = crate::launch::exclusive(|| crate::launch::read(client, handle.clone()))?;
     let n = elements * T::DTYPE.size();
     if bytes.len() < n {

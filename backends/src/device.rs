@@ -3,6 +3,7 @@
 //! client with no driver or adapter, so each backend is probed first.
 
 use crate::error::Error;
+use cubecl_environment::stream::StreamId;
 use std::sync::OnceLock;
 
 /// A backend stridex can launch on.
@@ -29,34 +30,24 @@ impl Backend {
 
 /// A compute client on one device.
 pub struct Device {
-    pub(crate) client: Client,
+    pub(crate) client: cubecl::client::Client,
+    /// The CubeCL device the client belongs to (what Burn names a device by).
+    cubecl: cubecl::Device,
+    backend: Backend,
     description: String,
     /// The CubeCL stream every `run` on this device uses, whichever thread calls it. CubeCL
     /// gives each thread its own stream (its own memory pools, command encoder and polling
     /// thread); callers of a shared op would otherwise each grow one.
-    stream: cubecl::stream_id::StreamId,
+    stream: StreamId,
 }
 
-pub(crate) enum Client {
-    #[cfg(feature = "wgpu")]
-    Wgpu(cubecl::client::ComputeClient<cubecl::wgpu::WgpuRuntime>),
-    #[cfg(feature = "cuda")]
-    Cuda(cubecl::client::ComputeClient<cubecl::cuda::CudaRuntime>),
-    #[cfg(feature = "cpu")]
-    Cpu(cubecl::client::ComputeClient<cubecl::cpu::CpuRuntime>),
-}
-
-/// Runs `$body` with `$c` bound to the typed client, whatever the runtime, holding stridex's
-/// device lock and on the device's one stream (see [`Device::exclusive`]).
+/// Runs `$body` with `$c` bound to the device's client, holding stridex's device lock and on
+/// the device's one stream (see [`Device::exclusive`]).
 macro_rules! with_client {
     ($device:expr, $c:ident => $body:expr) => {
-        $device.exclusive(|| match &$device.client {
-            #[cfg(feature = "wgpu")]
-            $crate::device::Client::Wgpu($c) => $body,
-            #[cfg(feature = "cuda")]
-            $crate::device::Client::Cuda($c) => $body,
-            #[cfg(feature = "cpu")]
-            $crate::device::Client::Cpu($c) => $body,
+        $device.exclusive(|| {
+            let $c = &$device.client;
+            $body
         })
     };
 }
@@ -73,19 +64,24 @@ impl Device {
         crate::launch::exclusive(|| self.stream.executes(f))
     }
 
-    fn new(client: Client, description: String) -> Device {
-        Device { client, description, stream: cubecl::stream_id::StreamId::current() }
+    fn new(cubecl: cubecl::Device, backend: Backend, description: String) -> Device {
+        Device { client: cubecl.client(), cubecl, backend, description, stream: StreamId::current() }
+    }
+
+    /// The CubeCL device behind the client (for Burn: `burn::tensor::Device::from(..)` names
+    /// the same device, and so shares the client; see also `burn_device` with feature `burn`).
+    pub fn cubecl_device(&self) -> &cubecl::Device {
+        &self.cubecl
     }
 
     pub fn backend(&self) -> Backend {
-        match self.client {
-            #[cfg(feature = "wgpu")]
-            Client::Wgpu(_) => Backend::Wgpu,
-            #[cfg(feature = "cuda")]
-            Client::Cuda(_) => Backend::Cuda,
-            #[cfg(feature = "cpu")]
-            Client::Cpu(_) => Backend::Cpu,
-        }
+        self.backend
+    }
+
+    /// The CubeCL client stridex launches on, for [`crate::GatherOp::launch`] and friends on
+    /// buffers of your own.
+    pub fn client(&self) -> &cubecl::client::Client {
+        &self.client
     }
 
     /// The device used by `run`: chosen once per process (see the module docs).
@@ -137,8 +133,7 @@ fn choose_default() -> Result<Backend, Error> {
 
 #[cfg(feature = "wgpu")]
 fn open_wgpu() -> Result<Device, Error> {
-    use cubecl::wgpu::{init_setup, OpenGl, RuntimeOptions, Vulkan, WgpuDevice, WgpuRuntime};
-    use cubecl::Runtime;
+    use cubecl::wgpu::{try_init_setup, OpenGl, RuntimeOptions, Vulkan, WgpuDevice, WgpuInitError};
     let probe = |backends: wgpu::Backends| {
         let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
             backends,
@@ -146,15 +141,17 @@ fn open_wgpu() -> Result<Device, Error> {
         });
         !cubecl::future::block_on(instance.enumerate_adapters(backends)).is_empty()
     };
-    // Set up once per process (`Device::open` caches it): CubeCL panics on a second setup.
-    let device = WgpuDevice::DefaultDevice;
+    // Set up once per process (`Device::open` caches it). Burn's default wgpu device is this
+    // one too, so a client either side set up first is shared.
+    let device = WgpuDevice::default();
+    let options = RuntimeOptions::try_default().map_err(|e| Error::NoDevice(format!("wgpu: {e}")))?;
     // wgpu's GL backend is what runs where no Vulkan driver exists; STRIDEX_BACKEND=gl forces it.
     let force_gl = std::env::var("STRIDEX_BACKEND")
         .is_ok_and(|b| matches!(b.to_ascii_lowercase().as_str(), "gl" | "opengl"));
     let setup = if !force_gl && probe(wgpu::Backends::VULKAN) {
-        quietly(|| init_setup::<Vulkan>(&device, RuntimeOptions::default()))
+        quietly(|| try_init_setup::<Vulkan>(&device, options))
     } else if probe(wgpu::Backends::GL) {
-        quietly(|| init_setup::<OpenGl>(&device, RuntimeOptions::default()))
+        quietly(|| try_init_setup::<OpenGl>(&device, options))
     } else {
         return Err(Error::NoDevice(
             "wgpu found no Vulkan or OpenGL adapter; on Debian/Ubuntu without a GPU driver, \
@@ -170,15 +167,15 @@ fn open_wgpu() -> Result<Device, Error> {
         }
     };
     let setup = match setup {
-        Ok(setup) => setup,
+        Ok(Ok(setup)) => setup,
         // Another library in the process (Burn, say) set wgpu's default device up first:
         // stridex launches on that client, as Burn does on one stridex set up.
-        Err(panic) if panic_message(&*panic).contains("already registered server") => {
-            let client = WgpuRuntime::client(&device);
-            let backend = *client.info();
-            let description = format!("wgpu/{backend:?}, set up before stridex, {}", compiler(backend));
-            return Ok(Device::new(Client::Wgpu(client), description));
+        Ok(Err(WgpuInitError::Registration { .. })) => {
+            let device = cubecl::Device::Wgpu(device);
+            let description = format!("wgpu ({}), set up before stridex", device.client().name());
+            return Ok(Device::new(device, Backend::Wgpu, description));
         }
+        Ok(Err(e)) => return Err(Error::NoDevice(format!("wgpu could not open its adapter: {e}"))),
         Err(panic) => {
             return Err(Error::NoDevice(format!(
                 "wgpu could not open its adapter: {}",
@@ -187,10 +184,10 @@ fn open_wgpu() -> Result<Device, Error> {
         }
     };
     let info = setup.adapter.get_info();
-    let client = WgpuRuntime::client(&device);
     let compiler = compiler(info.backend);
     Ok(Device::new(
-        Client::Wgpu(client),
+        cubecl::Device::Wgpu(device),
+        Backend::Wgpu,
         format!(
             "wgpu/{:?}: {} ({:?}, driver {} {}), {compiler}",
             info.backend, info.name, info.device_type, info.driver, info.driver_info
@@ -225,8 +222,7 @@ fn open_wgpu() -> Result<Device, Error> {
 
 #[cfg(feature = "cuda")]
 fn open_cuda() -> Result<Device, Error> {
-    use cubecl::cuda::{CudaDevice, CudaRuntime};
-    use cubecl::Runtime;
+    use cubecl::cuda::CudaDevice;
     // cudarc panics when libcuda or NVRTC is missing, and CubeCL panics when the toolkit
     // headers are: check all of them before creating a client.
     // SAFETY: these only try to dlopen the libraries.
@@ -249,9 +245,10 @@ fn open_cuda() -> Result<Device, Error> {
         .ok()
         .and_then(|c| c.name().ok())
         .unwrap_or_else(|| "CUDA device 0".into());
-    let client = std::panic::catch_unwind(|| CudaRuntime::client(&CudaDevice::new(0)))
+    let device = cubecl::Device::Cuda(CudaDevice::new(0));
+    std::panic::catch_unwind(|| device.client())
         .map_err(|_| Error::NoDevice("CubeCL could not create a CUDA client".into()))?;
-    Ok(Device::new(Client::Cuda(client), format!("cuda: {name}")))
+    Ok(Device::new(device, Backend::Cuda, format!("cuda: {name}")))
 }
 
 #[cfg(not(feature = "cuda"))]
@@ -261,11 +258,12 @@ fn open_cuda() -> Result<Device, Error> {
 
 #[cfg(feature = "cpu")]
 fn open_cpu() -> Result<Device, Error> {
-    use cubecl::cpu::{CpuDevice, CpuRuntime};
-    use cubecl::Runtime;
-    let client = std::panic::catch_unwind(|| CpuRuntime::client(&CpuDevice))
+    use cubecl::cpu::CpuDevice;
+    let device = cubecl::Device::Cpu(CpuDevice);
+    std::panic::catch_unwind(|| device.client())
         .map_err(|_| Error::NoDevice("CubeCL could not create a CPU client".into()))?;
-    Ok(Device::new(Client::Cpu(client), "cpu: CubeCL MLIR runtime".into()))
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    Ok(Device::new(device, Backend::Cpu, format!("cpu: CubeCL's LLVM runtime, {threads} threads")))
 }
 
 #[cfg(not(feature = "cpu"))]

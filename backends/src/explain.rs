@@ -1,21 +1,18 @@
-//! The generated source of a kernel, without a device: the definition is built the way the
-//! `#[cube(launch_unchecked)]` launcher builds it, then compiled by the compiler a runtime would
-//! use (with the options that runtime sets), so a user can see exactly what their macro emits.
-//!
-//! Why by hand: CubeCL 0.10.0 generates a kernel struct per `#[cube]` fn (`RowsKernel` etc.)
-//! whose `define()` gives the definition, but its constructor takes a `ComputeClient` (and
-//! `define` reads the device's properties), so it needs a device. The steps below mirror that
-//! `define()` (cubecl-macros 0.10.0, `generate/kernel.rs`): runtime properties, one
-//! `register_size` per `Size` generic, the address type, each argument expanded in order
-//! (`expand` for inputs, `expand_output` for `&mut` ones), then the kernel's `expand`; and its
-//! kernel name (the fn name, then `_{generic}_{value}` per `Size` generic). `tests/explain.rs`
-//! checks on a device that both compile to the same WGSL, so a CubeCL upgrade that changes the
-//! launcher fails there.
+//! The generated source of a kernel, without a device: the kernel struct that
+//! `#[cube(launch_unchecked)]` generates (`RowsKernel` etc.) is built with the settings its
+//! launcher uses and offline device properties, its `define()` gives the definition, and the
+//! compiler a runtime would use (with the options that runtime sets) turns it into source, so a
+//! user can see exactly what their macro emits. `tests/explain.rs` checks on a device that the
+//! kernel launched and the kernel explained compile to the same WGSL.
 
 use crate::error::Error;
 use crate::kernels::{gather_kernel, rows_kernel, slice_kernel};
+use cubecl::ir::{
+    DeviceIdentity, DeviceProperties, HardwareProperties, MemoryDeviceProperties, TargetProperties,
+};
 use cubecl::prelude::*;
 use cubecl::Compiler;
+use std::sync::Arc;
 use stridex_core::kernel::{GatherKernelDesc, RowWalk, SliceKernelDesc, Walk};
 
 /// A language a kernel is compiled to.
@@ -48,111 +45,101 @@ impl Dialect {
 /// Invocations per cube, as `launch` uses them.
 const CUBE_DIM: u32 = 256;
 
-fn settings(name: &str, line: usize) -> KernelSettings {
-    KernelSettings::default()
-        .cube_dim(CubeDim::new_1d(CUBE_DIM))
-        .address_type(AddressType::U32)
-        .kernel_name(format!("{name}_n_{line}"))
+/// What the launcher of a `launch_unchecked` kernel sets.
+fn settings() -> KernelSettings {
+    KernelSettings::new(CubeDim::new_1d(CUBE_DIM).into(), ExecutionMode::Unchecked, AddressType::U32)
 }
 
-fn gather_definition<R: Runtime>(k: &GatherKernelDesc) -> KernelDefinition {
-    let m = match &k.walk {
-        Walk::Rows(w) => return rows_definition::<R>(w),
-        Walk::Slots(m) => m,
+/// Device properties for a definition made without a device. The kernels read none of them
+/// (they query no plane size, shared memory or feature); `define` only carries them.
+fn offline_device() -> Arc<DeviceProperties> {
+    let hardware = HardwareProperties {
+        load_width: 128,
+        vector_register_count: None,
+        plane_size_min: 32,
+        plane_size_max: 32,
+        max_bindings: 16,
+        max_shared_memory_size: 0,
+        max_cube_count: (65535, 65535, 65535),
+        max_units_per_cube: 1024,
+        max_cube_dim: (1024, 1024, 64),
+        num_streaming_multiprocessors: None,
+        num_cpu_cores: None,
+        last_level_cache_size: None,
+        num_tensor_cores: None,
+        min_tensor_cores_dim: None,
+        max_vector_size: 4,
+        cube_mma_reserved_shared_memory: 0,
     };
-    let line = m.line as usize;
-    let mut builder = KernelBuilder::default();
-    builder.runtime_properties(R::target_properties());
-    builder.scope.register_size::<gather_kernel::N>(line);
-    let settings = settings("gather_kernel", line);
-    settings.address_type.register(&mut builder.scope);
-    let arg = ArrayCompilationArg { inplace: None };
-    let data = <Array<Vector<u32, gather_kernel::N>> as LaunchArg>::expand(&arg, &mut builder);
-    let indices = <Array<u32> as LaunchArg>::expand(&arg, &mut builder);
-    let output = <Array<Vector<u32, gather_kernel::N>> as LaunchArg>::expand_output(&arg, &mut builder);
-    let status = <Array<u32> as LaunchArg>::expand_output(&arg, &mut builder);
-    let limit = <u32 as LaunchArg>::expand(&(), &mut builder);
-    let slots = <u32 as LaunchArg>::expand(&(), &mut builder);
-    gather_kernel::expand::<gather_kernel::N>(
-        &mut builder.scope,
-        line,
-        data,
-        indices,
-        output,
-        status,
-        limit,
-        slots,
-        m.count_free(),
-        k.index,
-    );
-    builder.build(settings)
+    Arc::new(DeviceProperties::new(
+        Default::default(),
+        MemoryDeviceProperties::new(u64::MAX, 32),
+        hardware,
+        cubecl::profile::TimingMethod::System,
+        DeviceIdentity::default(),
+    ))
 }
 
-fn slice_definition<R: Runtime>(k: &SliceKernelDesc) -> KernelDefinition {
-    let m = match &k.walk {
-        Walk::Rows(w) => return rows_definition::<R>(w),
-        Walk::Slots(m) => m,
-    };
-    let line = m.line as usize;
-    let mut builder = KernelBuilder::default();
-    builder.runtime_properties(R::target_properties());
-    builder.scope.register_size::<slice_kernel::N>(line);
-    let settings = settings("slice_kernel", line);
-    settings.address_type.register(&mut builder.scope);
-    let arg = ArrayCompilationArg { inplace: None };
-    let input = <Array<Vector<u32, slice_kernel::N>> as LaunchArg>::expand(&arg, &mut builder);
-    let output = <Array<Vector<u32, slice_kernel::N>> as LaunchArg>::expand_output(&arg, &mut builder);
-    let status = <Array<u32> as LaunchArg>::expand_output(&arg, &mut builder);
-    let limit = <u32 as LaunchArg>::expand(&(), &mut builder);
-    let slots = <u32 as LaunchArg>::expand(&(), &mut builder);
-    slice_kernel::expand::<slice_kernel::N>(
-        &mut builder.scope,
-        line,
-        input,
-        output,
-        status,
-        limit,
-        slots,
-        m.count_free(),
-    );
-    builder.build(settings)
+const BUFFER: BufferCompilationArg = BufferCompilationArg { inplace: None };
+
+fn gather_definition(k: &GatherKernelDesc) -> KernelDefinition {
+    match &k.walk {
+        Walk::Rows(w) => rows_definition(w),
+        Walk::Slots(m) => gather_kernel::GatherKernel::new(
+            settings(),
+            offline_device(),
+            Arc::new(TargetProperties::default()),
+            BUFFER,
+            BUFFER,
+            BUFFER,
+            BUFFER,
+            (),
+            (),
+            m.line as usize,
+            m.count_free(),
+            k.index,
+        )
+        .define(),
+    }
 }
 
-fn rows_definition<R: Runtime>(w: &RowWalk) -> KernelDefinition {
-    let (ni, no) = (w.src_line() as usize, w.line as usize);
-    let mut builder = KernelBuilder::default();
-    builder.runtime_properties(R::target_properties());
-    builder.scope.register_size::<rows_kernel::NI>(ni);
-    builder.scope.register_size::<rows_kernel::NO>(no);
-    let settings = KernelSettings::default()
-        .cube_dim(CubeDim::new_1d(CUBE_DIM))
-        .address_type(AddressType::U32)
-        .kernel_name(format!("rows_kernel_ni_{ni}_no_{no}"));
-    settings.address_type.register(&mut builder.scope);
-    let arg = ArrayCompilationArg { inplace: None };
-    let data = <Array<Vector<u32, rows_kernel::NI>> as LaunchArg>::expand(&arg, &mut builder);
-    let index0 = <Array<u32> as LaunchArg>::expand(&arg, &mut builder);
-    let index1 = <Array<u32> as LaunchArg>::expand(&arg, &mut builder);
-    let index2 = <Array<u32> as LaunchArg>::expand(&arg, &mut builder);
-    let index3 = <Array<u32> as LaunchArg>::expand(&arg, &mut builder);
-    let output = <Array<Vector<u32, rows_kernel::NO>> as LaunchArg>::expand_output(&arg, &mut builder);
-    let status = <Array<u32> as LaunchArg>::expand_output(&arg, &mut builder);
-    let limit = <u32 as LaunchArg>::expand(&(), &mut builder);
-    rows_kernel::expand::<rows_kernel::NI, rows_kernel::NO>(
-        &mut builder.scope,
-        ni,
-        no,
-        data,
-        index0,
-        index1,
-        index2,
-        index3,
-        output,
-        status,
-        limit,
+fn slice_definition(k: &SliceKernelDesc) -> KernelDefinition {
+    match &k.walk {
+        Walk::Rows(w) => rows_definition(w),
+        Walk::Slots(m) => slice_kernel::SliceKernel::new(
+            settings(),
+            offline_device(),
+            Arc::new(TargetProperties::default()),
+            BUFFER,
+            BUFFER,
+            BUFFER,
+            (),
+            (),
+            m.line as usize,
+            m.count_free(),
+        )
+        .define(),
+    }
+}
+
+fn rows_definition(w: &RowWalk) -> KernelDefinition {
+    rows_kernel::RowsKernel::new(
+        settings(),
+        offline_device(),
+        Arc::new(TargetProperties::default()),
+        BUFFER,
+        BUFFER,
+        BUFFER,
+        BUFFER,
+        BUFFER,
+        BUFFER,
+        BUFFER,
+        (),
+        w.src_line() as usize,
+        w.line as usize,
         w.count_free(),
-    );
-    builder.build(settings)
+    )
+    .define()
 }
 
 /// Which kernel to explain.
@@ -164,11 +151,11 @@ pub(crate) enum Kernel<'a> {
 }
 
 impl Kernel<'_> {
-    fn definition<R: Runtime>(&self) -> KernelDefinition {
+    fn definition(&self) -> KernelDefinition {
         match self {
-            Kernel::Gather(k) => gather_definition::<R>(k),
-            Kernel::Slice(k) => slice_definition::<R>(k),
-            Kernel::Rows(w) => rows_definition::<R>(w),
+            Kernel::Gather(k) => gather_definition(k),
+            Kernel::Slice(k) => slice_definition(k),
+            Kernel::Rows(w) => rows_definition(w),
         }
     }
 }
@@ -188,32 +175,34 @@ pub(crate) fn source(kernel: Kernel<'_>, dialect: Dialect) -> Result<String, Err
 }
 
 fn compile(kernel: &Kernel<'_>, dialect: Dialect) -> Result<String, Error> {
-    let addr = AddressType::U32.unsigned_type();
     match dialect {
         #[cfg(feature = "wgpu")]
         Dialect::Wgsl => {
-            let def = kernel.definition::<cubecl::wgpu::WgpuRuntime>();
             let options = cubecl::WgpuCompilationOptions::default();
             let out = cubecl::wgpu::WgslCompiler::default()
-                .compile(def, &options, ExecutionMode::Unchecked, addr)
+                .compile(kernel.definition(), &options)
                 .map_err(compiled)?;
             Ok(out.to_string())
         }
         #[cfg(feature = "vulkan")]
         Dialect::SpirV => {
-            let def = kernel.definition::<cubecl::wgpu::WgpuRuntime>();
-            let mut options = cubecl::WgpuCompilationOptions { supports_vulkan: true, ..Default::default() };
+            // What the wgpu runtime sets on a Vulkan device (cubecl-wgpu 0.11.3,
+            // `backend/vulkan.rs`): SPIR-V 1.3, vectors of up to 4, parameters as push constants.
+            let mut options =
+                cubecl::WgpuCompilationOptions { supports_vulkan_compiler: true, ..Default::default() };
             options.vulkan.max_spirv_version = (1, 3);
+            options.vulkan.max_vector_size = 4;
+            options.vulkan.push_constant_size = 128;
             let out = cubecl::wgpu::vulkan::VkSpirvCompiler::default()
-                .compile(def, &options, ExecutionMode::Unchecked, addr)
+                .compile(kernel.definition(), &options)
                 .map_err(compiled)?;
             Ok(out.to_string())
         }
         #[cfg(feature = "cuda")]
         Dialect::Cuda { arch } => {
-            let def = kernel.definition::<cubecl::cuda::CudaRuntime>();
-            let out = cubecl::cuda::CudaCompiler::default()
-                .compile(def, &cuda_options(arch), ExecutionMode::Unchecked, addr)
+            use cubecl::cuda::compiler::CudaBackend;
+            let out = cubecl::cuda::CudaCompiler::new(CudaBackend::Cpp)
+                .compile(kernel.definition(), &cuda_options(arch))
                 .map_err(compiled)?;
             Ok(out.to_string())
         }
@@ -227,17 +216,21 @@ fn compile(kernel: &Kernel<'_>, dialect: Dialect) -> Result<String, Error> {
 }
 
 /// The C++ compiler options CubeCL's CUDA runtime sets for a device of compute capability
-/// `arch` (cubecl-cuda 0.10.0, `runtime.rs`: fast math always; grid constants from 7.0; fast
-/// tanh from 7.5 with CUDA >= 12.8; clusters and elect.sync from 9.0; warp size 32).
+/// `arch` (cubecl-cuda 0.11.3, `runtime.rs`: fast math always; dp4a from 6.1; grid constants
+/// from 7.0; fast tanh from 7.5 with CUDA >= 12.8; clusters and elect.sync from 9.0; warp size
+/// 32). stridex builds CubeCL's CUDA runtime on its C++ (NVRTC) backend (`cuda-cpp`), so this is
+/// the source that runs.
 #[cfg(feature = "cuda")]
-pub fn cuda_options(arch: u32) -> <cubecl::cuda::CudaCompiler as cubecl::Compiler>::CompilationOptions {
-    type Options = <cubecl::cuda::CudaCompiler as cubecl::Compiler>::CompilationOptions;
-    let mut o = Options { warp_size: 32, ..Default::default() };
-    o.supports_features.fast_math = true;
-    o.supports_features.grid_constants = arch >= 70;
-    o.supports_features.fast_tanh = arch >= 75 && cudarc::driver::sys::CUDA_VERSION >= 12080;
-    o.supports_features.clusters = arch >= 90;
-    o.supports_features.elect_sync = arch >= 90;
+pub fn cuda_options(arch: u32) -> cubecl::cuda::CudaCompilationOptions {
+    let mut o = cubecl::cuda::CudaCompilationOptions::default();
+    o.cpp.warp_size = 32;
+    let f = &mut o.cpp.supports_features;
+    f.fast_math = true;
+    f.dp4a = arch >= 61;
+    f.grid_constants = arch >= 70;
+    f.fast_tanh = arch >= 75 && cudarc::driver::sys::CUDA_VERSION >= 12080;
+    f.clusters = arch >= 90;
+    f.elect_sync = arch >= 90;
     o
 }
 

@@ -12,13 +12,13 @@ use stridex_core::Operand;
 const CUBE_DIM: u32 = 256;
 
 /// `bytes` as a device buffer of at least `words` 32-bit words, zero-padded.
-pub(crate) fn upload<R: Runtime>(client: &ComputeClient<R>, bytes: &[u8], words: usize) -> Handle {
+pub(crate) fn upload(client: &Client, bytes: &[u8], words: usize) -> Handle {
     let len = (words * 4).max(bytes.len().div_ceil(4) * 4).max(4);
     client.create(crate::staging::staged(bytes, len))
 }
 
 /// An output buffer for `walk`: zeroed when the layout leaves slots that no element writes.
-pub(crate) fn output<R: Runtime>(client: &ComputeClient<R>, walk: &Walk, zeroed: bool) -> Handle {
+pub(crate) fn output(client: &Client, walk: &Walk, zeroed: bool) -> Handle {
     let bytes = walk.out_words() as usize * 4;
     if zeroed {
         client.create(crate::staging::staged(&[], bytes))
@@ -27,15 +27,12 @@ pub(crate) fn output<R: Runtime>(client: &ComputeClient<R>, walk: &Walk, zeroed:
     }
 }
 
-pub(crate) fn read<R: Runtime>(client: &ComputeClient<R>, handle: Handle) -> Result<Bytes, Error> {
+pub(crate) fn read(client: &Client, handle: Handle) -> Result<Bytes, Error> {
     Ok(read_all(client, vec![handle])?.remove(0))
 }
 
 /// Reads several buffers in one round trip to the device.
-pub(crate) fn read_all<R: Runtime>(
-    client: &ComputeClient<R>,
-    handles: Vec<Handle>,
-) -> Result<Vec<Bytes>, Error> {
+pub(crate) fn read_all(client: &Client, handles: Vec<Handle>) -> Result<Vec<Bytes>, Error> {
     // Compile and launch failures surface on flush, not on read (wgpu).
     client.flush().map_err(|e| Error::Device(format!("{e:?}")))?;
     cubecl::future::block_on(client.read_async(handles)).map_err(|e| Error::Device(format!("{e:?}")))
@@ -50,11 +47,7 @@ pub(crate) struct Queued {
 impl Queued {
     /// Waits for the launch, reading `also` in the same round trip; returns whether an index
     /// was out of range (error policy) and the bytes of `also`.
-    pub(crate) fn wait<R: Runtime>(
-        self,
-        client: &ComputeClient<R>,
-        also: Vec<Handle>,
-    ) -> Result<(bool, Vec<Bytes>), Error> {
+    pub(crate) fn wait(self, client: &Client, also: Vec<Handle>) -> Result<(bool, Vec<Bytes>), Error> {
         wait_all(client, vec![self], also)
     }
 }
@@ -62,8 +55,8 @@ impl Queued {
 /// Waits for several launches, reading `also` in the same round trip; returns whether any
 /// raised its out-of-range flag, and the bytes of `also`. A launch that CubeCL dropped (it logs
 /// and swallows kernel build failures) left no marker.
-pub(crate) fn wait_all<R: Runtime>(
-    client: &ComputeClient<R>,
+pub(crate) fn wait_all(
+    client: &Client,
     queued: Vec<Queued>,
     also: Vec<Handle>,
 ) -> Result<(bool, Vec<Bytes>), Error> {
@@ -98,8 +91,8 @@ static DEVICE_TRAFFIC: std::sync::Mutex<()> = std::sync::Mutex::new(());
 /// and freed by that one thread: copies made by each calling thread and freed by the device
 /// thread defeated the allocator's reuse (measured: page faults were a fifth of all CPU time
 /// with 16 callers, and each call took twice as long).
-pub(crate) fn on_device_thread<R: Runtime, T: Send + 'static>(
-    client: &ComputeClient<R>,
+pub(crate) fn on_device_thread<T: Send + 'static>(
+    client: &Client,
     f: impl FnOnce() -> T + Send,
 ) -> Result<T, Error> {
     client.exclusive(f).map_err(|e| Error::Device(format!("{e:?}")))
@@ -111,7 +104,7 @@ pub(crate) fn exclusive<T>(f: impl FnOnce() -> T) -> T {
     f()
 }
 
-fn cube_count<R: Runtime>(client: &ComputeClient<R>, invocations: u32) -> CubeCount {
+fn cube_count(client: &Client, invocations: u32) -> CubeCount {
     // Spreads over y and z so no cube count dimension exceeds 65535.
     cubecl::calculate_cube_count_elemwise(client, invocations as usize, CubeDim::new_1d(CUBE_DIM))
 }
@@ -131,7 +124,7 @@ pub(crate) trait Queue {
 
     /// Queues the kernel on `inputs` (a gather's data and indices, a slice's input) and
     /// `output`, buffers the caller checked against the descriptor.
-    fn queue<R: Runtime>(&self, client: &ComputeClient<R>, inputs: &[Handle], output: &Handle) -> Queued;
+    fn queue(&self, client: &Client, inputs: &[Handle], output: &Handle) -> Queued;
 }
 
 impl Queue for GatherKernelDesc {
@@ -139,7 +132,7 @@ impl Queue for GatherKernelDesc {
         &self.walk
     }
 
-    fn queue<R: Runtime>(&self, client: &ComputeClient<R>, inputs: &[Handle], output: &Handle) -> Queued {
+    fn queue(&self, client: &Client, inputs: &[Handle], output: &Handle) -> Queued {
         gather(client, self, &inputs[0], &inputs[1], output)
     }
 }
@@ -149,19 +142,13 @@ impl Queue for SliceKernelDesc {
         &self.walk
     }
 
-    fn queue<R: Runtime>(&self, client: &ComputeClient<R>, inputs: &[Handle], output: &Handle) -> Queued {
+    fn queue(&self, client: &Client, inputs: &[Handle], output: &Handle) -> Queued {
         slice(client, self, &inputs[0], output)
     }
 }
 
 /// Queues a gather on device buffers (checked by the caller against the descriptor).
-fn gather<R: Runtime>(
-    client: &ComputeClient<R>,
-    k: &GatherKernelDesc,
-    data: &Handle,
-    indices: &Handle,
-    output: &Handle,
-) -> Queued {
+fn gather(client: &Client, k: &GatherKernelDesc, data: &Handle, indices: &Handle, output: &Handle) -> Queued {
     let status = upload(client, &[0; 8], 2);
     let index_words = indices.size_in_used() as usize / 4;
     // SAFETY: `launch_unchecked` skips bounds checks. The kernel reads data words below
@@ -174,15 +161,15 @@ fn gather<R: Runtime>(
     unsafe {
         match &k.walk {
             Walk::Rows(w) => rows(client, w, &[indices], data, output, &status),
-            Walk::Slots(m) => gather_kernel::launch_unchecked::<R>(
+            Walk::Slots(m) => gather_kernel::launch_unchecked(
                 client,
                 cube_count(client, m.invocations),
                 CubeDim::new_1d(CUBE_DIM),
                 m.line as usize,
-                ArrayArg::from_raw_parts(data.clone(), m.src_words as usize),
-                ArrayArg::from_raw_parts(indices.clone(), index_words),
-                ArrayArg::from_raw_parts(output.clone(), m.out_words as usize),
-                ArrayArg::from_raw_parts(status.clone(), 2),
+                BufferArg::from_raw_parts(data.clone(), m.src_words as usize),
+                BufferArg::from_raw_parts(indices.clone(), index_words),
+                BufferArg::from_raw_parts(output.clone(), m.out_words as usize),
+                BufferArg::from_raw_parts(status.clone(), 2),
                 m.invocations,
                 m.out_slots,
                 m.count_free(),
@@ -194,12 +181,7 @@ fn gather<R: Runtime>(
 }
 
 /// Queues a slice on device buffers checked by the caller.
-fn slice<R: Runtime>(
-    client: &ComputeClient<R>,
-    k: &SliceKernelDesc,
-    input: &Handle,
-    output: &Handle,
-) -> Queued {
+fn slice(client: &Client, k: &SliceKernelDesc, input: &Handle, output: &Handle) -> Queued {
     let status = upload(client, &[0; 8], 2);
     // SAFETY: as for `gather`: the descriptor comes from a plan that passed every rule (window
     // inside the input, output disjoint), and the buffers hold at least `src_words` and
@@ -207,14 +189,14 @@ fn slice<R: Runtime>(
     unsafe {
         match &k.walk {
             Walk::Rows(w) => rows(client, w, &[], input, output, &status),
-            Walk::Slots(m) => slice_kernel::launch_unchecked::<R>(
+            Walk::Slots(m) => slice_kernel::launch_unchecked(
                 client,
                 cube_count(client, m.invocations),
                 CubeDim::new_1d(CUBE_DIM),
                 m.line as usize,
-                ArrayArg::from_raw_parts(input.clone(), m.src_words as usize),
-                ArrayArg::from_raw_parts(output.clone(), m.out_words as usize),
-                ArrayArg::from_raw_parts(status.clone(), 2),
+                BufferArg::from_raw_parts(input.clone(), m.src_words as usize),
+                BufferArg::from_raw_parts(output.clone(), m.out_words as usize),
+                BufferArg::from_raw_parts(status.clone(), 2),
                 m.invocations,
                 m.out_slots,
                 m.count_free(),
@@ -226,8 +208,8 @@ fn slice<R: Runtime>(
 
 /// Queues a fused chain on `data` and its index buffers in stage order (checked by the caller
 /// against the descriptor).
-pub(crate) fn fused<R: Runtime>(
-    client: &ComputeClient<R>,
+pub(crate) fn fused(
+    client: &Client,
     k: &stridex_core::ChainKernelDesc,
     data: &Handle,
     indices: &[&Handle],
@@ -253,8 +235,8 @@ pub(crate) fn fused<R: Runtime>(
 /// walk for one count (`RowWalk::with_count`): its invocation limit and buffer lengths come from
 /// the plan for that count, which passed every rule when the count was known, and the kernel
 /// it launches (specialized on the count-free walk) touches nothing past them.
-pub(crate) unsafe fn rows<R: Runtime>(
-    client: &ComputeClient<R>,
+pub(crate) unsafe fn rows(
+    client: &Client,
     w: &RowWalk,
     indices: &[&Handle],
     data: &Handle,
@@ -268,23 +250,23 @@ pub(crate) unsafe fn rows<R: Runtime>(
     w.spread = tile_spread(client);
     let index = |i: usize| match indices.get(i) {
         // SAFETY: (of the caller) the index buffer holds the words the reads touch.
-        Some(h) => unsafe { ArrayArg::from_raw_parts(h.to_owned().clone(), h.size_in_used() as usize / 4) },
-        None => unsafe { ArrayArg::from_raw_parts(status.clone(), 2) },
+        Some(h) => unsafe { BufferArg::from_raw_parts(h.to_owned().clone(), h.size_in_used() as usize / 4) },
+        None => unsafe { BufferArg::from_raw_parts(status.clone(), 2) },
     };
     unsafe {
-        rows_kernel::launch_unchecked::<R>(
+        rows_kernel::launch_unchecked(
             client,
             cube_count(client, limit),
             CubeDim::new_1d(CUBE_DIM),
             w.src_line() as usize,
             w.line as usize,
-            ArrayArg::from_raw_parts(data.clone(), src_words),
+            BufferArg::from_raw_parts(data.clone(), src_words),
             index(0),
             index(1),
             index(2),
             index(3),
-            ArrayArg::from_raw_parts(output.clone(), out_words),
-            ArrayArg::from_raw_parts(status.clone(), 2),
+            BufferArg::from_raw_parts(output.clone(), out_words),
+            BufferArg::from_raw_parts(status.clone(), 2),
             limit,
             w,
         );
@@ -296,12 +278,12 @@ pub(crate) unsafe fn rows<R: Runtime>(
 /// lavapipe, where an invocation is a SIMD lane of a CPU thread). GPUs spread; wgpu's adapters
 /// are mostly GPUs, but stridex cannot tell lavapipe from one through a bare client, and its CI
 /// device is lavapipe: wgpu takes consecutive lines unless `STRIDEX_TILE=spread`.
-fn tile_spread<R: Runtime>(client: &ComputeClient<R>) -> bool {
+fn tile_spread(client: &Client) -> bool {
     static FORCED: std::sync::OnceLock<Option<bool>> = std::sync::OnceLock::new();
     let forced = *FORCED.get_or_init(|| match std::env::var("STRIDEX_TILE").as_deref() {
         Ok("spread") => Some(true),
         Ok("consecutive") => Some(false),
         _ => None,
     });
-    forced.unwrap_or_else(|| matches!(R::name(client), "cuda" | "hip"))
+    forced.unwrap_or_else(|| matches!(client.name(), "cuda" | "hip"))
 }

@@ -6,7 +6,7 @@
 //! threads sharing one op: page faults were a fifth of all CPU time). Buffers made here go back
 //! to a small pool when CubeCL drops them.
 
-use cubecl::bytes::{AllocationController, AllocationProperty, Bytes};
+use cubecl::bytes::{AccessError, AccessPolicy, AllocationController, AllocationProperty, Bytes};
 use std::mem::MaybeUninit;
 use std::sync::Mutex;
 
@@ -28,15 +28,15 @@ impl AllocationController for Pooled {
         AllocationProperty::Native
     }
 
-    unsafe fn memory_mut(&mut self) -> &mut [MaybeUninit<u8>] {
+    unsafe fn memory_mut(&mut self, _: AccessPolicy) -> Result<&mut [MaybeUninit<u8>], AccessError> {
         // SAFETY: `MaybeUninit<u8>` has the layout of `u8`, and the slice covers the vector's
         // initialized length only.
-        unsafe { std::slice::from_raw_parts_mut(self.0.as_mut_ptr().cast(), self.0.len()) }
+        Ok(unsafe { std::slice::from_raw_parts_mut(self.0.as_mut_ptr().cast(), self.0.len()) })
     }
 
-    fn memory(&self) -> &[MaybeUninit<u8>] {
+    fn memory(&self, _: AccessPolicy) -> Result<&[MaybeUninit<u8>], AccessError> {
         // SAFETY: as in `memory_mut`.
-        unsafe { std::slice::from_raw_parts(self.0.as_ptr().cast(), self.0.len()) }
+        Ok(unsafe { std::slice::from_raw_parts(self.0.as_ptr().cast(), self.0.len()) })
     }
 }
 

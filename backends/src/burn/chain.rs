@@ -2,42 +2,40 @@
 //! rank, run as the chain's one fused kernel (or its stages) on Burn's buffers.
 
 use super::fusion::{self, OnCube};
-use super::{check_meta, check_rank, leading, output_tensor, padded, BurnBackend, BurnKind, Fused, LayOut};
+use super::{
+    as_declared, check_meta, check_rank, from_fused, into_fused, leading, output_tensor, padded, BurnKind,
+    Fused, LayOut,
+};
 use crate::element::{Element, IndexElement};
 use crate::error::Error;
 use crate::ops::chain::{check_read_back, checked_gathers, gathers, in_stage, output_buffer};
 use crate::ops::{ChainOp, IndexTypes};
-use burn_cubecl::fusion::FusionCubeRuntime;
 use burn_cubecl::tensor::CubeTensor;
-use burn_cubecl::{BoolElement, CubeBackend, CubeRuntime, FloatElement, IntElement};
-use burn_fusion::FusionBackend;
 use burn_tensor::{Int, Tensor};
 use cubecl::server::Handle;
 use stridex_core::{ChainCount, Operand, StageDesc};
 
 /// A chain's index tensors in Burn, in stage order, as a tuple: `()`, `(ids,)`, `(ids, cols)`,
 /// ... up to four, each an `Int` tensor of any rank (the index type of its gather).
-pub trait BurnIndexTensors<B: BurnBackend, I: IndexTypes> {
-    /// The tensors' primitives and their ranks, in stage order.
+pub trait BurnIndexTensors<I: IndexTypes> {
+    /// The tensors' fusion-stream primitives and their ranks, in stage order.
     #[doc(hidden)]
-    fn primitives(self) -> Vec<(B::Primitive, usize)>;
+    fn primitives(self) -> Result<Vec<(Fused, usize)>, Error>;
 }
 
-impl<B: BurnBackend> BurnIndexTensors<B, ()> for () {
-    fn primitives(self) -> Vec<(B::Primitive, usize)> {
-        Vec::new()
+impl BurnIndexTensors<()> for () {
+    fn primitives(self) -> Result<Vec<(Fused, usize)>, Error> {
+        Ok(Vec::new())
     }
 }
 
 macro_rules! index_tensors {
     ($(($i:ident, $d:ident, $n:tt)),+) => {
-        impl<B: BurnBackend, $($i: IndexElement,)+ $(const $d: usize,)+> BurnIndexTensors<B, ($($i,)+)>
-            for ($(Tensor<B, $d, Int>,)+)
-        where
-            Int: BurnKind<B>,
+        impl<$($i: IndexElement,)+ $(const $d: usize,)+> BurnIndexTensors<($($i,)+)>
+            for ($(Tensor<$d, Int>,)+)
         {
-            fn primitives(self) -> Vec<(B::Primitive, usize)> {
-                vec![$((Int::into_burn_primitive(self.$n), $d)),+]
+            fn primitives(self) -> Result<Vec<(Fused, usize)>, Error> {
+                Ok(vec![$((into_fused(Operand::Indices, self.$n)?, $d)),+])
             }
         }
     };
@@ -49,36 +47,38 @@ index_tensors!((I0, D0, 0), (I1, D1, 1), (I2, D2, 2));
 index_tensors!((I0, D0, 0), (I1, D1, 1), (I2, D2, 2), (I3, D3, 3));
 
 impl<T: Element, J: IndexTypes> ChainOp<T, J> {
-    /// The chain on Burn tensors (feature `burn`): `data` of kind `Float` or `Int`, and the
-    /// gathers' `Int` index tensors in stage order as a tuple (`()`, `(ids,)`, `(ids, cols)`).
-    /// One fused kernel (or the stages, intermediates on the device) runs on the buffers Burn
-    /// holds; shapes, ranks, dtypes and strides are checked as [`GatherOp::apply`] checks them,
-    /// an index tensor's mismatch naming its stage.
+    /// The chain on Burn tensors (feature `burn`) on a CubeCL device: `data` of kind `Float` or
+    /// `Int`, and the gathers' `Int` index tensors in stage order as a tuple (`()`, `(ids,)`,
+    /// `(ids, cols)`). One fused kernel (or the stages, intermediates on the device) runs on
+    /// the buffers Burn holds, in Burn's fusion stream; shapes, ranks, dtypes and strides are
+    /// checked as [`GatherOp::apply`] checks them, an index tensor's mismatch naming its stage.
     ///
     /// [`GatherOp::apply`]: crate::ops::GatherOp::apply
     ///
     /// ```ignore
-    /// let last: Tensor<B, 3> = LAST_POSITION.apply(table, (ids,))?;
+    /// let last: Tensor<3> = LAST_POSITION.apply(table, (ids,))?;
     /// ```
-    pub fn apply<B, K, const D: usize, const DO: usize>(
+    pub fn apply<K: BurnKind, const D: usize, const DO: usize>(
         &self,
-        data: Tensor<B, D, K>,
-        indices: impl BurnIndexTensors<B, J>,
-    ) -> Result<Tensor<B, DO, K>, Error>
-    where
-        B: BurnBackend,
-        K: BurnKind<B>,
-    {
+        data: Tensor<D, K>,
+        indices: impl BurnIndexTensors<J>,
+    ) -> Result<Tensor<DO, K>, Error> {
         let plan = self.plan()?;
         check_rank(Operand::Data, &plan.data, D)?;
         check_rank(Operand::Output, &plan.output, DO)?;
-        let indices = indices.primitives();
+        let indices = indices.primitives()?;
         for ((stage, g), &(_, rank)) in gathers(plan).zip(&indices) {
             check_rank(Operand::Indices, &g.indices, rank).map_err(|e| in_stage(stage, e))?;
         }
         let indices = indices.into_iter().map(|(p, _)| p).collect();
-        let y = B::chain(self, K::into_burn_primitive(data), K::FLOAT, indices)?;
-        Ok(K::from_burn_primitive(y))
+        let data = super::into_fused(Operand::Data, data)?;
+        Ok(from_fused(fused(self, data, K::FLOAT, indices)?))
+    }
+
+    /// The chain on `CubeBackend` tensors, launched at once on their buffers; see
+    /// [`GatherOp::apply_cube`](crate::ops::GatherOp::apply_cube).
+    pub fn apply_cube(&self, data: CubeTensor, indices: Vec<CubeTensor>) -> Result<CubeTensor, Error> {
+        on_cube(self, data, indices, as_declared)
     }
 }
 
@@ -100,12 +100,14 @@ fn count_of<T: Element, J: IndexTypes>(
 }
 
 /// The chain on `CubeBackend` tensors, launched at once on Burn's handles.
-pub(super) fn on_cube<R: CubeRuntime, T: Element, J: IndexTypes>(
+fn on_cube<T: Element, J: IndexTypes>(
     op: &ChainOp<T, J>,
-    data: CubeTensor<R>,
-    indices: Vec<CubeTensor<R>>,
-    lay_out: LayOut<R>,
-) -> Result<CubeTensor<R>, Error> {
+    data: CubeTensor,
+    indices: Vec<CubeTensor>,
+    lay_out: LayOut,
+) -> Result<CubeTensor, Error> {
+    let data = burn_cubecl::kernel::untile(data);
+    let indices: Vec<CubeTensor> = indices.into_iter().map(burn_cubecl::kernel::untile).collect();
     let shapes: Vec<&[usize]> = indices.iter().map(|t| t.meta.shape().as_slice()).collect();
     let count = count_of(op, data.meta.shape(), &shapes);
     let (plan, kernel) = op.at(count, "apply")?;
@@ -137,9 +139,9 @@ pub(super) fn on_cube<R: CubeRuntime, T: Element, J: IndexTypes>(
     Ok(output_tensor(&data, out, &plan.output))
 }
 
-impl<R: CubeRuntime, T: Element, J: IndexTypes> OnCube<R> for &'static ChainOp<T, J> {
+impl<T: Element, J: IndexTypes> OnCube for &'static ChainOp<T, J> {
     const NAME: &'static str = "stridex_chain";
-    fn run(&self, inputs: Vec<CubeTensor<R>>) -> Result<CubeTensor<R>, Error> {
+    fn run(&self, inputs: Vec<CubeTensor>) -> Result<CubeTensor, Error> {
         let mut inputs = inputs.into_iter();
         let data = inputs.next().expect("the data");
         on_cube(self, data, inputs.collect(), fusion::laid_out)
@@ -147,22 +149,13 @@ impl<R: CubeRuntime, T: Element, J: IndexTypes> OnCube<R> for &'static ChainOp<T
 }
 
 /// The chain joins Burn's fusion stream after its checks (index values under `error` read
-/// back first: the stream cannot return an error later).
-pub(super) fn fused<R, F, I, BT, T, J>(
+/// back first: an error inside the stream would surface only when the result is read).
+fn fused<T: Element, J: IndexTypes>(
     op: &ChainOp<T, J>,
-    data: Fused<R>,
+    data: Fused,
     data_float: bool,
-    indices: Vec<Fused<R>>,
-) -> Result<Fused<R>, Error>
-where
-    R: CubeRuntime,
-    F: FloatElement,
-    I: IntElement,
-    BT: BoolElement,
-    T: Element,
-    J: IndexTypes,
-    CubeBackend<R, F, I, BT>: FusionBackend<FusionRuntime = FusionCubeRuntime<R>>,
-{
+    indices: Vec<Fused>,
+) -> Result<Fused, Error> {
     let shapes: Vec<&[usize]> = indices.iter().map(|t| t.shape.as_slice()).collect();
     let (plan, _) = op.at(count_of(op, &data.shape, &shapes), "apply")?;
     check_meta(Operand::Data, data.dtype, &data.shape, T::DTYPE, &plan.data)?;
@@ -174,13 +167,12 @@ where
     }
     let checked = checked_gathers(&plan);
     if !checked.is_empty() {
-        let bytes = (checked.iter())
-            .map(|&g| fusion::read_back::<R, F, I, BT>(&indices[g]))
-            .collect::<Result<Vec<_>, Error>>()?;
+        let bytes =
+            checked.iter().map(|&g| fusion::read_back(&indices[g])).collect::<Result<Vec<_>, Error>>()?;
         check_read_back(&plan, &checked, &bytes)?;
     }
     let op: &'static ChainOp<T, J> = fusion::shared(op.desc(), || ChainOp::__from_checked(op.desc().clone()));
     let mut inputs = vec![data];
     inputs.extend(indices);
-    Ok(fusion::register::<R, F, I, BT, _>(op, data_float, inputs, &plan.output.sizes))
+    Ok(fusion::register(op, data_float, inputs, &plan.output.sizes))
 }

@@ -1,4 +1,4 @@
-//! Ops in Burn's fusion stream (`Fusion<CubeBackend<..>>`): each registered as a custom
+//! Ops in Burn's fusion stream (`Fusion<CubeBackend>`): each registered as a custom
 //! operation (`OperationIr::Custom`, as burn-vision registers its kernels) that runs, in order
 //! with the ops around it, on the `CubeBackend` tensors its inputs became.
 
@@ -6,15 +6,14 @@ use super::{check_strides, Fused};
 use crate::element::{Element, IndexElement};
 use crate::error::Error;
 use crate::ops::{GatherOp, SliceOp};
-use burn_cubecl::fusion::FusionCubeRuntime;
+use burn_cubecl::fusion::{CubeFusionHandle, FusionCubeRuntime};
 use burn_cubecl::tensor::CubeTensor;
-use burn_cubecl::{BoolElement, CubeBackend, CubeRuntime, FloatElement, IntElement};
-use burn_fusion::stream::{Operation, OperationStreams};
-use burn_fusion::{Fusion, FusionBackend};
+use burn_cubecl::{Cube, CubeBackend};
+use burn_fusion::stream::{Operation, StreamId};
+use burn_fusion::ExecutionError;
 use burn_ir::{CustomOpIr, HandleContainer, OperationIr, OperationOutput, TensorIr};
 use burn_tensor::{Int, Tensor};
 use std::any::Any;
-use std::marker::PhantomData;
 use std::sync::Mutex;
 use stridex_core::{Operand, TensorLayout};
 
@@ -52,28 +51,17 @@ pub(super) fn check_packed(tensor: Operand, layout: &TensorLayout) -> Result<(),
 }
 
 /// An index tensor's bytes, read back (a sync): under the `error` policy the values are checked
-/// before the op joins the stream, which cannot return an error later.
-pub(super) fn read_back<R, F, I, BT>(indices: &Fused<R>) -> Result<Vec<u8>, Error>
-where
-    R: CubeRuntime,
-    F: FloatElement,
-    I: IntElement,
-    BT: BoolElement,
-    CubeBackend<R, F, I, BT>: FusionBackend<FusionRuntime = FusionCubeRuntime<R>>,
-{
+/// before the op joins the stream, where an error would surface only when the result is read.
+pub(super) fn read_back(indices: &Fused) -> Result<Vec<u8>, Error> {
     // A tensor's data is its values whatever rank the Tensor type says.
-    let t = Tensor::<Fusion<CubeBackend<R, F, I, BT>>, 1, Int>::from_primitive(indices.clone());
+    let t = Tensor::<1, Int>::from_primitive::<Cube>(indices.clone());
     let data = t.try_into_data().map_err(|e| Error::Device(format!("reading the indices back: {e:?}")))?;
     Ok(data.as_bytes().to_vec())
 }
 
 /// A CubeTensor from the fusion stream laid out as `layout` says (made contiguous when the
 /// stream handed over a view; the descriptors applied in the stream are packed).
-pub(super) fn laid_out<R: CubeRuntime>(
-    tensor: Operand,
-    t: CubeTensor<R>,
-    layout: &TensorLayout,
-) -> Result<CubeTensor<R>, Error> {
+pub(super) fn laid_out(tensor: Operand, t: CubeTensor, layout: &TensorLayout) -> Result<CubeTensor, Error> {
     Ok(if check_strides(tensor, t.meta.strides(), layout).is_ok() {
         t
     } else {
@@ -83,92 +71,73 @@ pub(super) fn laid_out<R: CubeRuntime>(
 
 /// An op as the fusion stream runs it. Its checks ran before it was registered; what can fail
 /// here is the device, which Burn's own ops also raise from inside the stream.
-pub(super) trait OnCube<R: CubeRuntime>: std::fmt::Debug + Send + Sync + 'static {
+pub(super) trait OnCube: std::fmt::Debug + Send + Sync + 'static {
     const NAME: &'static str;
     /// The op on the stream's tensors: the data (or input) first, then the index tensors.
-    fn run(&self, inputs: Vec<CubeTensor<R>>) -> Result<CubeTensor<R>, Error>;
+    fn run(&self, inputs: Vec<CubeTensor>) -> Result<CubeTensor, Error>;
 }
 
-impl<R: CubeRuntime, T: Element, J: IndexElement> OnCube<R> for &'static GatherOp<T, J> {
+impl<T: Element, J: IndexElement> OnCube for &'static GatherOp<T, J> {
     const NAME: &'static str = "stridex_gather";
-    fn run(&self, inputs: Vec<CubeTensor<R>>) -> Result<CubeTensor<R>, Error> {
-        let [data, indices]: [CubeTensor<R>; 2] = inputs.try_into().expect("data and indices");
+    fn run(&self, inputs: Vec<CubeTensor>) -> Result<CubeTensor, Error> {
+        let [data, indices]: [CubeTensor; 2] = inputs.try_into().expect("data and indices");
         super::gather_on_cube(self, data, indices, laid_out)
     }
 }
 
-impl<R: CubeRuntime, T: Element> OnCube<R> for &'static SliceOp<T> {
+impl<T: Element> OnCube for &'static SliceOp<T> {
     const NAME: &'static str = "stridex_slice";
-    fn run(&self, inputs: Vec<CubeTensor<R>>) -> Result<CubeTensor<R>, Error> {
-        let [input]: [CubeTensor<R>; 1] = inputs.try_into().expect("the input");
+    fn run(&self, inputs: Vec<CubeTensor>) -> Result<CubeTensor, Error> {
+        let [input]: [CubeTensor; 1] = inputs.try_into().expect("the input");
         super::slice_on_cube(self, input, laid_out)
     }
 }
 
-/// The `CubeBackend` type parameters a fused op carries.
-type Backend4<R, F, I, BT> = PhantomData<fn() -> (R, F, I, BT)>;
-
 #[derive(Debug)]
-struct FusedOp<R, F, I, BT, O> {
+struct FusedOp<O> {
     desc: CustomOpIr,
     op: O,
     /// Whether the data (the first input, and the output) is a float tensor; the rest are ints.
     float: bool,
-    backend: Backend4<R, F, I, BT>,
 }
 
-impl<R, F, I, BT, O> Operation<FusionCubeRuntime<R>> for FusedOp<R, F, I, BT, O>
-where
-    R: CubeRuntime,
-    F: FloatElement,
-    I: IntElement,
-    BT: BoolElement,
-    O: OnCube<R>,
-{
-    fn execute(
-        &self,
-        handles: &mut HandleContainer<<FusionCubeRuntime<R> as burn_fusion::FusionRuntime>::FusionHandle>,
-    ) {
-        type Cube<R, F, I, BT> = CubeBackend<R, F, I, BT>;
+impl<O: OnCube> Operation<FusionCubeRuntime> for FusedOp<O> {
+    fn execute(&self, handles: &mut HandleContainer<CubeFusionHandle>) -> Result<(), ExecutionError> {
         let inputs = (self.desc.inputs.iter().enumerate())
             .map(|(i, t)| {
                 if i == 0 && self.float {
-                    handles.get_float_tensor::<Cube<R, F, I, BT>>(t)
+                    handles.get_float_tensor::<CubeBackend>(t)
                 } else {
-                    handles.get_int_tensor::<Cube<R, F, I, BT>>(t)
+                    handles.get_int_tensor::<CubeBackend>(t)
                 }
             })
             .collect();
-        let y = self.op.run(inputs).unwrap_or_else(|e| panic!("{} in Burn's fusion stream: {e}", O::NAME));
+        // An error here (the device's) surfaces when the result is read, as Burn's own do.
+        let y = self
+            .op
+            .run(inputs)
+            .map_err(|e| ExecutionError::with_context(format!("{} in Burn's fusion stream: {e}", O::NAME)))?;
         let out = &self.desc.outputs[0].id;
         if self.float {
-            handles.register_float_tensor::<Cube<R, F, I, BT>>(out, y);
+            handles.register_float_tensor::<CubeBackend>(out, y);
         } else {
-            handles.register_int_tensor::<Cube<R, F, I, BT>>(out, y);
+            handles.register_int_tensor::<CubeBackend>(out, y);
         }
+        Ok(())
     }
 }
 
 /// Registers `op` in the stream on `inputs` (the data first, then index tensors); its output
 /// has `shape` and the data's dtype.
-pub(super) fn register<R, F, I, BT, O>(op: O, float: bool, inputs: Vec<Fused<R>>, shape: &[usize]) -> Fused<R>
-where
-    R: CubeRuntime,
-    F: FloatElement,
-    I: IntElement,
-    BT: BoolElement,
-    O: OnCube<R>,
-    CubeBackend<R, F, I, BT>: FusionBackend<FusionRuntime = FusionCubeRuntime<R>>,
-{
+pub(super) fn register<O: OnCube>(op: O, float: bool, inputs: Vec<Fused>, shape: &[usize]) -> Fused {
     let client = inputs[0].client.clone();
     let out = TensorIr::uninit(
         client.create_empty_handle(),
         burn_tensor::Shape::from(shape.to_vec()),
         inputs[0].dtype,
     );
-    let streams = OperationStreams::with_inputs(&inputs);
     let irs: Vec<TensorIr> = inputs.into_iter().map(|t| t.into_ir()).collect();
     let desc = CustomOpIr::new(O::NAME, &irs, &[out]);
-    let fused = FusedOp::<R, F, I, BT, O> { desc: desc.clone(), op, float, backend: PhantomData };
-    client.register(streams, OperationIr::Custom(desc), fused).output()
+    let fused = FusedOp { desc: desc.clone(), op, float };
+    client.register(StreamId::current(), OperationIr::Custom(desc), fused).output()
 }

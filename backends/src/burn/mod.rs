@@ -1,11 +1,15 @@
-//! Burn interop (feature `burn`): ops applied to Burn tensors of `CubeBackend<R, ..>` for any
-//! CubeCL runtime `R`, and of `Fusion<CubeBackend<R, ..>>` (Burn's default `Wgpu`, `Cuda`), on
-//! the device buffers Burn holds: no host round trip.
+//! Burn interop (feature `burn`, Burn 0.22): ops applied to Burn's `Tensor<D, K>` on a CubeCL
+//! device (wgpu, CUDA, CubeCL's CPU runtime), and to `CubeBackend` tensors, on the device
+//! buffers Burn holds: no host round trip.
 //!
-//! On `CubeBackend` the op launches at once on Burn's handles. On `Fusion` it is registered in
-//! Burn's fusion stream as a custom operation (`burn/fusion.rs`), so it runs in order with the ops
-//! around it; its checks (shapes, dtypes, and under the `error` policy the index values, which
-//! needs a sync) run before it is registered.
+//! A `Tensor` on a CubeCL device lives in Burn's fusion stream (`burn_cubecl::Cube` is
+//! `Fusion<CubeBackend>`): there the op is registered as a custom operation (`burn/fusion.rs`),
+//! so it runs in order with the ops around it; its checks (shapes, dtypes, and under the
+//! `error` policy the index values, which needs a sync) run before it is registered. On
+//! `CubeTensor`s (`apply_cube`) it launches at once on Burn's handles.
+//!
+//! Tensors that track gradients (Burn's `Autodiff`) are refused with an `Err`: these ops have
+//! no backward pass yet.
 
 mod chain;
 mod fusion;
@@ -13,83 +17,60 @@ mod fusion;
 pub use chain::BurnIndexTensors;
 
 /// The Burn crates stridex applies ops to, at the versions it was built with.
-pub use {burn_cubecl, burn_fusion, burn_tensor};
+pub use {burn_cubecl, burn_fusion, burn_std, burn_tensor};
 
 use crate::element::{Element, IndexElement};
 use crate::error::Error;
-use crate::ops::{ChainOp, GatherOp, IndexTypes, SliceOp};
+use crate::ops::{GatherOp, SliceOp};
 use burn_cubecl::fusion::FusionCubeRuntime;
 use burn_cubecl::tensor::CubeTensor;
-use burn_cubecl::{BoolElement, CubeBackend, CubeRuntime, FloatElement, IntElement};
-use burn_fusion::{Fusion, FusionTensor};
-use burn_tensor::backend::Backend;
-use burn_tensor::{Float, Int, Tensor, TensorKind, TensorPrimitive};
-use cubecl::prelude::*;
+use burn_cubecl::Cube;
+use burn_fusion::FusionTensor;
+use burn_tensor::{BackendPrimitive, Float, Int, Tensor};
+use cubecl::client::Client;
 use cubecl::server::Handle;
 use stridex_core::{DType, Operand, OutOfRange, TensorLayout};
 
-/// A Burn backend stridex ops apply to. Its float and int tensors share one primitive type
-/// (`CubeTensor<R>`, or `FusionTensor<..>` under fusion).
-pub trait BurnBackend: Backend {
-    type Primitive: Clone + Send + 'static;
-
-    #[doc(hidden)]
-    fn gather<T: Element, I: IndexElement>(
-        op: &GatherOp<T, I>,
-        data: Self::Primitive,
-        data_float: bool,
-        indices: Self::Primitive,
-    ) -> Result<Self::Primitive, Error>;
-
-    #[doc(hidden)]
-    fn slice<T: Element>(
-        op: &SliceOp<T>,
-        input: Self::Primitive,
-        float: bool,
-    ) -> Result<Self::Primitive, Error>;
-
-    #[doc(hidden)]
-    fn chain<T: Element, J: IndexTypes>(
-        op: &ChainOp<T, J>,
-        data: Self::Primitive,
-        data_float: bool,
-        indices: Vec<Self::Primitive>,
-    ) -> Result<Self::Primitive, Error>;
-}
+/// A tensor in Burn's fusion stream on a CubeCL device.
+type Fused = FusionTensor<FusionCubeRuntime>;
 
 /// A Burn tensor kind stridex moves: `Float` (f64, f32, f16, bf16 data) and `Int` (integer data
 /// and indices). Burn's `Bool` tensors are stored as words on wgpu, not as stridex's bytes.
-pub trait BurnKind<B: BurnBackend>: TensorKind<B> {
+pub trait BurnKind: burn_tensor::kind::Basic + BackendPrimitive<Cube, Primitive = Fused> {
     #[doc(hidden)]
     const FLOAT: bool;
-    #[doc(hidden)]
-    fn into_burn_primitive<const D: usize>(t: Tensor<B, D, Self>) -> B::Primitive;
-    #[doc(hidden)]
-    fn from_burn_primitive<const D: usize>(p: B::Primitive) -> Tensor<B, D, Self>;
 }
 
-impl<B: BurnBackend<Primitive = <B as burn_tensor::backend::BackendTypes>::FloatTensorPrimitive>> BurnKind<B>
-    for Float
-{
+impl BurnKind for Float {
     const FLOAT: bool = true;
-    fn into_burn_primitive<const D: usize>(t: Tensor<B, D, Self>) -> B::Primitive {
-        t.into_primitive().tensor()
-    }
-    fn from_burn_primitive<const D: usize>(p: B::Primitive) -> Tensor<B, D, Self> {
-        Tensor::from_primitive(TensorPrimitive::Float(p))
+}
+
+impl BurnKind for Int {
+    const FLOAT: bool = false;
+}
+
+impl crate::device::Device {
+    /// The Burn device of the same CubeCL device: Burn tensors made on it share stridex's
+    /// client, so ops apply to them without a copy.
+    pub fn burn_device(&self) -> burn_tensor::Device {
+        burn_tensor::Device::from(self.cubecl_device().clone())
     }
 }
 
-impl<B: BurnBackend<Primitive = <B as burn_tensor::backend::BackendTypes>::IntTensorPrimitive>> BurnKind<B>
-    for Int
-{
-    const FLOAT: bool = false;
-    fn into_burn_primitive<const D: usize>(t: Tensor<B, D, Self>) -> B::Primitive {
-        t.into_primitive()
-    }
-    fn from_burn_primitive<const D: usize>(p: B::Primitive) -> Tensor<B, D, Self> {
-        Tensor::from_primitive(p)
-    }
+/// The fusion-stream tensor behind a Burn tensor, or why there is none (a device that is not a
+/// CubeCL one, or a tensor that tracks gradients).
+fn into_fused<K: BurnKind, const D: usize>(tensor: Operand, t: Tensor<D, K>) -> Result<Fused, Error> {
+    t.try_into_primitive::<Cube>().map_err(|e| Error::BurnTensor {
+        tensor,
+        mismatch: format!(
+            "the Burn tensor is not a CubeCL tensor without gradients (wgpu, CUDA or CubeCL's CPU \
+             runtime; stridex ops have no backward pass yet): {e:?}"
+        ),
+    })
+}
+
+fn from_fused<K: BurnKind, const D: usize>(t: Fused) -> Tensor<D, K> {
+    Tensor::from_primitive::<Cube>(t)
 }
 
 /// stridex's element type of a Burn dtype (`None`: none moves it).
@@ -172,7 +153,7 @@ fn check_strides(tensor: Operand, strides: &[usize], layout: &TensorLayout) -> R
 /// `handle` when it holds `bytes`; else a copy padded to `bytes` (Burn sizes a buffer to its
 /// elements, and a kernel reading whole vector lines may need a few bytes more). The copy goes
 /// through the host: only odd sizes take it.
-fn padded<R: Runtime>(client: &ComputeClient<R>, handle: &Handle, bytes: usize) -> Result<Handle, Error> {
+fn padded(client: &Client, handle: &Handle, bytes: usize) -> Result<Handle, Error> {
     if handle.size_in_used() as usize >= bytes {
         return Ok(handle.clone());
     }
@@ -181,11 +162,7 @@ fn padded<R: Runtime>(client: &ComputeClient<R>, handle: &Handle, bytes: usize) 
     Ok(client.create_from_slice(&data))
 }
 
-fn output_tensor<R: CubeRuntime>(
-    like: &CubeTensor<R>,
-    handle: Handle,
-    layout: &TensorLayout,
-) -> CubeTensor<R> {
+fn output_tensor(like: &CubeTensor, handle: Handle, layout: &TensorLayout) -> CubeTensor {
     let shape = burn_tensor::Shape::from(layout.sizes.to_vec());
     let strides = burn_std::Strides::from(layout.strides.to_vec());
     CubeTensor::new(
@@ -200,24 +177,22 @@ fn output_tensor<R: CubeRuntime>(
 /// How a `CubeBackend` tensor meets its descriptor's strides: as declared (a mismatch is an
 /// `Err`: [`as_declared`]), or, for the tensors Burn's fusion stream hands over, made contiguous
 /// where they are not (`fusion::laid_out`).
-type LayOut<R> = fn(Operand, CubeTensor<R>, &TensorLayout) -> Result<CubeTensor<R>, Error>;
+type LayOut = fn(Operand, CubeTensor, &TensorLayout) -> Result<CubeTensor, Error>;
 
-fn as_declared<R: CubeRuntime>(
-    tensor: Operand,
-    t: CubeTensor<R>,
-    layout: &TensorLayout,
-) -> Result<CubeTensor<R>, Error> {
+fn as_declared(tensor: Operand, t: CubeTensor, layout: &TensorLayout) -> Result<CubeTensor, Error> {
     check_strides(tensor, t.meta.strides(), layout)?;
     Ok(t)
 }
 
 /// The gather on `CubeBackend` tensors, launched at once on Burn's handles.
-fn gather_on_cube<R: CubeRuntime, T: Element, J: IndexElement>(
+fn gather_on_cube<T: Element, J: IndexElement>(
     op: &GatherOp<T, J>,
-    data: CubeTensor<R>,
-    indices: CubeTensor<R>,
-    lay_out: LayOut<R>,
-) -> Result<CubeTensor<R>, Error> {
+    data: CubeTensor,
+    indices: CubeTensor,
+    lay_out: LayOut,
+) -> Result<CubeTensor, Error> {
+    // A storage-tiled tensor (laid out for one matmul) is read in rows again first.
+    let (data, indices) = (burn_cubecl::kernel::untile(data), burn_cubecl::kernel::untile(indices));
     let (plan, kernel) = op.at(Some(leading(indices.meta.shape())), "apply")?;
     check_meta(Operand::Data, data.dtype, data.meta.shape(), T::DTYPE, &plan.data)?;
     let data = lay_out(Operand::Data, data, &plan.data)?;
@@ -233,11 +208,12 @@ fn gather_on_cube<R: CubeRuntime, T: Element, J: IndexElement>(
 }
 
 /// The slice on a `CubeBackend` tensor, launched at once on Burn's handle.
-fn slice_on_cube<R: CubeRuntime, T: Element>(
+fn slice_on_cube<T: Element>(
     op: &SliceOp<T>,
-    input: CubeTensor<R>,
-    lay_out: LayOut<R>,
-) -> Result<CubeTensor<R>, Error> {
+    input: CubeTensor,
+    lay_out: LayOut,
+) -> Result<CubeTensor, Error> {
+    let input = burn_cubecl::kernel::untile(input);
     let (plan, kernel) = op.at(Some(leading(input.meta.shape())), "apply")?;
     check_meta(Operand::Input, input.dtype, input.meta.shape(), T::DTYPE, &plan.input)?;
     let input = lay_out(Operand::Input, input, &plan.input)?;
@@ -249,130 +225,86 @@ fn slice_on_cube<R: CubeRuntime, T: Element>(
     Ok(output_tensor(&input, out, &plan.output))
 }
 
-impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> BurnBackend
-    for CubeBackend<R, F, I, BT>
-{
-    type Primitive = CubeTensor<R>;
-
-    fn gather<T: Element, J: IndexElement>(
-        op: &GatherOp<T, J>,
-        data: CubeTensor<R>,
-        _data_float: bool,
-        indices: CubeTensor<R>,
-    ) -> Result<CubeTensor<R>, Error> {
-        gather_on_cube(op, data, indices, as_declared)
-    }
-
-    fn slice<T: Element>(
-        op: &SliceOp<T>,
-        input: CubeTensor<R>,
-        _float: bool,
-    ) -> Result<CubeTensor<R>, Error> {
-        slice_on_cube(op, input, as_declared)
-    }
-
-    fn chain<T: Element, J: IndexTypes>(
-        op: &ChainOp<T, J>,
-        data: CubeTensor<R>,
-        _data_float: bool,
-        indices: Vec<CubeTensor<R>>,
-    ) -> Result<CubeTensor<R>, Error> {
-        chain::on_cube(op, data, indices, as_declared)
-    }
-}
-
-type Fused<R> = FusionTensor<FusionCubeRuntime<R>>;
-
 /// The count of a `_` op's launch: the leading size of the Burn tensor that carries it (the
 /// indices of a gather, the input of a slice); an op of fixed sizes does not read it.
 fn leading(shape: &[usize]) -> usize {
     shape.first().copied().unwrap_or(0)
 }
 
-impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> BurnBackend
-    for Fusion<CubeBackend<R, F, I, BT>>
-where
-    CubeBackend<R, F, I, BT>: burn_fusion::FusionBackend<FusionRuntime = FusionCubeRuntime<R>>,
-{
-    type Primitive = Fused<R>;
-
-    fn gather<T: Element, J: IndexElement>(
-        op: &GatherOp<T, J>,
-        data: Fused<R>,
-        data_float: bool,
-        indices: Fused<R>,
-    ) -> Result<Fused<R>, Error> {
-        let (plan, _) = op.at(Some(leading(&indices.shape)), "apply")?;
-        check_meta(Operand::Data, data.dtype, &data.shape, T::DTYPE, &plan.data)?;
-        fusion::check_packed(Operand::Data, &plan.data)?;
-        check_meta(Operand::Indices, indices.dtype, &indices.shape, J::DTYPE, &plan.indices)?;
-        fusion::check_packed(Operand::Indices, &plan.indices)?;
-        if plan.out_of_range == OutOfRange::Error && !plan.output.is_empty() {
-            let values = J::from_bytes(&fusion::read_back::<R, F, I, BT>(&indices)?);
-            if let e @ Error::IndexOutOfRange { .. } = crate::ops::gather::first_bad_index(&plan, &values) {
-                return Err(e);
-            }
+/// The gather joins Burn's fusion stream after its checks (index values under `error` read back
+/// first: an error inside the stream would surface only when the result is read).
+fn gather_fused<T: Element, J: IndexElement>(
+    op: &GatherOp<T, J>,
+    data: Fused,
+    data_float: bool,
+    indices: Fused,
+) -> Result<Fused, Error> {
+    let (plan, _) = op.at(Some(leading(&indices.shape)), "apply")?;
+    check_meta(Operand::Data, data.dtype, &data.shape, T::DTYPE, &plan.data)?;
+    fusion::check_packed(Operand::Data, &plan.data)?;
+    check_meta(Operand::Indices, indices.dtype, &indices.shape, J::DTYPE, &plan.indices)?;
+    fusion::check_packed(Operand::Indices, &plan.indices)?;
+    if plan.out_of_range == OutOfRange::Error && !plan.output.is_empty() {
+        let values = J::from_bytes(&fusion::read_back(&indices)?);
+        if let e @ Error::IndexOutOfRange { .. } = crate::ops::gather::first_bad_index(&plan, &values) {
+            return Err(e);
         }
-        let op: &'static GatherOp<T, J> = fusion::shared(op.desc(), || GatherOp::__from_checked(*op.desc()));
-        Ok(fusion::register::<R, F, I, BT, _>(op, data_float, vec![data, indices], &plan.output.sizes))
     }
+    let op: &'static GatherOp<T, J> = fusion::shared(op.desc(), || GatherOp::__from_checked(*op.desc()));
+    Ok(fusion::register(op, data_float, vec![data, indices], &plan.output.sizes))
+}
 
-    fn slice<T: Element>(op: &SliceOp<T>, input: Fused<R>, float: bool) -> Result<Fused<R>, Error> {
-        let (plan, _) = op.at(Some(leading(&input.shape)), "apply")?;
-        check_meta(Operand::Input, input.dtype, &input.shape, T::DTYPE, &plan.input)?;
-        fusion::check_packed(Operand::Input, &plan.input)?;
-        let op: &'static SliceOp<T> = fusion::shared(op.desc(), || SliceOp::__from_checked(*op.desc()));
-        Ok(fusion::register::<R, F, I, BT, _>(op, float, vec![input], &plan.output.sizes))
-    }
-
-    fn chain<T: Element, J: IndexTypes>(
-        op: &ChainOp<T, J>,
-        data: Fused<R>,
-        data_float: bool,
-        indices: Vec<Fused<R>>,
-    ) -> Result<Fused<R>, Error> {
-        chain::fused::<R, F, I, BT, T, J>(op, data, data_float, indices)
-    }
+fn slice_fused<T: Element>(op: &SliceOp<T>, input: Fused, float: bool) -> Result<Fused, Error> {
+    let (plan, _) = op.at(Some(leading(&input.shape)), "apply")?;
+    check_meta(Operand::Input, input.dtype, &input.shape, T::DTYPE, &plan.input)?;
+    fusion::check_packed(Operand::Input, &plan.input)?;
+    let op: &'static SliceOp<T> = fusion::shared(op.desc(), || SliceOp::__from_checked(*op.desc()));
+    Ok(fusion::register(op, float, vec![input], &plan.output.sizes))
 }
 
 impl<T: Element, J: IndexElement> GatherOp<T, J> {
-    /// The gather on Burn tensors (feature `burn`), on the device buffers Burn holds: `data` of
-    /// kind `Float` (f64, f32, f16, bf16) or `Int` (integers), `indices` an `Int` tensor of the
-    /// descriptor's index type. Shapes, dtypes and strides are checked against the descriptor
-    /// (an `Err` naming the mismatch); the result is a new tensor that owns its buffer.
+    /// The gather on Burn tensors (feature `burn`) on a CubeCL device, on the device buffers
+    /// Burn holds: `data` of kind `Float` (f64, f32, f16, bf16) or `Int` (integers), `indices`
+    /// an `Int` tensor of the descriptor's index type (Burn's default `Int` is i32 on CubeCL
+    /// devices: declare `indices: i32[..]`). Shapes, dtypes and strides are checked against
+    /// the descriptor (an `Err` naming the mismatch); the result is a new tensor in Burn's
+    /// fusion stream, in order with the ops around it.
     ///
     /// ```ignore
-    /// let rows: Tensor<B, 2> = EMBED.apply(table, ids)?;
+    /// let rows: Tensor<2> = EMBED.apply(table, ids)?;
     /// ```
-    pub fn apply<B, K, const D: usize, const DI: usize, const DO: usize>(
+    pub fn apply<K: BurnKind, const D: usize, const DI: usize, const DO: usize>(
         &self,
-        data: Tensor<B, D, K>,
-        indices: Tensor<B, DI, Int>,
-    ) -> Result<Tensor<B, DO, K>, Error>
-    where
-        B: BurnBackend,
-        K: BurnKind<B>,
-        Int: BurnKind<B>,
-    {
+        data: Tensor<D, K>,
+        indices: Tensor<DI, Int>,
+    ) -> Result<Tensor<DO, K>, Error> {
         let plan = self.plan()?;
         check_rank(Operand::Data, &plan.data, D)?;
         check_rank(Operand::Indices, &plan.indices, DI)?;
         check_rank(Operand::Output, &plan.output, DO)?;
-        let y = B::gather(self, K::into_burn_primitive(data), K::FLOAT, Int::into_burn_primitive(indices))?;
-        Ok(K::from_burn_primitive(y))
+        let data = into_fused(Operand::Data, data)?;
+        let indices = into_fused(Operand::Indices, indices)?;
+        Ok(from_fused(gather_fused(self, data, K::FLOAT, indices)?))
+    }
+
+    /// The gather on `CubeBackend` tensors (Burn's CubeCL backend without fusion), launched at
+    /// once on their buffers; the views' strides must be the descriptor's.
+    pub fn apply_cube(&self, data: CubeTensor, indices: CubeTensor) -> Result<CubeTensor, Error> {
+        gather_on_cube(self, data, indices, as_declared)
     }
 }
 
 impl<T: Element> SliceOp<T> {
     /// The slice on a Burn tensor (feature `burn`); see [`GatherOp::apply`].
-    pub fn apply<B, K, const D: usize>(&self, input: Tensor<B, D, K>) -> Result<Tensor<B, D, K>, Error>
-    where
-        B: BurnBackend,
-        K: BurnKind<B>,
-    {
+    pub fn apply<K: BurnKind, const D: usize>(&self, input: Tensor<D, K>) -> Result<Tensor<D, K>, Error> {
         let plan = self.plan()?;
         check_rank(Operand::Input, &plan.input, D)?;
-        let y = B::slice(self, K::into_burn_primitive(input), K::FLOAT)?;
-        Ok(K::from_burn_primitive(y))
+        let input = into_fused(Operand::Input, input)?;
+        Ok(from_fused(slice_fused(self, input, K::FLOAT)?))
+    }
+
+    /// The slice on a `CubeBackend` tensor; see [`GatherOp::apply_cube`].
+    pub fn apply_cube(&self, input: CubeTensor) -> Result<CubeTensor, Error> {
+        slice_on_cube(self, input, as_declared)
     }
 }

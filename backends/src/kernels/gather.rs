@@ -7,10 +7,10 @@ use stridex_core::kernel::{IndexRead, MoveDesc};
 #[allow(clippy::too_many_arguments)]
 #[cube(launch_unchecked)]
 pub fn gather_kernel<N: Size>(
-    data: &Array<Vector<u32, N>>,
-    indices: &Array<u32>,
-    output: &mut Array<Vector<u32, N>>,
-    status: &mut Array<u32>,
+    data: &[Vector<u32, N>],
+    indices: &[u32],
+    output: &mut [Vector<u32, N>],
+    status: &mut [u32],
     limit: u32,
     slots: u32,
     #[comptime] m: MoveDesc,
@@ -45,10 +45,10 @@ pub fn gather_kernel<N: Size>(
 #[allow(clippy::too_many_arguments)]
 #[cube]
 fn gather_lanes<N: Size>(
-    data: &Array<Vector<u32, N>>,
-    indices: &Array<u32>,
-    output: &mut Array<Vector<u32, N>>,
-    status: &mut Array<u32>,
+    data: &[Vector<u32, N>],
+    indices: &[u32],
+    output: &mut [Vector<u32, N>],
+    status: &mut [u32],
     pos: usize,
     slots: u32,
     #[comptime] m: MoveDesc,

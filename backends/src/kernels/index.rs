@@ -11,7 +11,7 @@ use stridex_core::OutOfRange;
 // every policy.
 #[allow(clippy::collapsible_if)]
 #[cube]
-pub(crate) fn index_of(indices: &Array<u32>, at: usize, #[comptime] r: IndexRead) -> (bool, usize) {
+pub(crate) fn index_of(indices: &[u32], at: usize, #[comptime] r: IndexRead) -> (bool, usize) {
     let s = comptime!(r.axis_size);
     let clamp = comptime!(r.policy == OutOfRange::Clamp);
     let mut ok = false;
@@ -72,7 +72,7 @@ pub(crate) fn index_of(indices: &Array<u32>, at: usize, #[comptime] r: IndexRead
 /// Under the `error` policy, raises the status flag when some index was out of range.
 #[allow(clippy::collapsible_if)]
 #[cube]
-pub(crate) fn flag_out_of_range(status: &mut Array<u32>, all_ok: bool, #[comptime] r: IndexRead) {
+pub(crate) fn flag_out_of_range(status: &mut [u32], all_ok: bool, #[comptime] r: IndexRead) {
     if comptime!(r.policy == OutOfRange::Error) {
         if !all_ok {
             status[0] = 1u32;
@@ -84,9 +84,9 @@ pub(crate) fn flag_out_of_range(status: &mut Array<u32>, all_ok: bool, #[comptim
 /// (the slot walk reads one index at a time).
 #[cube]
 pub(crate) fn read_index(
-    indices: &Array<u32>,
+    indices: &[u32],
     at: usize,
-    status: &mut Array<u32>,
+    status: &mut [u32],
     #[comptime] r: IndexRead,
 ) -> (bool, usize) {
     let (ok, index) = index_of(indices, at, r);

@@ -24,7 +24,7 @@ pub const RAN_MARKER: u32 = 0x5354_5844;
 
 /// Marks the launch as having run (see [`RAN_MARKER`]).
 #[cube]
-pub(crate) fn mark_ran(pos: usize, status: &mut Array<u32>) {
+pub(crate) fn mark_ran(pos: usize, status: &mut [u32]) {
     if pos == 0 {
         status[1] = comptime!(RAN_MARKER);
     }
@@ -86,10 +86,10 @@ pub(crate) fn locate(slot: usize, slots: u32, #[comptime] m: MoveDesc) -> (bool,
 
 /// Reads one `32 / lanes`-bit element at element offset `elem` of a word array (vectors of one).
 #[cube]
-pub(crate) fn read_lane<N: Size>(words: &Array<Vector<u32, N>>, elem: usize, #[comptime] lanes: u32) -> u32 {
+pub(crate) fn read_lane<N: Size>(words: &[Vector<u32, N>], elem: usize, #[comptime] lanes: u32) -> u32 {
     let per_word = comptime!(lanes as usize);
     let bits = comptime!(32 / lanes);
-    let word = words[elem / per_word][0];
+    let word = words[elem / per_word].extract(0usize);
     let shift = u32::cast_from(elem % per_word) * bits;
     (word >> shift) & comptime!(((1u64 << bits) - 1) as u32)
 }

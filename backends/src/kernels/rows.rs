@@ -21,13 +21,13 @@ use stridex_core::kernel::{ReadDesc, RowAccess, RowWalk};
 #[allow(clippy::too_many_arguments)]
 #[cube(launch_unchecked)]
 pub fn rows_kernel<NI: Size, NO: Size>(
-    data: &Array<Vector<u32, NI>>,
-    index0: &Array<u32>,
-    index1: &Array<u32>,
-    index2: &Array<u32>,
-    index3: &Array<u32>,
-    output: &mut Array<Vector<u32, NO>>,
-    status: &mut Array<u32>,
+    data: &[Vector<u32, NI>],
+    index0: &[u32],
+    index1: &[u32],
+    index2: &[u32],
+    index3: &[u32],
+    output: &mut [Vector<u32, NO>],
+    status: &mut [u32],
     limit: u32,
     #[comptime] w: RowWalk,
 ) {
@@ -146,10 +146,10 @@ fn gather_row(row: usize, ats: &mut Array<u32>, #[comptime] w: RowWalk) -> (usiz
 #[allow(clippy::too_many_arguments, unused_assignments)]
 #[cube]
 fn read_value(
-    index0: &Array<u32>,
-    index1: &Array<u32>,
-    index2: &Array<u32>,
-    index3: &Array<u32>,
+    index0: &[u32],
+    index1: &[u32],
+    index2: &[u32],
+    index3: &[u32],
     at: usize,
     #[comptime] r: ReadDesc,
 ) -> (bool, usize) {
@@ -180,13 +180,13 @@ fn read_value(
 #[allow(clippy::too_many_arguments)]
 #[cube]
 fn gather_tile<NI: Size, NO: Size>(
-    data: &Array<Vector<u32, NI>>,
-    index0: &Array<u32>,
-    index1: &Array<u32>,
-    index2: &Array<u32>,
-    index3: &Array<u32>,
-    output: &mut Array<Vector<u32, NO>>,
-    status: &mut Array<u32>,
+    data: &[Vector<u32, NI>],
+    index0: &[u32],
+    index1: &[u32],
+    index2: &[u32],
+    index3: &[u32],
+    output: &mut [Vector<u32, NO>],
+    status: &mut [u32],
     first: usize,
     out_row: usize,
     row_src: usize,
@@ -259,7 +259,7 @@ fn gather_tile<NI: Size, NO: Size>(
 /// Raises the status flag when `enabled` and an index was out of range.
 #[allow(clippy::collapsible_if)]
 #[cube]
-fn raise_flag(status: &mut Array<u32>, all_ok: bool, #[comptime] enabled: bool) {
+fn raise_flag(status: &mut [u32], all_ok: bool, #[comptime] enabled: bool) {
     if comptime!(enabled) {
         if !all_ok {
             status[0] = 1u32;
@@ -270,8 +270,8 @@ fn raise_flag(status: &mut Array<u32>, all_ok: bool, #[comptime] enabled: bool) 
 /// A slice's tile: lines forwards or reversed, transposed blocks, or element by element.
 #[cube]
 fn slice_tile<NI: Size, NO: Size>(
-    data: &Array<Vector<u32, NI>>,
-    output: &mut Array<Vector<u32, NO>>,
+    data: &[Vector<u32, NI>],
+    output: &mut [Vector<u32, NO>],
     first: usize,
     out_row: usize,
     src: usize,
@@ -294,7 +294,7 @@ fn slice_tile<NI: Size, NO: Size>(
 /// reversed.
 #[cube]
 fn line_of<NI: Size, NO: Size>(
-    data: &Array<Vector<u32, NI>>,
+    data: &[Vector<u32, NI>],
     u: usize,
     src: usize,
     #[comptime] w: RowWalk,
@@ -305,7 +305,7 @@ fn line_of<NI: Size, NO: Size>(
         let x = data[src + u];
         #[unroll]
         for c in 0..line {
-            v[c] = x[c];
+            v.insert(c, x.extract(c));
         }
     } else {
         // The source line holds the output line's elements last first.
@@ -313,9 +313,9 @@ fn line_of<NI: Size, NO: Size>(
         #[unroll]
         for c in 0..line {
             if comptime!(w.elem_words == 2) {
-                v[c] = x[comptime!((line / 2 - 1 - c / 2) * 2 + c % 2)];
+                v.insert(c, x.extract(comptime!((line / 2 - 1 - c / 2) * 2 + c % 2)));
             } else {
-                v[c] = reverse_lanes(x[comptime!(line - 1 - c)], w.lanes);
+                v.insert(c, reverse_lanes(x.extract(comptime!(line - 1 - c)), w.lanes));
             }
         }
     }
@@ -341,8 +341,8 @@ fn reverse_lanes(x: u32, #[comptime] lanes: u32) -> u32 {
 /// element `e` of rows `4b..4b+3`, one per component.
 #[cube]
 fn transposed_block<NI: Size, NO: Size>(
-    data: &Array<Vector<u32, NI>>,
-    output: &mut Array<Vector<u32, NO>>,
+    data: &[Vector<u32, NI>],
+    output: &mut [Vector<u32, NO>],
     u: usize,
     out_row: usize,
     src: usize,
@@ -360,10 +360,10 @@ fn transposed_block<NI: Size, NO: Size>(
         #[unroll]
         for k in 0..4usize {
             let mut v = Vector::<u32, NO>::new(0u32);
-            v[0] = x0[k];
-            v[1] = x1[k];
-            v[2] = x2[k];
-            v[3] = x3[k];
+            v.insert(0usize, x0.extract(k));
+            v.insert(1usize, x1.extract(k));
+            v.insert(2usize, x2.extract(k));
+            v.insert(3usize, x3.extract(k));
             output[out_row + u + comptime!((4 * b + k) * g.out_stride as usize)] = v;
         }
     }
@@ -375,17 +375,17 @@ fn transposed_block<NI: Size, NO: Size>(
 #[allow(clippy::too_many_arguments)]
 #[cube]
 fn gather_elements<NI: Size, NO: Size>(
-    data: &Array<Vector<u32, NI>>,
-    index0: &Array<u32>,
-    index1: &Array<u32>,
-    index2: &Array<u32>,
-    index3: &Array<u32>,
-    output: &mut Array<Vector<u32, NO>>,
+    data: &[Vector<u32, NI>],
+    index0: &[u32],
+    index1: &[u32],
+    index2: &[u32],
+    index3: &[u32],
+    output: &mut [Vector<u32, NO>],
     u: usize,
     out_row: usize,
     src: usize,
     row_ok: bool,
-    ats: &Array<u32>,
+    ats: &mut Array<u32>,
     #[comptime] w: RowWalk,
 ) -> bool {
     let reads = comptime!(w.reads.len());
@@ -481,13 +481,13 @@ fn chained_per_element(w: &RowWalk) -> bool {
 #[allow(clippy::too_many_arguments)]
 #[cube]
 fn grouped_lines<NI: Size, NO: Size>(
-    data: &Array<Vector<u32, NI>>,
-    index0: &Array<u32>,
-    output: &mut Array<Vector<u32, NO>>,
+    data: &[Vector<u32, NI>],
+    index0: &[u32],
+    output: &mut [Vector<u32, NO>],
     u: usize,
     out_row: usize,
     src: usize,
-    ats: &Array<u32>,
+    ats: &mut Array<u32>,
     #[comptime] w: RowWalk,
 ) -> bool {
     let g = comptime!(w.group.unwrap());
@@ -529,8 +529,8 @@ fn grouped_lines<NI: Size, NO: Size>(
 /// elements from the row's (signed).
 #[cube]
 fn slice_elements<NI: Size, NO: Size>(
-    data: &Array<Vector<u32, NI>>,
-    output: &mut Array<Vector<u32, NO>>,
+    data: &[Vector<u32, NI>],
+    output: &mut [Vector<u32, NO>],
     u: usize,
     out_row: usize,
     src: usize,
@@ -555,19 +555,20 @@ fn slice_elements<NI: Size, NO: Size>(
 fn place_element<NI: Size, NO: Size>(
     v: &mut Vector<u32, NO>,
     #[comptime] k: usize,
-    data: &Array<Vector<u32, NI>>,
+    data: &[Vector<u32, NI>],
     at: usize,
     #[comptime] w: RowWalk,
 ) {
     let lanes = comptime!(w.lanes as usize);
     if comptime!(w.elem_words == 2) {
-        v[comptime!(2 * k)] = data[2 * at][0];
-        v[comptime!(2 * k + 1)] = data[2 * at + 1][0];
+        v.insert(comptime!(2 * k), data[2 * at].extract(0usize));
+        v.insert(comptime!(2 * k + 1), data[2 * at + 1].extract(0usize));
     } else if comptime!(lanes == 1) {
-        v[k] = data[at][0];
+        v.insert(k, data[at].extract(0usize));
     } else {
         let word = comptime!(k / lanes);
-        v[word] = v[word] | (read_lane(data, at, w.lanes) << comptime!(((k % lanes) * (32 / lanes)) as u32));
+        let lane = read_lane(data, at, w.lanes) << comptime!(((k % lanes) * (32 / lanes)) as u32);
+        v.insert(word, v.extract(word) | lane);
     }
 }
 
@@ -576,14 +577,14 @@ fn place_element<NI: Size, NO: Size>(
 fn zero_element<NO: Size>(v: &mut Vector<u32, NO>, #[comptime] k: usize, #[comptime] w: RowWalk) {
     let lanes = comptime!(w.lanes as usize);
     if comptime!(w.elem_words == 2) {
-        v[comptime!(2 * k)] = 0u32;
-        v[comptime!(2 * k + 1)] = 0u32;
+        v.insert(comptime!(2 * k), 0u32);
+        v.insert(comptime!(2 * k + 1), 0u32);
     } else if comptime!(lanes == 1) {
-        v[k] = 0u32;
+        v.insert(k, 0u32);
     } else {
         let word = comptime!(k / lanes);
         let bits = comptime!(32 / lanes);
         let mask = comptime!((((1u64 << bits) - 1) << ((k % lanes) * bits)) as u32);
-        v[word] = v[word] & comptime!(!mask);
+        v.insert(word, v.extract(word) & comptime!(!mask));
     }
 }

@@ -5,9 +5,9 @@ use stridex_core::kernel::MoveDesc;
 /// Slice: invocation `ABSOLUTE_POS` writes output word (or vector of words) `ABSOLUTE_POS`.
 #[cube(launch_unchecked)]
 pub fn slice_kernel<N: Size>(
-    input: &Array<Vector<u32, N>>,
-    output: &mut Array<Vector<u32, N>>,
-    status: &mut Array<u32>,
+    input: &[Vector<u32, N>],
+    output: &mut [Vector<u32, N>],
+    status: &mut [u32],
     limit: u32,
     slots: u32,
     #[comptime] m: MoveDesc,

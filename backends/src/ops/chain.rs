@@ -423,9 +423,9 @@ impl<T: Element, I: IndexTypes> ChainOp<T, I> {
     /// the index buffers of those gathers are read back and checked before anything is queued
     /// (so an index out of range is an `Err` naming its stage, and no kernel ran). A staged
     /// chain allocates its intermediates on `client`.
-    pub fn launch<R: Runtime>(
+    pub fn launch(
         &self,
-        client: &ComputeClient<R>,
+        client: &Client,
         data: &Handle,
         indices: &[&Handle],
         output: &Handle,
@@ -436,9 +436,9 @@ impl<T: Element, I: IndexTypes> ChainOp<T, I> {
     /// [`ChainOp::launch`] for a `_` count of `count` (buffers of at least
     /// [`ChainOp::buffer_bytes_at`] / [`ChainOp::index_buffer_bytes_at`] for that count); one
     /// compiled kernel serves every count. For fixed sizes, `count` is not read.
-    pub fn launch_at<R: Runtime>(
+    pub fn launch_at(
         &self,
-        client: &ComputeClient<R>,
+        client: &Client,
         count: usize,
         data: &Handle,
         indices: &[&Handle],
@@ -450,9 +450,9 @@ impl<T: Element, I: IndexTypes> ChainOp<T, I> {
     /// [`ChainOp::launch`] for a caller that holds stridex's device lock; waits for the kernels
     /// when `wait` (or on the first launch on `R`). Depends on the plan only, not on `I` (the
     /// test-support runs use it with erased types).
-    pub(super) fn launch_locked<R: Runtime>(
+    pub(super) fn launch_locked(
         &self,
-        client: &ComputeClient<R>,
+        client: &Client,
         count: Option<usize>,
         data: &Handle,
         indices: &[&Handle],
@@ -479,9 +479,9 @@ impl<T: Element, I: IndexTypes> ChainOp<T, I> {
         // An empty result launches nothing (its error-policy indices were still checked).
         let Some(kernel) = kernel.as_deref() else { return Ok(()) };
         let queued = queue(client, kernel, data, indices, output);
-        if wait || !self.verified.seen::<R>() {
+        if wait || !self.verified.seen(client) {
             launch::wait_all(client, queued, vec![])?;
-            self.verified.confirm::<R>();
+            self.verified.confirm(client);
         }
         Ok(())
     }
@@ -598,11 +598,7 @@ fn last_walk(k: &ChainKernel) -> Option<&Walk> {
     }
 }
 
-pub(crate) fn output_buffer<R: Runtime>(
-    client: &ComputeClient<R>,
-    plan: &ChainPlan,
-    kernel: &ChainKernel,
-) -> Handle {
+pub(crate) fn output_buffer(client: &Client, plan: &ChainPlan, kernel: &ChainKernel) -> Handle {
     match last_walk(kernel) {
         Some(w) => launch::output(client, w, has_gaps(&plan.output)),
         None => launch::upload(client, &[], 1),
@@ -614,7 +610,7 @@ impl Queue for ChainKernelDesc {
         &self.walk
     }
 
-    fn queue<R: Runtime>(&self, client: &ComputeClient<R>, inputs: &[Handle], output: &Handle) -> Queued {
+    fn queue(&self, client: &Client, inputs: &[Handle], output: &Handle) -> Queued {
         let indices: Vec<&Handle> = inputs[1..].iter().collect();
         launch::fused(client, self, &inputs[0], &indices, output)
     }
@@ -623,8 +619,8 @@ impl Queue for ChainKernelDesc {
 /// Queues `kernel` on checked buffers: one launch for a fused chain; for a staged one, each
 /// stage's kernel on the previous one's output, in intermediates sized for both the stage that
 /// writes them and the one that reads them (zeroed where a stage writes nothing).
-fn queue<R: Runtime>(
-    client: &ComputeClient<R>,
+fn queue(
+    client: &Client,
     kernel: &ChainKernel,
     data: &Handle,
     indices: &[&Handle],

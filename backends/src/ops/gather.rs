@@ -199,9 +199,9 @@ impl<T: Element, I: IndexElement> GatherOp<T, I> {
     /// indices are then read back to name it), and on the op's first launch on a runtime, which
     /// waits to confirm the kernel built and ran. An op whose leading size is `_` takes
     /// [`GatherOp::launch_at`].
-    pub fn launch<R: cubecl::Runtime>(
+    pub fn launch(
         &self,
-        client: &cubecl::client::ComputeClient<R>,
+        client: &cubecl::client::Client,
         data: &cubecl::server::Handle,
         indices: &cubecl::server::Handle,
         output: &cubecl::server::Handle,
@@ -213,9 +213,9 @@ impl<T: Element, I: IndexElement> GatherOp<T, I> {
     /// [`GatherOp::launch`] for `count` leading indices rows, when the indices' leading size is
     /// `_` (buffers of at least [`GatherOp::buffer_bytes_at`] for that count); one compiled
     /// kernel serves every count. For fixed sizes, `count` is not read.
-    pub fn launch_at<R: cubecl::Runtime>(
+    pub fn launch_at(
         &self,
-        client: &cubecl::client::ComputeClient<R>,
+        client: &cubecl::client::Client,
         count: usize,
         data: &cubecl::server::Handle,
         indices: &cubecl::server::Handle,
@@ -227,9 +227,9 @@ impl<T: Element, I: IndexElement> GatherOp<T, I> {
 
     /// Launches `kernel` (from `at`, with its `plan`) on device buffers, each checked against
     /// the bytes that launch needs.
-    pub(crate) fn launch_with<R: cubecl::Runtime>(
+    pub(crate) fn launch_with(
         &self,
-        client: &cubecl::client::ComputeClient<R>,
+        client: &cubecl::client::Client,
         plan: &GatherPlan,
         kernel: Option<&GatherKernelDesc>,
         data: &cubecl::server::Handle,

@@ -85,7 +85,7 @@ struct Guarded {
     view: Handle,
 }
 
-fn guarded<R: Runtime>(client: &ComputeClient<R>, middle: &[u8]) -> Guarded {
+fn guarded(client: &Client, middle: &[u8]) -> Guarded {
     let g = GUARD_BYTES as usize;
     let mut all = vec![GUARD; g];
     all.extend_from_slice(middle);
@@ -96,7 +96,7 @@ fn guarded<R: Runtime>(client: &ComputeClient<R>, middle: &[u8]) -> Guarded {
 }
 
 /// The middle of a guarded buffer, or an error if anything touched its guards.
-fn unguard<R: Runtime>(client: &ComputeClient<R>, g: Guarded, tensor: Operand) -> Result<Vec<u8>, Error> {
+fn unguard(client: &Client, g: Guarded, tensor: Operand) -> Result<Vec<u8>, Error> {
     let all = read(client, g.base)?;
     let n = GUARD_BYTES as usize;
     let (head, rest) = all.split_at(n);

@@ -19,7 +19,6 @@ use crate::launch::{self, Queue};
 use cubecl::bytes::Bytes;
 use cubecl::prelude::*;
 use cubecl::server::Handle;
-use std::any::TypeId;
 use std::borrow::Cow;
 use std::sync::{Mutex, OnceLock};
 use stridex_core::kernel::Walk;
@@ -81,25 +80,26 @@ fn word_bytes(layout: &TensorLayout, elem_bytes: usize) -> usize {
     (layout.min_buffer_len().unwrap_or(0) * elem_bytes).div_ceil(4) * 4
 }
 
-/// The runtimes on which an op's kernel has been seen to run. CubeCL drops a launch whose
-/// kernel fails to build with only a log line; building is deterministic, so the first launch
-/// per runtime waits for the status word and later ones need not.
-struct Verified(Mutex<Vec<TypeId>>);
+/// The runtimes (by CubeCL's name for them) on which an op's kernel has been seen to run.
+/// CubeCL drops a launch whose kernel fails to build with only a log line; building is
+/// deterministic, so the first launch per runtime waits for the status word and later ones
+/// need not.
+struct Verified(Mutex<Vec<&'static str>>);
 
 impl Verified {
     const fn new() -> Verified {
         Verified(Mutex::new(Vec::new()))
     }
 
-    /// True when `R` was confirmed before.
-    fn seen<R: 'static>(&self) -> bool {
-        self.0.lock().is_ok_and(|v| v.contains(&TypeId::of::<R>()))
+    /// True when `client`'s runtime was confirmed before.
+    fn seen(&self, client: &Client) -> bool {
+        self.0.lock().is_ok_and(|v| v.contains(&client.name()))
     }
 
-    fn confirm<R: 'static>(&self) {
+    fn confirm(&self, client: &Client) {
         if let Ok(mut v) = self.0.lock() {
-            if !v.contains(&TypeId::of::<R>()) {
-                v.push(TypeId::of::<R>());
+            if !v.contains(&client.name()) {
+                v.push(client.name());
             }
         }
     }
@@ -176,8 +176,8 @@ fn run_kernel<K: Queue + Sync>(
 /// Queues `kernel` on the caller's device buffers after checking each against the bytes it
 /// needs; waits (and returns whether an index was out of range) when `wait`, or on the op's
 /// first launch on `R`.
-fn launch_on<R: Runtime, K: Queue>(
-    client: &ComputeClient<R>,
+fn launch_on<K: Queue>(
+    client: &Client,
     kernel: &K,
     inputs: &[(Operand, &Handle, usize)],
     output: (&Handle, usize),
@@ -187,7 +187,7 @@ fn launch_on<R: Runtime, K: Queue>(
     for &(tensor, handle, needed) in inputs.iter().chain([&(Operand::Output, output.0, output.1)]) {
         launch::check_handle(tensor, handle, needed)?;
     }
-    let wait = wait || !verified.seen::<R>();
+    let wait = wait || !verified.seen(client);
     let handles: Vec<Handle> = inputs.iter().map(|(_, h, _)| (*h).clone()).collect();
     launch::exclusive(|| {
         let queued = kernel.queue(client, &handles, output.0);
@@ -195,7 +195,7 @@ fn launch_on<R: Runtime, K: Queue>(
             return Ok(false);
         }
         let (flagged, _) = queued.wait(client, vec![])?;
-        verified.confirm::<R>();
+        verified.confirm(client);
         Ok(flagged)
     })
 }

@@ -165,9 +165,9 @@ impl<T: Element> SliceOp<T> {
 
     /// Launches on buffers already on the device; see [`crate::GatherOp::launch`]. An op whose
     /// leading size is `_` takes [`SliceOp::launch_at`].
-    pub fn launch<R: cubecl::Runtime>(
+    pub fn launch(
         &self,
-        client: &cubecl::client::ComputeClient<R>,
+        client: &cubecl::client::Client,
         input: &cubecl::server::Handle,
         output: &cubecl::server::Handle,
     ) -> Result<(), Error> {
@@ -177,9 +177,9 @@ impl<T: Element> SliceOp<T> {
 
     /// [`SliceOp::launch`] for an input of `count` leading rows, when its leading size is `_`;
     /// one compiled kernel serves every count. For fixed sizes, `count` is not read.
-    pub fn launch_at<R: cubecl::Runtime>(
+    pub fn launch_at(
         &self,
-        client: &cubecl::client::ComputeClient<R>,
+        client: &cubecl::client::Client,
         count: usize,
         input: &cubecl::server::Handle,
         output: &cubecl::server::Handle,
@@ -190,9 +190,9 @@ impl<T: Element> SliceOp<T> {
 
     /// Launches `kernel` (from `at`, with its `plan`) on device buffers, each checked against
     /// the bytes that launch needs.
-    pub(crate) fn launch_with<R: cubecl::Runtime>(
+    pub(crate) fn launch_with(
         &self,
-        client: &cubecl::client::ComputeClient<R>,
+        client: &cubecl::client::Client,
         plan: &SlicePlan,
         kernel: Option<&SliceKernelDesc>,
         input: &cubecl::server::Handle,
