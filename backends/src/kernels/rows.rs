@@ -60,9 +60,14 @@ pub fn rows_kernel<NI: Size, NO: Size>(
 }
 
 /// `x * c` for a signed comptime coefficient `c`, in wrapping 32-bit arithmetic.
+///
+/// Offsets with signed coefficients are summed in `u32`, never in `usize`: CubeCL's CPU runtime
+/// (0.11) does not wrap `usize` arithmetic (a negative coefficient's two's complement then
+/// reads far outside the buffer), while `u32` arithmetic wraps on every runtime. Only the
+/// final offset, which lies in the buffer, becomes a `usize` index.
 #[cube]
-fn times(x: usize, #[comptime] c: i64) -> usize {
-    x * comptime!(c as u32 as usize)
+fn times(x: u32, #[comptime] c: i64) -> u32 {
+    x * comptime!(c as u32)
 }
 
 /// Line `first + j * step` of a tile, `j` counting the tile's lines.
@@ -74,13 +79,13 @@ fn tile_line(first: usize, #[comptime] j: usize, #[comptime] w: RowWalk) -> usiz
 /// Where a slice's row `row` starts: its first output line and its source position (in source
 /// units). Innermost dimension first; the outermost takes what is left, undivided.
 #[cube]
-fn slice_row(row: usize, #[comptime] w: RowWalk) -> (usize, usize) {
+fn slice_row(row: usize, #[comptime] w: RowWalk) -> (usize, u32) {
     let n = comptime!(w.outer.len());
     let mut rem = row;
     let mut out = 0usize;
-    let mut src = 0usize;
+    let mut src = 0u32;
     if comptime!(w.base != 0) {
-        src = comptime!(w.base as u32 as usize);
+        src = comptime!(w.base as u32);
     }
     #[unroll]
     for i in 0..n {
@@ -94,7 +99,7 @@ fn slice_row(row: usize, #[comptime] w: RowWalk) -> (usize, usize) {
         }
         out += c * comptime!(d.out_stride as usize);
         if comptime!(d.src != 0) {
-            src += times(c, d.src);
+            src += times(u32::cast_from(c), d.src);
         }
     }
     (out, src)
@@ -103,7 +108,7 @@ fn slice_row(row: usize, #[comptime] w: RowWalk) -> (usize, usize) {
 /// [`slice_row`] for a walk with reads: also each read's row part of its index offset, into
 /// `ats`.
 #[cube]
-fn gather_row(row: usize, ats: &mut Array<u32>, #[comptime] w: RowWalk) -> (usize, usize) {
+fn gather_row(row: usize, ats: &mut Array<u32>, #[comptime] w: RowWalk) -> (usize, u32) {
     let n = comptime!(w.outer.len());
     let reads = comptime!(w.reads.len());
     #[unroll]
@@ -112,9 +117,9 @@ fn gather_row(row: usize, ats: &mut Array<u32>, #[comptime] w: RowWalk) -> (usiz
     }
     let mut rem = row;
     let mut out = 0usize;
-    let mut src = 0usize;
+    let mut src = 0u32;
     if comptime!(w.base != 0) {
-        src = comptime!(w.base as u32 as usize);
+        src = comptime!(w.base as u32);
     }
     #[unroll]
     for i in 0..n {
@@ -128,12 +133,12 @@ fn gather_row(row: usize, ats: &mut Array<u32>, #[comptime] w: RowWalk) -> (usiz
         }
         out += c * comptime!(d.out_stride as usize);
         if comptime!(d.src != 0) {
-            src += times(c, d.src);
+            src += times(u32::cast_from(c), d.src);
         }
         #[unroll]
         for j in 0..reads {
             if comptime!(d.reads[j] != 0) {
-                ats[j] = ats[j] + u32::cast_from(times(c, d.reads[j]));
+                ats[j] = ats[j] + times(u32::cast_from(c), d.reads[j]);
             }
         }
     }
@@ -189,7 +194,7 @@ fn gather_tile<NI: Size, NO: Size>(
     status: &mut [u32],
     first: usize,
     out_row: usize,
-    row_src: usize,
+    row_src: u32,
     ats: &mut Array<u32>,
     #[comptime] w: RowWalk,
 ) {
@@ -201,18 +206,18 @@ fn gather_tile<NI: Size, NO: Size>(
     for j in 0..reads {
         let r = comptime!(w.reads[j]);
         if comptime!(!r.per_element) {
-            let mut at = usize::cast_from(ats[j]);
+            let mut at = ats[j];
             #[unroll]
             for i in 0..j {
                 if comptime!(r.deps[i] != 0) {
-                    at += times(usize::cast_from(ats[i]), r.deps[i]);
+                    at += times(ats[i], r.deps[i]);
                 }
             }
-            let (in_range, v) = read_value(index0, index1, index2, index3, at, r);
+            let (in_range, v) = read_value(index0, index1, index2, index3, usize::cast_from(at), r);
             ats[j] = u32::cast_from(v);
             row_ok = row_ok && in_range;
             if comptime!(r.data != 0) {
-                src += times(v, r.data);
+                src += times(u32::cast_from(v), r.data);
             }
         }
     }
@@ -242,7 +247,7 @@ fn gather_tile<NI: Size, NO: Size>(
                 all_ok = all_ok && lines_ok;
             }
         } else {
-            let mut v = line_of::<NI, NO>(data, u, src, w.clone());
+            let mut v = line_of::<NI, NO>(data, u, usize::cast_from(src), w.clone());
             if !row_ok {
                 v = Vector::<u32, NO>::new(0u32);
             }
@@ -274,7 +279,7 @@ fn slice_tile<NI: Size, NO: Size>(
     output: &mut [Vector<u32, NO>],
     first: usize,
     out_row: usize,
-    src: usize,
+    src: u32,
     #[comptime] w: RowWalk,
 ) {
     #[unroll]
@@ -283,9 +288,9 @@ fn slice_tile<NI: Size, NO: Size>(
         if comptime!(w.access == RowAccess::Elements) {
             slice_elements::<NI, NO>(data, output, u, out_row, src, w.clone());
         } else if comptime!(w.access == RowAccess::Transposed) {
-            transposed_block::<NI, NO>(data, output, u, out_row, src, w.clone());
+            transposed_block::<NI, NO>(data, output, u, out_row, usize::cast_from(src), w.clone());
         } else {
-            output[out_row + u] = line_of::<NI, NO>(data, u, src, w.clone());
+            output[out_row + u] = line_of::<NI, NO>(data, u, usize::cast_from(src), w.clone());
         }
     }
 }
@@ -383,7 +388,7 @@ fn gather_elements<NI: Size, NO: Size>(
     output: &mut [Vector<u32, NO>],
     u: usize,
     out_row: usize,
-    src: usize,
+    src: u32,
     row_ok: bool,
     ats: &mut Array<u32>,
     #[comptime] w: RowWalk,
@@ -398,7 +403,7 @@ fn gather_elements<NI: Size, NO: Size>(
         let e = first + k;
         let mut at_elem = src;
         if comptime!(w.elem_stride != 0) {
-            at_elem += times(e, w.elem_stride);
+            at_elem += times(u32::cast_from(e), w.elem_stride);
         }
         let mut ok = row_ok;
         if comptime!(w.reads_per_element()) {
@@ -409,25 +414,25 @@ fn gather_elements<NI: Size, NO: Size>(
                 for j in 0..reads {
                     let r = comptime!(w.reads[j]);
                     if comptime!(r.per_element) {
-                        let mut at = usize::cast_from(ats[j]);
+                        let mut at = ats[j];
                         if comptime!(r.elem != 0) {
-                            at += times(e, r.elem);
+                            at += times(u32::cast_from(e), r.elem);
                         }
                         #[unroll]
                         for i in 0..j {
                             if comptime!(r.deps[i] != 0) {
                                 if comptime!(w.reads[i].per_element) {
-                                    at += times(usize::cast_from(vals[i]), r.deps[i]);
+                                    at += times(vals[i], r.deps[i]);
                                 } else {
-                                    at += times(usize::cast_from(ats[i]), r.deps[i]);
+                                    at += times(ats[i], r.deps[i]);
                                 }
                             }
                         }
-                        let (in_range, value) = read_value(index0, index1, index2, index3, at, r);
+                        let (in_range, value) = read_value(index0, index1, index2, index3, usize::cast_from(at), r);
                         vals[j] = u32::cast_from(value);
                         ok = ok && in_range;
                         if comptime!(r.data != 0) {
-                            at_elem += times(value, r.data);
+                            at_elem += times(u32::cast_from(value), r.data);
                         }
                     }
                 }
@@ -438,26 +443,26 @@ fn gather_elements<NI: Size, NO: Size>(
                 for j in 0..reads {
                     let r = comptime!(w.reads[j]);
                     if comptime!(r.per_element) {
-                        let mut at = usize::cast_from(ats[j]);
+                        let mut at = ats[j];
                         if comptime!(r.elem != 0) {
-                            at += times(e, r.elem);
+                            at += times(u32::cast_from(e), r.elem);
                         }
                         #[unroll]
                         for i in 0..j {
                             if comptime!(r.deps[i] != 0) {
-                                at += times(usize::cast_from(ats[i]), r.deps[i]);
+                                at += times(ats[i], r.deps[i]);
                             }
                         }
-                        let (in_range, value) = read_value(index0, index1, index2, index3, at, r);
+                        let (in_range, value) = read_value(index0, index1, index2, index3, usize::cast_from(at), r);
                         ok = ok && in_range;
                         if comptime!(r.data != 0) {
-                            at_elem += times(value, r.data);
+                            at_elem += times(u32::cast_from(value), r.data);
                         }
                     }
                 }
             }
         }
-        place_element::<NI, NO>(&mut v, k, data, at_elem, w.clone());
+        place_element::<NI, NO>(&mut v, k, data, usize::cast_from(at_elem), w.clone());
         if !ok {
             zero_element::<NO>(&mut v, k, w.clone());
         }
@@ -486,7 +491,7 @@ fn grouped_lines<NI: Size, NO: Size>(
     output: &mut [Vector<u32, NO>],
     u: usize,
     out_row: usize,
-    src: usize,
+    src: u32,
     ats: &mut Array<u32>,
     #[comptime] w: RowWalk,
 ) -> bool {
@@ -500,22 +505,23 @@ fn grouped_lines<NI: Size, NO: Size>(
     #[unroll]
     for k in 0..per_line {
         let e = first + k;
-        let (in_range, value) = index_of(index0, usize::cast_from(ats[0]) + times(e, r.elem), r.index);
-        let mut off = times(value, r.data);
+        let at = ats[0] + times(u32::cast_from(e), r.elem);
+        let (in_range, value) = index_of(index0, usize::cast_from(at), r.index);
+        let mut off = times(u32::cast_from(value), r.data);
         if comptime!(w.elem_stride != 0) {
-            off += times(e, w.elem_stride);
+            off += times(u32::cast_from(e), w.elem_stride);
         }
-        offsets[k] = u32::cast_from(off);
+        offsets[k] = off;
         oks[k] = in_range;
         all_ok = all_ok && in_range;
     }
     #[unroll]
     for row_in_group in 0..comptime!(g.rows as usize) {
-        let row_src = src + comptime!((row_in_group as i64 * g.src) as u32 as usize);
+        let row_src = src + comptime!((row_in_group as i64 * g.src) as u32);
         let mut v = Vector::<u32, NO>::new(0u32);
         #[unroll]
         for k in 0..per_line {
-            place_element::<NI, NO>(&mut v, k, data, row_src + usize::cast_from(offsets[k]), w.clone());
+            place_element::<NI, NO>(&mut v, k, data, usize::cast_from(row_src + offsets[k]), w.clone());
             if !oks[k] {
                 zero_element::<NO>(&mut v, k, w.clone());
             }
@@ -533,7 +539,7 @@ fn slice_elements<NI: Size, NO: Size>(
     output: &mut [Vector<u32, NO>],
     u: usize,
     out_row: usize,
-    src: usize,
+    src: u32,
     #[comptime] w: RowWalk,
 ) {
     let per_line = comptime!((w.line * w.lanes / w.elem_words) as usize);
@@ -543,9 +549,9 @@ fn slice_elements<NI: Size, NO: Size>(
     for k in 0..per_line {
         let mut at = src;
         if comptime!(w.elem_stride != 0) {
-            at += times(first + k, w.elem_stride);
+            at += times(u32::cast_from(first + k), w.elem_stride);
         }
-        place_element::<NI, NO>(&mut v, k, data, at, w.clone());
+        place_element::<NI, NO>(&mut v, k, data, usize::cast_from(at), w.clone());
     }
     output[out_row + u] = v;
 }
