@@ -121,11 +121,16 @@ fn choose_default() -> Result<Backend, Error> {
     if cfg!(feature = "cuda") {
         match Device::open(Backend::Cuda) {
             Ok(_) => return Ok(Backend::Cuda),
-            Err(e) if cfg!(feature = "wgpu") => {
-                eprintln!("stridex: CUDA is built in but unavailable ({e}); using wgpu");
+            Err(e) if cfg!(any(feature = "wgpu", feature = "cpu")) => {
+                eprintln!("stridex: CUDA is built in but unavailable ({e}); falling back");
             }
             Err(e) => return Err(e),
         }
+    }
+    // No GPU: CubeCL's CPU runtime, where built, moves these kernels' bytes faster than a
+    // software wgpu adapter (lavapipe) on the same cores (bench/RESULTS.md, both tables).
+    if cfg!(feature = "cpu") && !wgpu_has_gpu() && Device::open(Backend::Cpu).is_ok() {
+        return Ok(Backend::Cpu);
     }
     Device::open(Backend::Wgpu)?;
     Ok(Backend::Wgpu)
@@ -193,6 +198,24 @@ fn open_wgpu() -> Result<Device, Error> {
             info.backend, info.name, info.device_type, info.driver, info.driver_info
         ),
     ))
+}
+
+/// Whether wgpu sees a GPU (an adapter that is not a CPU, as lavapipe is), without setting
+/// anything up.
+#[cfg(feature = "wgpu")]
+fn wgpu_has_gpu() -> bool {
+    let backends = wgpu::Backends::VULKAN | wgpu::Backends::GL;
+    let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
+        backends,
+        ..wgpu::InstanceDescriptor::new_without_display_handle()
+    });
+    let adapters = cubecl::future::block_on(instance.enumerate_adapters(backends));
+    adapters.iter().any(|a| a.get_info().device_type != wgpu::DeviceType::Cpu)
+}
+
+#[cfg(not(feature = "wgpu"))]
+fn wgpu_has_gpu() -> bool {
+    false
 }
 
 /// What a caught panic said.

@@ -1,0 +1,88 @@
+//! What CubeCL 0.11's CPU runtime does differently from wgpu and CUDA, in the smallest kernel
+//! that shows it, and the form stridex's kernels use instead.
+//!
+//! A slice with a negative stride on an outer dimension reads row `r` at `base + r * stride`,
+//! `stride < 0`. stridex's kernels computed that in `usize` with the stride's two's
+//! complement, relying on 32-bit wrapping (`usize` is 32 bits under CubeCL's default address
+//! type): exact on wgpu and CUDA. The CPU runtime does not wrap that `usize` sum, and the load
+//! reads far outside the buffer (a segfault; `usize_offsets_read_out_of_bounds_on_the_cpu_runtime`
+//! below, run with `--ignored` under `STRIDEX_BACKEND=cpu`). Summed in `u32`, which wraps on
+//! every runtime, and turned into a `usize` index only once it lies in the buffer, the same
+//! offset is right everywhere: that is what the row walk does (`backends/src/kernels/rows.rs`,
+//! `times`).
+
+use stridex::cubecl;
+use stridex::cubecl::prelude::*;
+
+/// Element 13 - 8 * row, summed in wrapping u32 arithmetic.
+#[cube(launch_unchecked)]
+fn offset_in_u32(input: &[u32], output: &mut [u32], row: u32) {
+    let at = 13u32 + row * comptime!((-8i64) as u32);
+    output[0] = input[usize::cast_from(at)];
+}
+
+/// The same offset summed in `usize`.
+#[cube(launch_unchecked)]
+fn offset_in_usize(input: &[u32], output: &mut [u32], row: u32) {
+    let at = 13usize + usize::cast_from(row) * comptime!((-8i64) as u32 as usize);
+    output[0] = input[at];
+}
+
+fn run(kernel: fn(&Client, &cubecl::server::Handle, &cubecl::server::Handle)) -> u32 {
+    let client = stridex::Device::default_device().expect("a device").client();
+    let input: Vec<u8> = (100u32..116).flat_map(u32::to_le_bytes).collect();
+    let input = client.create_from_slice(&input);
+    let output = client.empty(4);
+    kernel(client, &input, &output);
+    let bytes = client.read_one(output).expect("read back");
+    u32::from_le_bytes(bytes[..4].try_into().unwrap())
+}
+
+fn launch_u32(client: &Client, input: &cubecl::server::Handle, output: &cubecl::server::Handle) {
+    // SAFETY: the kernel reads element 5 of 16 and writes element 0 of 1.
+    unsafe {
+        offset_in_u32::launch_unchecked(
+            client,
+            CubeCount::Static(1, 1, 1),
+            CubeDim::new_1d(1),
+            BufferArg::from_raw_parts(input.clone(), 16),
+            BufferArg::from_raw_parts(output.clone(), 1),
+            1,
+        )
+    }
+}
+
+fn launch_usize(client: &Client, input: &cubecl::server::Handle, output: &cubecl::server::Handle) {
+    // SAFETY: in 32-bit wrapping arithmetic the kernel reads element 5 of 16; on the CPU
+    // runtime it does not (this is what the test shows).
+    unsafe {
+        offset_in_usize::launch_unchecked(
+            client,
+            CubeCount::Static(1, 1, 1),
+            CubeDim::new_1d(1),
+            BufferArg::from_raw_parts(input.clone(), 16),
+            BufferArg::from_raw_parts(output.clone(), 1),
+            1,
+        )
+    }
+}
+
+#[test]
+fn u32_offsets_wrap_on_every_runtime() {
+    assert_eq!(run(launch_u32), 105);
+}
+
+#[test]
+fn usize_offsets_wrap_on_wgpu_and_cuda() {
+    if stridex::Device::default_device().unwrap().backend() == stridex::Backend::Cpu {
+        return; // see usize_offsets_read_out_of_bounds_on_the_cpu_runtime
+    }
+    assert_eq!(run(launch_usize), 105);
+}
+
+/// Crashes the process under `STRIDEX_BACKEND=cpu` (CubeCL 0.11.3): run it alone.
+#[test]
+#[ignore = "segfaults on CubeCL 0.11's CPU runtime, which does not wrap usize arithmetic"]
+fn usize_offsets_read_out_of_bounds_on_the_cpu_runtime() {
+    assert_eq!(run(launch_usize), 105);
+}
