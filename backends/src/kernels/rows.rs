@@ -428,7 +428,8 @@ fn gather_elements<NI: Size, NO: Size>(
                                 }
                             }
                         }
-                        let (in_range, value) = read_value(index0, index1, index2, index3, usize::cast_from(at), r);
+                        let (in_range, value) =
+                            read_value(index0, index1, index2, index3, usize::cast_from(at), r);
                         vals[j] = u32::cast_from(value);
                         ok = ok && in_range;
                         if comptime!(r.data != 0) {
@@ -453,7 +454,8 @@ fn gather_elements<NI: Size, NO: Size>(
                                 at += times(ats[i], r.deps[i]);
                             }
                         }
-                        let (in_range, value) = read_value(index0, index1, index2, index3, usize::cast_from(at), r);
+                        let (in_range, value) =
+                            read_value(index0, index1, index2, index3, usize::cast_from(at), r);
                         ok = ok && in_range;
                         if comptime!(r.data != 0) {
                             at_elem += times(u32::cast_from(value), r.data);
