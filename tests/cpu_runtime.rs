@@ -86,3 +86,33 @@ fn usize_offsets_wrap_on_wgpu_and_cuda() {
 fn usize_offsets_read_out_of_bounds_on_the_cpu_runtime() {
     assert_eq!(run(launch_usize), 105);
 }
+
+/// On the CPU runtime an invocation moves up to 256 lines of a row (a loop), not 4 (unrolled):
+/// rows long enough for that, forwards and reversed, gathered and sliced, against the host.
+#[test]
+fn long_rows_move_whole() {
+    let table: Vec<f32> = (0..1024 * 256).map(|v| v as f32).collect();
+    let ids: Vec<i32> = (0..300).map(|i| (i * 7919 + 13) % 1024).collect();
+    let embed = stridex::gather! { data: f32[1024, 256], indices: i32[300] };
+    let y = embed.run(&table, &ids).unwrap();
+    let want: Vec<f32> = ids.iter().flat_map(|&r| table[r as usize * 256..][..256].to_vec()).collect();
+    assert_eq!(y.data(), want.as_slice());
+    // Out-of-range ids zero their whole row under `zero`.
+    let zeroing =
+        stridex::gather! { rules: openvino, data: f32[1024, 256], indices: i32[300], out_of_range: zero };
+    let mut bad = ids.clone();
+    bad[123] = 5000;
+    let y = zeroing.run(&table, &bad).unwrap();
+    assert!(y.data()[123 * 256..124 * 256].iter().all(|&v| v == 0.0));
+    assert_eq!(y.data()[122 * 256..123 * 256], want[122 * 256..123 * 256]);
+
+    let image: Vec<f32> = (0..64 * 512).map(|v| v as f32).collect();
+    let flip = stridex::slice!(input: f32[64, 512], s[.., ..;-1]);
+    let y = flip.run(&image).unwrap();
+    let want: Vec<f32> = (0..64).flat_map(|r| (0..512).rev().map(move |c| (r * 512 + c) as f32)).collect();
+    assert_eq!(y.data(), want.as_slice());
+    let crop = stridex::slice!(input: f32[64, 512], s[8..40, 128..384]);
+    let y = crop.run(&image).unwrap();
+    let want: Vec<f32> = (8..40).flat_map(|r| (128..384).map(move |c| (r * 512 + c) as f32)).collect();
+    assert_eq!(y.data(), want.as_slice());
+}

@@ -5,7 +5,7 @@ use crate::kernels::{gather_kernel, rows_kernel, slice_kernel, RAN_MARKER};
 use cubecl::bytes::Bytes;
 use cubecl::prelude::*;
 use cubecl::server::Handle;
-use stridex_core::kernel::{GatherKernelDesc, RowWalk, SliceKernelDesc, Walk};
+use stridex_core::kernel::{GatherKernelDesc, RowAccess, RowWalk, SliceKernelDesc, Walk};
 use stridex_core::Operand;
 
 /// Invocations per cube; within every backend's limit (WebGPU guarantees 256).
@@ -104,9 +104,41 @@ pub(crate) fn exclusive<T>(f: impl FnOnce() -> T) -> T {
     f()
 }
 
+/// Invocations per cube: [`CUBE_DIM`] on GPUs and wgpu; on CubeCL's CPU runtime one per core.
+/// There each unit of a cube is a task that loops over every cube, so a cube of 256 made 256
+/// tasks per launch for 2 cores.
+fn cube_dim(client: &Client) -> CubeDim {
+    if is_cpu(client) {
+        let cores = client.properties().hardware.num_cpu_cores.unwrap_or(1);
+        CubeDim::new_1d(cores.clamp(1, CUBE_DIM))
+    } else {
+        CubeDim::new_1d(CUBE_DIM)
+    }
+}
+
+fn is_cpu(client: &Client) -> bool {
+    client.name() == "cpu"
+}
+
 fn cube_count(client: &Client, invocations: u32) -> CubeCount {
     // Spreads over y and z so no cube count dimension exceeds 65535.
-    cubecl::calculate_cube_count_elemwise(client, invocations as usize, CubeDim::new_1d(CUBE_DIM))
+    cubecl::calculate_cube_count_elemwise(client, invocations as usize, cube_dim(client))
+}
+
+/// Lines of a row per invocation on CubeCL's CPU runtime, where an invocation costs far more
+/// than on a GPU or lavapipe (measured there: a row gather moving 4 vectors per invocation
+/// reached 15 GB/s, 64 vectors 27 GB/s, 256 vectors 35 GB/s): the longest tile of whole lines
+/// (forwards or reversed) that divides the row, up to 256 lines, keeping at least 64
+/// invocations for the cores. `None` keeps the walk's tile.
+fn cpu_tile(w: &RowWalk, invocations: u32) -> Option<u32> {
+    if !matches!(w.access, RowAccess::Lines | RowAccess::ReversedLines) || w.group.is_some() || w.spread {
+        return None;
+    }
+    let rows = u64::from(invocations) * u64::from(w.tile) / u64::from(w.row_lines.max(1));
+    (1..=w.row_lines.min(256))
+        .rev()
+        .find(|&t| w.row_lines % t == 0 && rows * u64::from(w.row_lines / t) >= 64)
+        .filter(|&t| t > w.tile)
 }
 
 /// A handle's usable bytes must cover what the kernel touches.
@@ -164,7 +196,7 @@ fn gather(client: &Client, k: &GatherKernelDesc, data: &Handle, indices: &Handle
             Walk::Slots(m) => gather_kernel::launch_unchecked(
                 client,
                 cube_count(client, m.invocations),
-                CubeDim::new_1d(CUBE_DIM),
+                cube_dim(client),
                 m.line as usize,
                 BufferArg::from_raw_parts(data.clone(), m.src_words as usize),
                 BufferArg::from_raw_parts(indices.clone(), index_words),
@@ -192,7 +224,7 @@ fn slice(client: &Client, k: &SliceKernelDesc, input: &Handle, output: &Handle) 
             Walk::Slots(m) => slice_kernel::launch_unchecked(
                 client,
                 cube_count(client, m.invocations),
-                CubeDim::new_1d(CUBE_DIM),
+                cube_dim(client),
                 m.line as usize,
                 BufferArg::from_raw_parts(input.clone(), m.src_words as usize),
                 BufferArg::from_raw_parts(output.clone(), m.out_words as usize),
@@ -245,9 +277,18 @@ pub(crate) unsafe fn rows(
 ) {
     // The count-free walk is what the kernel is specialized on: for a `_` walk, every count
     // shares one compiled kernel, bounded by `limit`, with buffers of this count's lengths.
-    let (limit, src_words, out_words) = (w.invocations, w.src_words as usize, w.out_words as usize);
+    let (mut limit, src_words, out_words) = (w.invocations, w.src_words as usize, w.out_words as usize);
     let mut w = w.count_free();
     w.spread = tile_spread(client);
+    if is_cpu(client) {
+        if let Some(tile) = cpu_tile(&w, limit) {
+            // The tile divides the row, so the invocations divide exactly.
+            let k = tile / w.tile;
+            limit /= k;
+            w.invocations /= k;
+            w.tile = tile;
+        }
+    }
     let index = |i: usize| match indices.get(i) {
         // SAFETY: (of the caller) the index buffer holds the words the reads touch.
         Some(h) => unsafe { BufferArg::from_raw_parts(h.to_owned().clone(), h.size_in_used() as usize / 4) },
@@ -257,7 +298,7 @@ pub(crate) unsafe fn rows(
         rows_kernel::launch_unchecked(
             client,
             cube_count(client, limit),
-            CubeDim::new_1d(CUBE_DIM),
+            cube_dim(client),
             w.src_line() as usize,
             w.line as usize,
             BufferArg::from_raw_parts(data.clone(), src_words),

@@ -222,8 +222,18 @@ fn gather_tile<NI: Size, NO: Size>(
         }
     }
     let mut all_ok = row_ok;
+    if comptime!(w.tile > 4) {
+        // A long tile of whole lines (the CPU runtime's): a loop, not unrolled copies.
+        for u in first..first + comptime!(w.tile as usize) {
+            let mut v = line_of::<NI, NO>(data, u, usize::cast_from(src), w.clone());
+            if !row_ok {
+                v = Vector::<u32, NO>::new(0u32);
+            }
+            output[out_row + u] = v;
+        }
+    }
     #[unroll]
-    for j in 0..comptime!(w.tile as usize) {
+    for j in 0..comptime!(if w.tile > 4 { 0 } else { w.tile as usize }) {
         let u = tile_line(first, j, w.clone());
         if comptime!(w.access == RowAccess::Elements) {
             if comptime!(w.group.is_some()) {
@@ -282,8 +292,14 @@ fn slice_tile<NI: Size, NO: Size>(
     src: u32,
     #[comptime] w: RowWalk,
 ) {
+    if comptime!(w.tile > 4) {
+        // A long tile of whole lines (the CPU runtime's): a loop, not unrolled copies.
+        for u in first..first + comptime!(w.tile as usize) {
+            output[out_row + u] = line_of::<NI, NO>(data, u, usize::cast_from(src), w.clone());
+        }
+    }
     #[unroll]
-    for j in 0..comptime!(w.tile as usize) {
+    for j in 0..comptime!(if w.tile > 4 { 0 } else { w.tile as usize }) {
         let u = tile_line(first, j, w.clone());
         if comptime!(w.access == RowAccess::Elements) {
             slice_elements::<NI, NO>(data, output, u, out_row, src, w.clone());
