@@ -48,14 +48,14 @@ fn main() -> Result<(), stridex::Error> {
     let peer = (table * 2.0).select(0, ids.reshape([BATCH * SEQ])).reshape([BATCH, SEQ, DIM]);
     let peer_last = peer.clone().slice([0..BATCH, SEQ - 1..SEQ, 0..DIM]);
     assert_eq!(
-        last.into_data().to_vec::<f32>().unwrap(),
-        peer_last.into_data().to_vec::<f32>().unwrap(),
+        last.into_data().try_to_vec::<f32>().unwrap(),
+        peer_last.into_data().try_to_vec::<f32>().unwrap(),
         "the chain's rows equal Burn's select, then slice"
     );
     let (ours, theirs) =
-        (rows.into_data().to_vec::<f32>().unwrap(), peer.into_data().to_vec::<f32>().unwrap());
+        (rows.into_data().try_to_vec::<f32>().unwrap(), peer.into_data().try_to_vec::<f32>().unwrap());
     assert_eq!(ours, theirs, "stridex's rows equal Burn's select");
-    let pooled = pooled.into_data().to_vec::<f32>().unwrap();
+    let pooled = pooled.into_data().try_to_vec::<f32>().unwrap();
     println!("sequence 0, first 4 features of the mean: {:?}", &pooled[..4]);
     println!("every gathered row equals Burn's select of the same ids, and the chain's its last position");
     Ok(())

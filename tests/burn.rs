@@ -26,7 +26,7 @@ fn ids(values: &[i32], shape: [usize; 1]) -> Tensor<1, Int> {
 }
 
 fn f32s<const D: usize>(t: Tensor<D>) -> Vec<f32> {
-    t.into_data().to_vec::<f32>().unwrap()
+    t.into_data().try_to_vec::<f32>().unwrap()
 }
 
 /// The `CubeBackend` tensor behind a Burn tensor, taken out of the fusion stream.
@@ -227,7 +227,7 @@ fn chains_equal_burn() {
     let crop = stridex::chain! { data: i32[4, 6], slice { s[1..3, ..] }, slice { s[.., 2..;2] } };
     let v = Tensor::<2, Int>::from_data(TensorData::new((0..24).collect::<Vec<i32>>(), [4, 6]), &device);
     let y: Tensor<2, Int> = crop.apply(v, ()).unwrap();
-    assert_eq!(y.into_data().to_vec::<i32>().unwrap(), vec![8, 10, 14, 16]);
+    assert_eq!(y.into_data().try_to_vec::<i32>().unwrap(), vec![8, 10, 14, 16]);
 }
 
 #[test]

@@ -20,7 +20,7 @@ fn settings() -> KernelSettings {
 }
 
 fn wgsl(def: KernelDefinition) -> String {
-    stridex::cubecl::wgpu::WgslCompiler::default()
+    stridex::cubecl::wgpu::WgslCompiler
         .compile(def, &WgpuCompilationOptions::default())
         .expect("compiles")
         .to_string()

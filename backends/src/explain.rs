@@ -179,9 +179,7 @@ fn compile(kernel: &Kernel<'_>, dialect: Dialect) -> Result<String, Error> {
         #[cfg(feature = "wgpu")]
         Dialect::Wgsl => {
             let options = cubecl::WgpuCompilationOptions::default();
-            let out = cubecl::wgpu::WgslCompiler::default()
-                .compile(kernel.definition(), &options)
-                .map_err(compiled)?;
+            let out = cubecl::wgpu::WgslCompiler.compile(kernel.definition(), &options).map_err(compiled)?;
             Ok(out.to_string())
         }
         #[cfg(feature = "vulkan")]

@@ -138,7 +138,7 @@ fn gather_row(row: usize, ats: &mut Array<u32>, #[comptime] w: RowWalk) -> (usiz
         #[unroll]
         for j in 0..reads {
             if comptime!(d.reads[j] != 0) {
-                ats[j] = ats[j] + times(u32::cast_from(c), d.reads[j]);
+                ats[j] += times(u32::cast_from(c), d.reads[j]);
             }
         }
     }
