@@ -1,5 +1,6 @@
-//! The benchmark cases: each times stridex, the device copy of the same bytes and Burn's
-//! matching op, and checks both results once against the host.
+//! The benchmark cases: each times stridex, the device copy of the same bytes, Burn's matching
+//! op and plain Rust on the host computing the same output, and checks every result once
+//! against the host.
 //!
 //! Bytes moved: a gather reads each output element once plus its indices and writes each output
 //! element once; a slice reads and writes each output element once. Every implementation of a
@@ -7,33 +8,23 @@
 
 use crate::measure::{host, Env};
 use crate::report::{Outcome, Targets};
-use burn::backend::ndarray::NdArray;
-use burn::backend::wgpu::CubeBackend;
-use burn::tensor::backend::{Backend, DeviceOps};
-use burn::tensor::{s, DType, Int, Tensor, TensorData};
+use burn::tensor::{s, DType, Device, Int, Tensor, TensorData};
 use half::f16;
-use stridex::cubecl::Runtime;
 use stridex::Element;
 
-type Burn<R> = CubeBackend<R, f32, i32, u32>;
-type Burn16<R> = CubeBackend<R, f16, i32, u32>;
+pub type Case = (&'static str, fn(&Env) -> Outcome);
 
-pub type Case<R> = (&'static str, fn(&Env<R>) -> Outcome);
-
-pub fn all<R: Runtime>() -> Vec<Case<R>>
-where
-    R::Device: DeviceOps,
-{
+pub fn all() -> Vec<Case> {
     vec![
-        ("embedding f32[16384,1024] <- i32[16384]", embedding_f32::<R>),
-        ("embedding f16[16384,1024] <- i64[16384]", embedding_f16::<R>),
-        ("columns f32[4096,4096] axis 1 <- i32[1024]", columns_f32::<R>),
-        ("columns u8[8192,8192] axis 1 <- i32[2048]", columns_u8::<R>),
-        ("beam reorder f32[16,8,512,128] <- i32[16,8], b=1", beam_reorder::<R>),
-        ("flip last axis f32[8,3,512,512]", flip::<R>),
-        ("step 2 on H,W f32[32,3,512,512]", step2::<R>),
-        ("NHWC -> NCHW f32[16,64,128,128]", nhwc_to_nchw::<R>),
-        ("crop f32[8,3,512,512] -> [8,3,448,448]", crop::<R>),
+        ("embedding f32[16384,1024] <- i32[16384]", embedding_f32),
+        ("embedding f16[16384,1024] <- i64[16384]", embedding_f16),
+        ("columns f32[4096,4096] axis 1 <- i32[1024]", columns_f32),
+        ("columns u8[8192,8192] axis 1 <- i32[2048]", columns_u8),
+        ("beam reorder f32[16,8,512,128] <- i32[16,8], b=1", beam_reorder),
+        ("flip last axis f32[8,3,512,512]", flip),
+        ("step 2 on H,W f32[32,3,512,512]", step2),
+        ("NHWC -> NCHW f32[16,64,128,128]", nhwc_to_nchw),
+        ("crop f32[8,3,512,512] -> [8,3,448,448]", crop),
     ]
 }
 
@@ -48,8 +39,8 @@ fn ids(n: usize, rows: usize) -> Vec<i64> {
 }
 
 /// `expected[o] = src[map(o)]` for every output position `o`, compared bit for bit.
-fn check<T: Element>(what: &str, case: &str, got: &[T], src: &[T], map: impl Fn(usize) -> usize) {
-    assert_eq!(got.len(), got.len());
+fn check<T: Element>(what: &str, case: &str, got: &[T], src: &[T], len: usize, map: impl Fn(usize) -> usize) {
+    assert_eq!(got.len(), len, "{case}: {what} length");
     if let Some(o) = (0..got.len()).find(|&o| T::bytes(&got[o..o + 1]) != T::bytes(&src[map(o)..map(o) + 1]))
     {
         panic!("{case}: {what} output[{o}] = {:?}, expected {:?}", got[o], src[map(o)]);
@@ -60,11 +51,32 @@ fn gbytes_gather(out_elems: usize, elem: usize, index_bytes: usize) -> usize {
     2 * out_elems * elem + index_bytes
 }
 
-fn embedding_f32<R: Runtime>(env: &Env<R>) -> Outcome
-where
-    R::Device: DeviceOps,
-{
-    let name = all::<R>()[0].0;
+/// Times plain Rust writing `out` from `input` with `f` (the median of `reps`), and checks the
+/// result against `map`.
+fn time_rust<T: Element + Copy + Default>(
+    env: &Env,
+    case: &str,
+    input: &[T],
+    len: usize,
+    map: impl Fn(usize) -> usize,
+    mut f: impl FnMut(&[T], &mut [T]),
+) -> f64 {
+    let mut out = vec![T::default(); len];
+    let t = host(env.settings.reps, || {
+        f(input, &mut out);
+        std::hint::black_box(&mut out);
+    });
+    check("Rust", case, &out, input, len, map);
+    t
+}
+
+/// The best of `peers`, in an outcome's terms: its time, and which Burn device ran it.
+fn best(peers: &[(&'static str, f64)]) -> (Option<f64>, &'static str) {
+    peers.first().map_or((None, ""), |&(name, t)| (Some(t), name))
+}
+
+fn embedding_f32(env: &Env) -> Outcome {
+    let name = all()[0].0;
     let (rows, dim, n) = (16384, 1024, 16384);
     let table = values_f32(rows * dim);
     let ids64 = ids(n, rows);
@@ -72,166 +84,177 @@ where
     let map = |o: usize| ids64[o / dim] as usize * dim + o % dim;
     let op = stridex::gather! { data: f32[16384, 1024], indices: i32[16384] };
     let (t, out) = env.gather(&op, &table, &ids32);
-    check("stridex", name, &out, &table, map);
+    check("stridex", name, &out, &table, n * dim, map);
 
-    let bt = Tensor::<Burn<R>, 2>::from_data(TensorData::new(table.clone(), [rows, dim]), env.device);
-    let bi = Tensor::<Burn<R>, 1, Int>::from_data(TensorData::new(ids32.clone(), [n]), env.device);
-    let (tb, bo) = env.burn::<Burn<R>, _>(env.device, || bt.clone().select(0, bi.clone()));
-    check("Burn", name, &bo.into_data().to_vec::<f32>().unwrap(), &table, map);
+    let peers = env.burn_peers(|dev| {
+        let bt = Tensor::<2>::from_data(TensorData::new(table.clone(), [rows, dim]), dev);
+        let bi = Tensor::<1, Int>::from_data(TensorData::new(ids32.clone(), [n]), dev);
+        let (tb, bo) = env.burn(dev, || bt.clone().select(0, bi.clone()));
+        check("Burn", name, &bo.into_data().try_to_vec::<f32>().unwrap(), &table, n * dim, map);
+        Some(tb)
+    });
 
-    let mut rows_out = vec![0f32; n * dim];
-    let cpu = host(env.settings.reps, || {
-        for (row, &id) in rows_out.chunks_exact_mut(dim).zip(&ids32) {
+    let rust = time_rust(env, name, &table, n * dim, map, |table, out| {
+        for (row, &id) in out.chunks_exact_mut(dim).zip(&ids32) {
             row.copy_from_slice(&table[id as usize * dim..][..dim]);
         }
-        std::hint::black_box(&rows_out);
     });
-    check("host rows", name, &rows_out, &table, map);
 
-    let nd = Default::default();
-    let nt = Tensor::<NdArray, 2>::from_data(TensorData::new(table.clone(), [rows, dim]), &nd);
-    let ni = Tensor::<NdArray, 1, Int>::from_data(TensorData::new(ids64.clone(), [n]), &nd);
-    let tn = host(env.settings.reps, || {
-        std::hint::black_box(nt.clone().select(0, ni.clone()));
-    });
+    // Burn's deprecated NdArray backend on the host, for scale (its ids stay i64).
+    #[allow(deprecated)]
+    let nd = Device::ndarray();
+    let nt = Tensor::<2>::from_data(TensorData::new(table.clone(), [rows, dim]), &nd);
+    let ni = Tensor::<1, Int>::from_data(TensorData::new(ids64.clone(), [n]), &nd);
+    let (tn, no) = env.burn(&nd, || nt.clone().select(0, ni.clone()));
+    check("Burn NdArray", name, &no.into_data().try_to_vec::<f32>().unwrap(), &table, n * dim, map);
     let bytes = gbytes_gather(n * dim, 4, n * 4);
+    let (burn, burn_peer) = best(&peers);
     Outcome {
         case: name,
         bytes,
         stridex: t,
         copy: env.copy(bytes / 2),
-        burn: Some(tb),
+        burn,
+        burn_peer,
+        burn_peers: peers,
         burn_op: "select(0)",
-        cpu_rows: Some(cpu),
+        rust,
         ndarray: Some(tn),
         targets: Targets { copy: 0.9, burn: 6.0 },
     }
 }
 
-fn embedding_f16<R: Runtime>(env: &Env<R>) -> Outcome
-where
-    R::Device: DeviceOps,
-{
-    let name = all::<R>()[1].0;
+fn embedding_f16(env: &Env) -> Outcome {
+    let name = all()[1].0;
     let (rows, dim, n) = (16384, 1024, 16384);
     let table: Vec<f16> = (0..rows * dim).map(|i| f16::from_bits((i % 65521) as u16)).collect();
     let ids64 = ids(n, rows);
     let map = |o: usize| ids64[o / dim] as usize * dim + o % dim;
     let op = stridex::gather! { data: f16[16384, 1024], indices: i64[16384] };
     let (t, out) = env.gather(&op, &table, &ids64);
-    check("stridex", name, &out, &table, map);
+    check("stridex", name, &out, &table, n * dim, map);
 
-    let (burn, burn_op) = if Burn16::<R>::supports_dtype(env.device, DType::F16) {
-        // Values go up as f32 and come back bit-exact only when they are finite; compare the
-        // bits Burn returns with the bits of the f16 table it was given.
-        let bt = Tensor::<Burn16<R>, 2>::from_data(
-            TensorData::new(table.clone(), [rows, dim]),
-            (env.device, DType::F16),
-        );
-        let ids32: Vec<i32> = ids64.iter().map(|&i| i as i32).collect();
-        let bi = Tensor::<Burn16<R>, 1, Int>::from_data(TensorData::new(ids32, [n]), env.device);
-        let (tb, bo) = env.burn::<Burn16<R>, _>(env.device, || bt.clone().select(0, bi.clone()));
-        check("Burn", name, &bo.into_data().to_vec::<f16>().unwrap(), &table, map);
-        (Some(tb), "select(0), i32 ids")
-    } else {
-        (None, "no f16 on this device")
-    };
-    let mut rows_out = vec![f16::ZERO; n * dim];
-    let cpu = host(env.settings.reps, || {
-        for (row, &id) in rows_out.chunks_exact_mut(dim).zip(&ids64) {
+    let ids32: Vec<i32> = ids64.iter().map(|&i| i as i32).collect();
+    let peers = env.burn_peers(|dev| {
+        if !dev.supports_dtype(DType::F16) {
+            return None;
+        }
+        // Compare the bits Burn returns with the bits of the f16 table it was given.
+        let bt = Tensor::<2>::from_data(TensorData::new(table.clone(), [rows, dim]), (dev, DType::F16));
+        let bi = Tensor::<1, Int>::from_data(TensorData::new(ids32.clone(), [n]), dev);
+        let (tb, bo) = env.burn(dev, || bt.clone().select(0, bi.clone()));
+        check("Burn", name, &bo.into_data().try_to_vec::<f16>().unwrap(), &table, n * dim, map);
+        Some(tb)
+    });
+    let rust = time_rust(env, name, &table, n * dim, map, |table, out| {
+        for (row, &id) in out.chunks_exact_mut(dim).zip(&ids64) {
             row.copy_from_slice(&table[id as usize * dim..][..dim]);
         }
-        std::hint::black_box(&rows_out);
     });
     let bytes = gbytes_gather(n * dim, 2, n * 8);
+    let (burn, burn_peer) = best(&peers);
     Outcome {
         case: name,
         bytes,
         stridex: t,
         copy: env.copy(bytes / 2),
         burn,
-        burn_op,
-        cpu_rows: Some(cpu),
+        burn_peer,
+        burn_peers: peers,
+        burn_op: if burn.is_some() { "select(0), i32 ids" } else { "no f16 on this device" },
+        rust,
         ndarray: None,
         targets: Targets { copy: 0.9, burn: 6.0 },
     }
 }
 
-fn columns_f32<R: Runtime>(env: &Env<R>) -> Outcome
-where
-    R::Device: DeviceOps,
-{
-    let name = all::<R>()[2].0;
+fn columns_f32(env: &Env) -> Outcome {
+    let name = all()[2].0;
     let (rows, cols, n) = (4096, 4096, 1024);
     let data = values_f32(rows * cols);
     let ids32: Vec<i32> = ids(n, cols).iter().map(|&i| i as i32).collect();
     let map = |o: usize| (o / n) * cols + ids32[o % n] as usize;
     let op = stridex::gather! { data: f32[4096, 4096], indices: i32[1024], axis: 1 };
     let (t, out) = env.gather(&op, &data, &ids32);
-    check("stridex", name, &out, &data, map);
+    check("stridex", name, &out, &data, rows * n, map);
 
-    let bt = Tensor::<Burn<R>, 2>::from_data(TensorData::new(data.clone(), [rows, cols]), env.device);
-    let bi = Tensor::<Burn<R>, 1, Int>::from_data(TensorData::new(ids32.clone(), [n]), env.device);
-    let (tb, bo) = env.burn::<Burn<R>, _>(env.device, || bt.clone().select(1, bi.clone()));
-    check("Burn", name, &bo.into_data().to_vec::<f32>().unwrap(), &data, map);
+    let peers = env.burn_peers(|dev| {
+        let bt = Tensor::<2>::from_data(TensorData::new(data.clone(), [rows, cols]), dev);
+        let bi = Tensor::<1, Int>::from_data(TensorData::new(ids32.clone(), [n]), dev);
+        let (tb, bo) = env.burn(dev, || bt.clone().select(1, bi.clone()));
+        check("Burn", name, &bo.into_data().try_to_vec::<f32>().unwrap(), &data, rows * n, map);
+        Some(tb)
+    });
+    let rust = time_rust(env, name, &data, rows * n, map, |data, out| {
+        for (o, row) in out.chunks_exact_mut(n).zip(data.chunks_exact(cols)) {
+            for (y, &id) in o.iter_mut().zip(&ids32) {
+                *y = row[id as usize];
+            }
+        }
+    });
     let bytes = gbytes_gather(rows * n, 4, n * 4);
-    Outcome {
-        case: name,
-        bytes,
-        stridex: t,
-        copy: env.copy(bytes / 2),
-        burn: Some(tb),
-        burn_op: "select(1)",
-        cpu_rows: None,
-        ndarray: None,
-        targets: Targets { copy: 0.6, burn: 3.0 },
-    }
-}
-
-fn columns_u8<R: Runtime>(env: &Env<R>) -> Outcome
-where
-    R::Device: DeviceOps,
-{
-    let name = all::<R>()[3].0;
-    let (rows, cols, n) = (8192, 8192, 2048);
-    let data: Vec<u8> = (0..rows * cols).map(|i| (i * 31 + i / 8191) as u8).collect();
-    let ids32: Vec<i32> = ids(n, cols).iter().map(|&i| i as i32).collect();
-    let map = |o: usize| (o / n) * cols + ids32[o % n] as usize;
-    let op = stridex::gather! { data: u8[8192, 8192], indices: i32[2048], axis: 1 };
-    let (t, out) = env.gather(&op, &data, &ids32);
-    check("stridex", name, &out, &data, map);
-
-    let (burn, burn_op) = if Burn::<R>::supports_dtype(env.device, DType::U8) {
-        let bt = Tensor::<Burn<R>, 2, Int>::from_data(
-            TensorData::new(data.clone(), [rows, cols]),
-            (env.device, DType::U8),
-        );
-        let bi = Tensor::<Burn<R>, 1, Int>::from_data(TensorData::new(ids32.clone(), [n]), env.device);
-        let (tb, bo) = env.burn::<Burn<R>, _>(env.device, || bt.clone().select(1, bi.clone()));
-        check("Burn", name, &bo.into_data().to_vec::<u8>().unwrap(), &data, map);
-        (Some(tb), "select(1) on a u8 Int tensor")
-    } else {
-        (None, "no u8 tensors on this device")
-    };
-    let bytes = gbytes_gather(rows * n, 1, n * 4);
+    let (burn, burn_peer) = best(&peers);
     Outcome {
         case: name,
         bytes,
         stridex: t,
         copy: env.copy(bytes / 2),
         burn,
-        burn_op,
-        cpu_rows: None,
+        burn_peer,
+        burn_peers: peers,
+        burn_op: "select(1)",
+        rust,
         ndarray: None,
         targets: Targets { copy: 0.6, burn: 3.0 },
     }
 }
 
-fn beam_reorder<R: Runtime>(env: &Env<R>) -> Outcome
-where
-    R::Device: DeviceOps,
-{
-    let name = all::<R>()[4].0;
+fn columns_u8(env: &Env) -> Outcome {
+    let name = all()[3].0;
+    let (rows, cols, n) = (8192, 8192, 2048);
+    let data: Vec<u8> = (0..rows * cols).map(|i| (i * 31 + i / 8191) as u8).collect();
+    let ids32: Vec<i32> = ids(n, cols).iter().map(|&i| i as i32).collect();
+    let map = |o: usize| (o / n) * cols + ids32[o % n] as usize;
+    let op = stridex::gather! { data: u8[8192, 8192], indices: i32[2048], axis: 1 };
+    let (t, out) = env.gather(&op, &data, &ids32);
+    check("stridex", name, &out, &data, rows * n, map);
+
+    let peers = env.burn_peers(|dev| {
+        if !dev.supports_dtype(DType::U8) {
+            return None;
+        }
+        let bt = Tensor::<2, Int>::from_data(TensorData::new(data.clone(), [rows, cols]), (dev, DType::U8));
+        let bi = Tensor::<1, Int>::from_data(TensorData::new(ids32.clone(), [n]), dev);
+        let (tb, bo) = env.burn(dev, || bt.clone().select(1, bi.clone()));
+        check("Burn", name, &bo.into_data().try_to_vec::<u8>().unwrap(), &data, rows * n, map);
+        Some(tb)
+    });
+    let rust = time_rust(env, name, &data, rows * n, map, |data, out| {
+        for (o, row) in out.chunks_exact_mut(n).zip(data.chunks_exact(cols)) {
+            for (y, &id) in o.iter_mut().zip(&ids32) {
+                *y = row[id as usize];
+            }
+        }
+    });
+    let bytes = gbytes_gather(rows * n, 1, n * 4);
+    let (burn, burn_peer) = best(&peers);
+    Outcome {
+        case: name,
+        bytes,
+        stridex: t,
+        copy: env.copy(bytes / 2),
+        burn,
+        burn_peer,
+        burn_peers: peers,
+        burn_op: if burn.is_some() { "select(1) on a u8 Int tensor" } else { "no u8 tensors on this device" },
+        rust,
+        ndarray: None,
+        targets: Targets { copy: 0.6, burn: 3.0 },
+    }
+}
+
+fn beam_reorder(env: &Env) -> Outcome {
+    let name = all()[4].0;
     let (b, k, s, d) = (16, 8, 512, 128);
     let inner = s * d;
     let cache = values_f32(b * k * inner);
@@ -244,23 +267,36 @@ where
         rules: openvino, data: f32[16, 8, 512, 128], indices: i32[16, 8], axis: 1, batch_dims: 1,
     };
     let (t, out) = env.gather(&op, &cache, &beams);
-    check("stridex", name, &out, &cache, map);
+    check("stridex", name, &out, &cache, b * k * inner, map);
 
-    let bt = Tensor::<Burn<R>, 4>::from_data(TensorData::new(cache.clone(), [b, k, s, d]), env.device);
     // Burn's gather takes indices of the output's shape: the beam ids expanded (made once, untimed).
     let expanded: Vec<i32> = (0..b * k * inner).map(|o| beams[o / inner]).collect();
-    let bi = Tensor::<Burn<R>, 4, Int>::from_data(TensorData::new(expanded, [b, k, s, d]), env.device);
-    let (tb, bo) = env.burn::<Burn<R>, _>(env.device, || bt.clone().gather(1, bi.clone()));
-    check("Burn", name, &bo.into_data().to_vec::<f32>().unwrap(), &cache, map);
+    let peers = env.burn_peers(|dev| {
+        let bt = Tensor::<4>::from_data(TensorData::new(cache.clone(), [b, k, s, d]), dev);
+        let bi = Tensor::<4, Int>::from_data(TensorData::new(expanded.clone(), [b, k, s, d]), dev);
+        let (tb, bo) = env.burn(dev, || bt.clone().gather(1, bi.clone()));
+        check("Burn", name, &bo.into_data().try_to_vec::<f32>().unwrap(), &cache, b * k * inner, map);
+        Some(tb)
+    });
+    // Each (batch, beam) row is contiguous: one copy per row.
+    let rust = time_rust(env, name, &cache, b * k * inner, map, |cache, out| {
+        for (bk, row) in out.chunks_exact_mut(inner).enumerate() {
+            let src = (bk / k) * k + beams[bk] as usize;
+            row.copy_from_slice(&cache[src * inner..][..inner]);
+        }
+    });
     let bytes = gbytes_gather(b * k * inner, 4, b * k * 4);
+    let (burn, burn_peer) = best(&peers);
     Outcome {
         case: name,
         bytes,
         stridex: t,
         copy: env.copy(bytes / 2),
-        burn: Some(tb),
+        burn,
+        burn_peer,
+        burn_peers: peers,
         burn_op: "gather(1) on expanded ids",
-        cpu_rows: None,
+        rust,
         ndarray: None,
         targets: Targets { copy: 0.6, burn: 3.0 },
     }
@@ -268,50 +304,47 @@ where
 
 /// Burn's op for a slice case: its name and the op, which returns the result flattened (a view
 /// is materialized by flattening it).
-struct Peer<R: Runtime, const D: usize>
-where
-    R::Device: DeviceOps,
-{
+struct Peer<const D: usize> {
     name: &'static str,
-    op: fn(Tensor<Burn<R>, D>) -> Tensor<Burn<R>, 1>,
+    op: fn(Tensor<D>) -> Tensor<1>,
 }
 
-/// A slice case: stridex's op against `map` (output position -> input position), and Burn's
-/// peer on the same input as a tensor of `shape`.
-struct SliceCase<'a, R: Runtime, const D: usize, M: Fn(usize) -> usize>
-where
-    R::Device: DeviceOps,
-{
+/// A slice case: stridex's op against `map` (output position -> input position), Burn's peer
+/// on the same input as a tensor of `shape`, and plain Rust writing the output (`rust`).
+struct SliceCase<'a, const D: usize, M: Fn(usize) -> usize> {
     name: &'static str,
     op: &'a stridex::SliceOp<f32>,
     input: &'a [f32],
     shape: [usize; D],
-    peer: Peer<R, D>,
+    peer: Peer<D>,
     map: M,
+    rust: fn(&[f32], &mut [f32]),
     targets: Targets,
 }
 
-fn slice_case<R: Runtime, const D: usize, M: Fn(usize) -> usize>(
-    env: &Env<R>,
-    c: SliceCase<R, D, M>,
-) -> Outcome
-where
-    R::Device: DeviceOps,
-{
+fn slice_case<const D: usize, M: Fn(usize) -> usize>(env: &Env, c: SliceCase<D, M>) -> Outcome {
     let (t, out) = env.slice(c.op, c.input);
-    check("stridex", c.name, &out, c.input, &c.map);
-    let bt = Tensor::<Burn<R>, D>::from_data(TensorData::new(c.input.to_vec(), c.shape), env.device);
-    let (tb, bo) = env.burn::<Burn<R>, _>(env.device, || (c.peer.op)(bt.clone()));
-    check("Burn", c.name, &bo.into_data().to_vec::<f32>().unwrap(), c.input, &c.map);
+    let len = c.op.output_shape().unwrap().iter().product();
+    check("stridex", c.name, &out, c.input, len, &c.map);
+    let peers = env.burn_peers(|dev| {
+        let bt = Tensor::<D>::from_data(TensorData::new(c.input.to_vec(), c.shape), dev);
+        let (tb, bo) = env.burn(dev, || (c.peer.op)(bt.clone()));
+        check("Burn", c.name, &bo.into_data().try_to_vec::<f32>().unwrap(), c.input, len, &c.map);
+        Some(tb)
+    });
+    let rust = time_rust(env, c.name, c.input, len, &c.map, c.rust);
     let bytes = 2 * out.len() * 4;
+    let (burn, burn_peer) = best(&peers);
     Outcome {
         case: c.name,
         bytes,
         stridex: t,
         copy: env.copy(bytes / 2),
-        burn: Some(tb),
+        burn,
+        burn_peer,
+        burn_peers: peers,
         burn_op: c.peer.name,
-        cpu_rows: None,
+        rust,
         ndarray: None,
         targets: c.targets,
     }
@@ -331,10 +364,7 @@ fn offset<const D: usize>(c: [usize; D], shape: [usize; D]) -> usize {
     c.iter().zip(shape).fold(0, |acc, (&ci, s)| acc * s + ci)
 }
 
-fn flip<R: Runtime>(env: &Env<R>) -> Outcome
-where
-    R::Device: DeviceOps,
-{
+fn flip(env: &Env) -> Outcome {
     let shape = [8, 3, 512, 512];
     let op = stridex::slice! {
         input: f32[8, 3, 512, 512], offsets: [0, 0, 0, 0], sizes: [8, 3, 512, 512], strides: [1, 1, 1, -1],
@@ -348,21 +378,25 @@ where
     slice_case(
         env,
         SliceCase {
-            name: all::<R>()[5].0,
+            name: all()[5].0,
             op: &op,
             input: &input,
             shape,
             peer: Peer { name: "flip([3])", op: |t| t.flip([3]).reshape([-1]) },
             map,
+            rust: |input, out| {
+                for (o, row) in out.chunks_exact_mut(512).zip(input.chunks_exact(512)) {
+                    for (y, &x) in o.iter_mut().zip(row.iter().rev()) {
+                        *y = x;
+                    }
+                }
+            },
             targets: Targets { copy: 0.6, burn: 3.0 },
         },
     )
 }
 
-fn step2<R: Runtime>(env: &Env<R>) -> Outcome
-where
-    R::Device: DeviceOps,
-{
+fn step2(env: &Env) -> Outcome {
     let shape = [32, 3, 512, 512];
     let out_shape = [32, 3, 256, 256];
     let op = stridex::slice! {
@@ -378,7 +412,7 @@ where
     slice_case(
         env,
         SliceCase {
-            name: all::<R>()[6].0,
+            name: all()[6].0,
             op: &op,
             input: &input,
             shape,
@@ -387,15 +421,20 @@ where
                 op: |t| t.slice(s![.., .., 0..512;2, 0..512;2]).reshape([-1]),
             },
             map,
+            // Every other row of each plane, every other element of those rows.
+            rust: |input, out| {
+                for (o, rows) in out.chunks_exact_mut(256).zip(input.chunks_exact(2 * 512)) {
+                    for (y, &x) in o.iter_mut().zip(rows[..512].iter().step_by(2)) {
+                        *y = x;
+                    }
+                }
+            },
             targets: Targets { copy: 0.6, burn: 3.0 },
         },
     )
 }
 
-fn nhwc_to_nchw<R: Runtime>(env: &Env<R>) -> Outcome
-where
-    R::Device: DeviceOps,
-{
+fn nhwc_to_nchw(env: &Env) -> Outcome {
     // Stored NHWC ([16, 128, 128, 64] row-major), described as NCHW with strides.
     let nhwc = [16, 128, 128, 64];
     let nchw = [16, 64, 128, 128];
@@ -411,22 +450,30 @@ where
     slice_case(
         env,
         SliceCase {
-            name: all::<R>()[7].0,
+            name: all()[7].0,
             op: &op,
             input: &input,
             shape: nhwc,
             // `permute` is a view in Burn; flattening it runs Burn's copy kernel.
             peer: Peer { name: "permute, then materialized", op: |t| t.permute([0, 3, 1, 2]).reshape([-1]) },
             map,
+            // A transpose of each image's [H*W, C] to [C, H*W], output rows written in order.
+            rust: |input, out| {
+                let (hw, ch) = (128 * 128, 64);
+                for (o, image) in out.chunks_exact_mut(hw * ch).zip(input.chunks_exact(hw * ch)) {
+                    for (c, plane) in o.chunks_exact_mut(hw).enumerate() {
+                        for (p, y) in plane.iter_mut().enumerate() {
+                            *y = image[p * ch + c];
+                        }
+                    }
+                }
+            },
             targets: Targets { copy: 0.6, burn: 3.0 },
         },
     )
 }
 
-fn crop<R: Runtime>(env: &Env<R>) -> Outcome
-where
-    R::Device: DeviceOps,
-{
+fn crop(env: &Env) -> Outcome {
     let shape = [8, 3, 512, 512];
     let out_shape = [8, 3, 448, 448];
     let op = stridex::slice! {
@@ -442,7 +489,7 @@ where
     slice_case(
         env,
         SliceCase {
-            name: all::<R>()[8].0,
+            name: all()[8].0,
             op: &op,
             input: &input,
             shape,
@@ -451,6 +498,14 @@ where
                 op: |t| t.slice([0..8, 0..3, 32..480, 32..480]).reshape([-1]),
             },
             map,
+            // Rows are contiguous: one copy per output row.
+            rust: |input, out| {
+                for (o, plane) in out.chunks_exact_mut(448 * 448).zip(input.chunks_exact(512 * 512)) {
+                    for (y, row) in o.chunks_exact_mut(448).enumerate() {
+                        row.copy_from_slice(&plane[(32 + y) * 512 + 32..][..448]);
+                    }
+                }
+            },
             // The crop's target is the copy alone: Burn's slice is a copy kernel too.
             targets: Targets { copy: 0.9, burn: 0.0 },
         },

@@ -1,6 +1,6 @@
 //! Chains fused into one kernel against the same stages run one by one (each stage's own op,
 //! launched on device buffers, the intermediates staying on the device) and against Burn's
-//! ops doing the same pipeline, in one run on one device.
+//! `Tensor` ops doing the same pipeline (in Burn's fusion stream), in one run on one device.
 //!
 //! Bytes moved are counted per implementation: a stage reads each of its output elements (and
 //! its indices) once and writes each once; the fused kernel reads the data elements the output
@@ -8,14 +8,9 @@
 //! GB/s are each over their own bytes, and the speedup is the ratio of times.
 
 use crate::measure::{check, median, read, sync, upload, Env};
-use burn::backend::wgpu::CubeBackend;
-use burn::tensor::backend::DeviceOps;
 use burn::tensor::{s, Int, Tensor, TensorData};
 use stridex::cubecl::server::Handle;
-use stridex::cubecl::Runtime;
 use stridex::{ChainOp, Element, GatherOp, IndexTypes, Operand, SliceOp};
-
-type Burn<R> = CubeBackend<R, f32, i32, u32>;
 
 /// One chain's medians (seconds) and bytes moved.
 pub struct ChainOutcome {
@@ -25,7 +20,8 @@ pub struct ChainOutcome {
     pub staged_bytes: usize,
     pub fused: f64,
     pub staged: f64,
-    /// Burn's `CubeBackend` running the same pipeline, op by op (credited the staged bytes).
+    /// Burn's `Tensor` ops running the same pipeline, op by op in its fusion stream (credited
+    /// the staged bytes).
     pub burn: f64,
     pub burn_ops: &'static str,
 }
@@ -40,10 +36,7 @@ impl ChainOutcome {
     }
 }
 
-pub fn all<R: Runtime>(env: &Env<R>) -> Vec<ChainOutcome>
-where
-    R::Device: DeviceOps,
-{
+pub fn all(env: &Env) -> Vec<ChainOutcome> {
     vec![embedding_last_token(env), image_pipeline(env)]
 }
 
@@ -54,8 +47,8 @@ enum Stage<'a, T, I> {
 }
 
 /// Times the fused op on device buffers; returns the median and its output.
-fn time_fused<R: Runtime, T: Element, I: IndexTypes>(
-    env: &Env<R>,
+fn time_fused<T: Element, I: IndexTypes>(
+    env: &Env,
     op: &ChainOp<T, I>,
     data: &[T],
     indices: &[Handle],
@@ -72,8 +65,8 @@ fn time_fused<R: Runtime, T: Element, I: IndexTypes>(
 }
 
 /// Times the stages one by one (one sync at the end), intermediates allocated once.
-fn time_staged<R: Runtime, T: Element, I: stridex::IndexElement>(
-    env: &Env<R>,
+fn time_staged<T: Element, I: stridex::IndexElement>(
+    env: &Env,
     stages: &[Stage<T, I>],
     data: &[T],
     indices: &[Handle],
@@ -141,10 +134,7 @@ pub fn last_position_inputs() -> (Vec<f32>, Vec<i32>, Vec<f32>) {
     (table, ids, expected)
 }
 
-fn embedding_last_token<R: Runtime>(env: &Env<R>) -> ChainOutcome
-where
-    R::Device: DeviceOps,
-{
+fn embedding_last_token(env: &Env) -> ChainOutcome {
     let case = "embedding f32[32000,1024] <- i32[32,512], then the last position";
     let (vocab, dim, batch, seq) = LAST_POSITION;
     let (table, ids, expected) = last_position_inputs();
@@ -165,12 +155,13 @@ where
     let (ts, out) = time_staged(env, &[Stage::Gather(&gather), Stage::Slice(&last)], &table, &[id_h]);
     check("staged", case, &out, &expected);
 
-    let bt = Tensor::<Burn<R>, 2>::from_data(TensorData::new(table.clone(), [vocab, dim]), env.device);
-    let bi = Tensor::<Burn<R>, 1, Int>::from_data(TensorData::new(ids.clone(), [batch * seq]), env.device);
-    let (tb, bo) = env.burn::<Burn<R>, _>(env.device, || {
+    let dev = &env.device;
+    let bt = Tensor::<2>::from_data(TensorData::new(table.clone(), [vocab, dim]), dev);
+    let bi = Tensor::<1, Int>::from_data(TensorData::new(ids.clone(), [batch * seq]), dev);
+    let (tb, bo) = env.burn(dev, || {
         bt.clone().select(0, bi.clone()).reshape([batch, seq, dim]).slice(s![.., seq - 1, ..]).reshape([-1])
     });
-    check("Burn", case, &bo.into_data().to_vec::<f32>().unwrap(), &expected);
+    check("Burn", case, &bo.into_data().try_to_vec::<f32>().unwrap(), &expected);
 
     let out_bytes = batch * dim * 4;
     ChainOutcome {
@@ -189,10 +180,7 @@ where
 }
 
 /// An NCHW batch: crop -> horizontal flip -> BGR<->RGB channel reorder -> 2x downsample.
-fn image_pipeline<R: Runtime>(env: &Env<R>) -> ChainOutcome
-where
-    R::Device: DeviceOps,
-{
+fn image_pipeline(env: &Env) -> ChainOutcome {
     let case = "image f32[16,3,512,512]: crop 448, flip, BGR->RGB, 2x down";
     let (n, ch, h, w) = (16, 3, 512, 512);
     let (crop, off) = (448, 32);
@@ -228,9 +216,10 @@ where
     let (ts, out) = time_staged(env, &stages, &input, &[bgr]);
     check("staged", case, &out, &expected);
 
-    let bt = Tensor::<Burn<R>, 4>::from_data(TensorData::new(input.clone(), [n, ch, h, w]), env.device);
-    let bi = Tensor::<Burn<R>, 1, Int>::from_data(TensorData::new(vec![2i32, 1, 0], [3]), env.device);
-    let (tb, bo) = env.burn::<Burn<R>, _>(env.device, || {
+    let dev = &env.device;
+    let bt = Tensor::<4>::from_data(TensorData::new(input.clone(), [n, ch, h, w]), dev);
+    let bi = Tensor::<1, Int>::from_data(TensorData::new(vec![2i32, 1, 0], [3]), dev);
+    let (tb, bo) = env.burn(dev, || {
         bt.clone()
             .slice(s![.., .., 32..480, 32..480])
             .flip([3])
@@ -238,7 +227,7 @@ where
             .slice(s![.., .., 0..448;2, 0..448;2])
             .reshape([-1])
     });
-    check("Burn", case, &bo.into_data().to_vec::<f32>().unwrap(), &expected);
+    check("Burn", case, &bo.into_data().try_to_vec::<f32>().unwrap(), &expected);
 
     let cropped = n * ch * crop * crop * 4;
     let out_bytes = n * ch * half * half * 4;

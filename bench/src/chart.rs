@@ -1,4 +1,5 @@
-//! A grouped bar chart of GB/s per case (stridex, the device copy, Burn) as a standalone SVG.
+//! A grouped bar chart of GB/s per case (stridex, the device copy, Burn, plain Rust on the host)
+//! as a standalone SVG.
 
 use crate::report::Outcome;
 
@@ -12,13 +13,16 @@ fn escape(s: &str) -> String {
 }
 
 pub fn svg(cases: &[Outcome]) -> String {
-    let series: [(&str, &str); 3] = [("stridex", "#2f6fb0"), ("device copy", "#9aa5b1"), ("Burn", "#e07b39")];
+    let series: [(&str, &str); 4] =
+        [("stridex", "#2f6fb0"), ("device copy", "#9aa5b1"), ("Burn", "#e07b39"), ("Rust (host)", "#5a9e5a")];
     let max = cases
         .iter()
-        .flat_map(|o| [Some(o.stridex), Some(o.copy), o.burn].into_iter().flatten().map(|t| o.gbps(t)))
+        .flat_map(|o| {
+            [Some(o.stridex), Some(o.copy), o.burn, Some(o.rust)].into_iter().flatten().map(|t| o.gbps(t))
+        })
         .fold(0.0f64, f64::max)
         .max(1e-9);
-    let group = 3.0 * BAR + GAP;
+    let group = series.len() as f64 * BAR + GAP;
     let height = 50.0 + group * cases.len() as f64 + 40.0;
     let width = LABEL + PLOT + 90.0;
     let mut s = format!(
@@ -38,10 +42,10 @@ pub fn svg(cases: &[Outcome]) -> String {
         s.push_str(&format!(
             "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n",
             LABEL - 8.0,
-            y0 + 1.5 * BAR + 4.0,
+            y0 + series.len() as f64 * BAR / 2.0 + 4.0,
             escape(o.case)
         ));
-        for (i, t) in [Some(o.stridex), Some(o.copy), o.burn].into_iter().enumerate() {
+        for (i, t) in [Some(o.stridex), Some(o.copy), o.burn, Some(o.rust)].into_iter().enumerate() {
             let y = y0 + i as f64 * BAR;
             let Some(t) = t else {
                 s.push_str(&format!(

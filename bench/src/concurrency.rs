@@ -1,4 +1,5 @@
-//! One `static` op shared by N threads, as a server shares it between request threads.
+//! One `static` op shared by N threads, as a server shares it between request threads, on the
+//! run's device (`run_on`).
 
 use crate::measure::Settings;
 use std::time::{Duration, Instant};
@@ -30,21 +31,21 @@ impl Concurrency {
     }
 }
 
-fn worker(thread: usize, table: &[f32], until: Instant) -> (usize, usize) {
+fn worker(device: &stridex::Device, thread: usize, table: &[f32], until: Instant) -> (usize, usize) {
     let (mut ops, mut errors) = (0, 0);
     while Instant::now() < until {
         let ids: Vec<i64> = (0..32).map(|i| ((thread * 131 + ops * 17 + i * 7) % 4096) as i64).collect();
         if ops % BAD_EVERY == BAD_EVERY - 1 {
             let mut bad = ids.clone();
             bad[5] = 4096;
-            match SERVE.run(table, &bad) {
+            match SERVE.run_on(device, table, &bad) {
                 Err(stridex::Error::IndexOutOfRange { position, value: 4096, .. }) if position == [5] => {
                     errors += 1
                 }
                 other => panic!("thread {thread}: expected IndexOutOfRange, got {other:?}"),
             }
         } else {
-            let y = SERVE.run(table, &ids).expect("gather");
+            let y = SERVE.run_on(device, table, &ids).expect("gather");
             for (row, &id) in y.data().chunks_exact(64).zip(&ids) {
                 assert_eq!(row, &table[id as usize * 64..][..64], "thread {thread}: wrong row {id}");
             }
@@ -54,10 +55,10 @@ fn worker(thread: usize, table: &[f32], until: Instant) -> (usize, usize) {
     (ops, errors)
 }
 
-pub fn run(settings: &Settings) -> Concurrency {
+pub fn run(settings: &Settings, device: &'static stridex::Device) -> Concurrency {
     let table: Vec<f32> = (0..4096 * 64).map(|i| i as f32).collect();
     // Warm-up: the kernel is built and verified once.
-    worker(0, &table, Instant::now() + Duration::from_millis(200));
+    worker(device, 0, &table, Instant::now() + Duration::from_millis(200));
     let runs = [1, 4, 16]
         .into_iter()
         .map(|threads| {
@@ -68,7 +69,7 @@ pub fn run(settings: &Settings) -> Concurrency {
                     .map(|t| {
                         s.spawn({
                             let table = &table;
-                            move || worker(t, table, until)
+                            move || worker(device, t, table, until)
                         })
                     })
                     .collect();

@@ -5,15 +5,10 @@
 //! compiled; the `_` op launches the kernel it already has.
 
 use crate::measure::{median, read, sync, upload, Env};
-use burn::backend::wgpu::CubeBackend;
-use burn::tensor::backend::DeviceOps;
 use burn::tensor::{s, Int, Tensor, TensorData};
 use std::time::Instant;
-use stridex::cubecl::client::ComputeClient;
-use stridex::cubecl::Runtime;
+use stridex::cubecl::client::Client;
 use stridex::{GatherOp, Operand, SliceOp, SliceRange};
-
-type Burn<R> = CubeBackend<R, f32, i32, u32>;
 
 /// One count: seconds per launch of the fixed op, the `_` op, the copy and Burn.
 pub struct CountRow {
@@ -40,15 +35,12 @@ impl CountRow {
     }
 }
 
-pub fn all<R: Runtime>(env: &Env<R>) -> Vec<DynamicOutcome>
-where
-    R::Device: DeviceOps,
-{
+pub fn all(env: &Env) -> Vec<DynamicOutcome> {
     vec![embedding(env), batch_crop(env), batch_chain(env)]
 }
 
 /// The median seconds of `f` at each of `counts`, synced: from a count to its result.
-fn first_use<R: Runtime>(client: &ComputeClient<R>, counts: &[usize], mut f: impl FnMut(usize)) -> f64 {
+fn first_use(client: &Client, counts: &[usize], mut f: impl FnMut(usize)) -> f64 {
     let mut t: Vec<f64> = counts
         .iter()
         .map(|&n| {
@@ -77,10 +69,7 @@ fn new_counts(lo: usize, span: usize) -> [usize; 5] {
     [base, base + 1, base + 2, base + 3, base + 4]
 }
 
-fn embedding<R: Runtime>(env: &Env<R>) -> DynamicOutcome
-where
-    R::Device: DeviceOps,
-{
+fn embedding(env: &Env) -> DynamicOutcome {
     let case = "embedding f32[16384,1024] <- i32[_] vs i32[count]";
     let c = env.client;
     let table: Vec<f32> = (0..ROWS * DIM).map(|i| i as f32).collect();
@@ -91,7 +80,7 @@ where
         (16384, stridex::gather! { data: f32[16384, 1024], indices: i32[16384] }),
     ];
     let data = upload(c, &table, ANY.buffer_bytes_at(1, Operand::Data).unwrap());
-    let bt = Tensor::<Burn<R>, 2>::from_data(TensorData::new(table.clone(), [ROWS, DIM]), env.device);
+    let bt = Tensor::<2>::from_data(TensorData::new(table.clone(), [ROWS, DIM]), &env.device);
     let mut rows = Vec::new();
     for (count, op) in &fixed {
         let count = *count;
@@ -111,9 +100,9 @@ where
         });
         check("fixed", case, count, &read(c, &out_f, count * DIM), &expected);
         check("`_`", case, count, &read(c, &out_d, count * DIM), &expected);
-        let bi = Tensor::<Burn<R>, 1, Int>::from_data(TensorData::new(ids.clone(), [count]), env.device);
-        let (t_burn, bo) = env.burn::<Burn<R>, _>(env.device, || bt.clone().select(0, bi.clone()));
-        check("Burn", case, count, &bo.into_data().to_vec::<f32>().unwrap(), &expected);
+        let bi = Tensor::<1, Int>::from_data(TensorData::new(ids.clone(), [count]), &env.device);
+        let (t_burn, bo) = env.burn(&env.device, || bt.clone().select(0, bi.clone()));
+        check("Burn", case, count, &bo.into_data().try_to_vec::<f32>().unwrap(), &expected);
         let bytes = 2 * count * DIM * 4 + count * 4;
         rows.push(CountRow {
             count,
@@ -141,10 +130,7 @@ where
     DynamicOutcome { case, rows, new_count_fixed, new_count_dynamic }
 }
 
-fn batch_crop<R: Runtime>(env: &Env<R>) -> DynamicOutcome
-where
-    R::Device: DeviceOps,
-{
+fn batch_crop(env: &Env) -> DynamicOutcome {
     let case = "crop f32[_,3,256,256] -> [_,3,224,224] vs [count,3,..]";
     let c = env.client;
     let (h, w, k, off) = (256usize, 256usize, 224usize, 16usize);
@@ -178,12 +164,12 @@ where
         let n = count * 3 * k * k;
         check("fixed", case, count, &read(c, &out_f, n), &expected);
         check("`_`", case, count, &read(c, &out_d, n), &expected);
-        let bx = Tensor::<Burn<R>, 4>::from_data(TensorData::new(x.clone(), [count, 3, h, w]), env.device);
+        let bx = Tensor::<4>::from_data(TensorData::new(x.clone(), [count, 3, h, w]), &env.device);
         // Burn's slice is a view; flattening materializes it, as stridex writes its result.
-        let (t_burn, bo) = env.burn::<Burn<R>, _>(env.device, || {
+        let (t_burn, bo) = env.burn(&env.device, || {
             bx.clone().slice(s![.., .., off..off + k, off..off + k]).flatten::<1>(0, 3)
         });
-        check("Burn", case, count, &bo.into_data().to_vec::<f32>().unwrap(), &expected);
+        check("Burn", case, count, &bo.into_data().try_to_vec::<f32>().unwrap(), &expected);
         let bytes = 2 * n * 4;
         rows.push(CountRow {
             count,
@@ -213,10 +199,7 @@ where
 }
 
 /// A chain with a `_` batch: crop + flip, BGR->RGB, 2x down of an NCHW batch, one kernel.
-fn batch_chain<R: Runtime>(env: &Env<R>) -> DynamicOutcome
-where
-    R::Device: DeviceOps,
-{
+fn batch_chain(env: &Env) -> DynamicOutcome {
     let case = "chain f32[_,3,256,256]: crop 224 + flip, BGR->RGB, 2x down";
     let c = env.client;
     let (h, w, k, off, half) = (256usize, 256usize, 224usize, 16usize, 112usize);
@@ -257,7 +240,7 @@ where
         ),
     ];
     let bgr = upload(c, &[2i32, 1, 0], 16);
-    let bi = Tensor::<Burn<R>, 1, Int>::from_data(TensorData::new(vec![2i32, 1, 0], [3]), env.device);
+    let bi = Tensor::<1, Int>::from_data(TensorData::new(vec![2i32, 1, 0], [3]), &env.device);
     let mut rows = Vec::new();
     for (count, op) in &fixed {
         let count = *count;
@@ -283,8 +266,8 @@ where
         });
         check("fixed", case, count, &read(c, &out_f, n), &expected);
         check("`_`", case, count, &read(c, &out_d, n), &expected);
-        let bx = Tensor::<Burn<R>, 4>::from_data(TensorData::new(x.clone(), [count, 3, h, w]), env.device);
-        let (t_burn, bo) = env.burn::<Burn<R>, _>(env.device, || {
+        let bx = Tensor::<4>::from_data(TensorData::new(x.clone(), [count, 3, h, w]), &env.device);
+        let (t_burn, bo) = env.burn(&env.device, || {
             bx.clone()
                 .slice(s![.., .., off..off + k, off..off + k])
                 .flip([3])
@@ -292,7 +275,7 @@ where
                 .slice(s![.., .., 0..k;2, 0..k;2])
                 .flatten::<1>(0, 3)
         });
-        check("Burn", case, count, &bo.into_data().to_vec::<f32>().unwrap(), &expected);
+        check("Burn", case, count, &bo.into_data().try_to_vec::<f32>().unwrap(), &expected);
         // The fused kernel reads the elements the result needs and writes the result.
         let bytes = 2 * n * 4 + 12;
         rows.push(CountRow {
@@ -369,7 +352,7 @@ pub fn print(d: &DynamicOutcome, first: bool) {
     );
 }
 
-pub fn json(d: &DynamicOutcome) -> String {
+pub fn json(d: &DynamicOutcome, backend: &str) -> String {
     let rows: Vec<String> = d
         .rows
         .iter()
@@ -386,7 +369,7 @@ pub fn json(d: &DynamicOutcome) -> String {
         })
         .collect();
     format!(
-        "{{\"dynamic\": \"{}\", \"rows\": [{}], \"new_count_fixed_ms\": {:.3}, \"new_count_dynamic_ms\": {:.3}}}",
+        "{{\"dynamic\": \"{}\", \"backend\": \"{backend}\", \"rows\": [{}], \"new_count_fixed_ms\": {:.3}, \"new_count_dynamic_ms\": {:.3}}}",
         d.case,
         rows.join(", "),
         d.new_count_fixed * 1e3,
@@ -399,7 +382,7 @@ pub fn markdown(ds: &[DynamicOutcome]) -> String {
         "\n## A `_` leading size against fixed shapes\n\nThe same op at several counts, once as an op \
          written for that count (its own kernel) and once as the one op whose leading size is `_` \
          (one kernel for every count, the count a launch argument), on device buffers, beside the \
-         copy of the same bytes and Burn's `CubeBackend` op. Outputs of all three checked against \
+         copy of the same bytes and Burn 0.22.1's `Tensor` op (fusion stream, synced). Outputs of all three checked against \
          the host. *A new count* is the time from a count never seen to its result: a fixed op \
          must be built and its kernel compiled; the `_` op launches the kernel it has (median of \
          five counts drawn per run, with Mesa's on-disk shader cache off). Rows under a few MB are \

@@ -1,25 +1,21 @@
-//! stridex inside a Burn program: the same op launched on device buffers, applied to Burn
-//! tensors of `CubeBackend` (shape and dtype checks, the output's allocation, a Burn tensor
-//! back), and applied in Burn's fusion stream (Burn's default `Wgpu`, where the op is
-//! registered as a custom operation), beside Burn's own ops in that stream. What dropping
-//! stridex into a Burn program costs over bare buffers, and what it gains over Burn's ops.
+//! stridex inside a Burn program: the same op launched on device buffers, applied at once to
+//! Burn's `CubeTensor`s (`apply_cube`, the unfused `CubeBackend`'s primitive: shape and dtype
+//! checks, the output's allocation, a `CubeTensor` back), and applied to Burn 0.22.1 `Tensor`s
+//! (`apply`, where the op is registered in Burn's fusion stream as a custom operation), beside
+//! Burn's own `Tensor` ops in that stream. What dropping stridex into a Burn program costs over
+//! bare buffers, and what it gains over Burn's ops.
 
 use crate::measure::{check, median, read, sync, upload, Env};
-use burn::backend::wgpu::CubeBackend;
-use burn::tensor::backend::DeviceOps;
-use burn::tensor::{s, Int, Tensor, TensorData};
-use stridex::burn::burn_fusion::Fusion;
-use stridex::cubecl::Runtime;
+use burn::tensor::{s, DType, Int, Shape, Tensor, TensorData};
+use stridex::burn::burn_cubecl::tensor::CubeTensor;
+use stridex::cubecl::server::Handle;
 use stridex::Operand;
-
-type Cube<R> = CubeBackend<R, f32, i32, u32>;
-type Fused<R> = Fusion<Cube<R>>;
 
 pub struct InteropOutcome {
     pub case: &'static str,
     /// Bytes the op reads and writes (as the headline cases count them).
     pub bytes: usize,
-    /// Seconds per synced call: the op on device buffers, `apply` on `CubeBackend` tensors,
+    /// Seconds per synced call: the op on device buffers, `apply_cube` on `CubeTensor`s,
     /// `apply` in the fusion stream, and Burn's own ops in the fusion stream.
     pub buffers: f64,
     pub cube: f64,
@@ -28,35 +24,55 @@ pub struct InteropOutcome {
     pub burn_ops: &'static str,
 }
 
-pub fn all<R: Runtime>(env: &Env<R>) -> Vec<InteropOutcome>
-where
-    R::Device: DeviceOps,
-{
+pub fn all(env: &Env) -> Vec<InteropOutcome> {
     vec![embedding(env), last_position(env)]
 }
 
-fn values<B: burn::tensor::backend::Backend, const D: usize>(t: Tensor<B, D>) -> Vec<f32> {
-    t.into_data().to_vec::<f32>().expect("f32 values")
+fn values<const D: usize>(t: Tensor<D>) -> Vec<f32> {
+    t.into_data().try_to_vec::<f32>().expect("f32 values")
 }
 
-/// Burn tensors of `values` and `ids` on backend `B`.
-fn tensors<B: burn::tensor::backend::Backend, const D: usize, const DI: usize>(
-    device: &B::Device,
+/// Burn tensors of `values` and `ids` on the run's Burn device.
+fn tensors<const D: usize, const DI: usize>(
+    env: &Env,
     values: &[f32],
     shape: [usize; D],
     ids: &[i32],
     id_shape: [usize; DI],
-) -> (Tensor<B, D>, Tensor<B, DI, Int>) {
-    let t = Tensor::<B, D>::from_data(TensorData::new(values.to_vec(), shape), device);
-    let i = Tensor::<B, DI, Int>::from_data(TensorData::new(ids.to_vec(), id_shape), device);
+) -> (Tensor<D>, Tensor<DI, Int>) {
+    let t = Tensor::<D>::from_data(TensorData::new(values.to_vec(), shape), &env.device);
+    let i = Tensor::<DI, Int>::from_data(TensorData::new(ids.to_vec(), id_shape), &env.device);
     (t, i)
 }
 
+/// A contiguous `CubeTensor` of `shape` on `handle` (a buffer of stridex's client, which is the
+/// client Burn's CubeCL device has).
+fn cube_tensor(env: &Env, handle: &Handle, shape: &[usize], dtype: DType) -> CubeTensor {
+    CubeTensor::new_contiguous(
+        env.client.clone(),
+        env.cube.clone(),
+        Shape::from(shape.to_vec()),
+        handle.clone(),
+        dtype,
+    )
+}
+
+/// Times `f` (an `apply_cube`, which launches at once), synced on its output's client; returns
+/// the median and the output's first `n` values.
+fn time_cube(env: &Env, n: usize, mut f: impl FnMut() -> CubeTensor) -> (f64, Vec<f32>) {
+    let mut last = None;
+    let t = median(env.settings.reps, || {
+        let y = f();
+        sync(&y.client);
+        last = Some(y);
+    });
+    let y = last.expect("ran");
+    assert!(y.is_contiguous(), "apply_cube returned a strided tensor: {y:?}");
+    (t, read(&y.client, &y.handle, n))
+}
+
 /// An embedding lookup, the headline gather: one row per id.
-fn embedding<R: Runtime>(env: &Env<R>) -> InteropOutcome
-where
-    R::Device: DeviceOps,
-{
+fn embedding(env: &Env) -> InteropOutcome {
     let case = "embedding f32[16384,1024] <- i32[16384]";
     let (vocab, dim, n) = (16384, 1024, 16384);
     let table: Vec<f32> = (0..vocab * dim).map(|i| i as f32).collect();
@@ -75,26 +91,25 @@ where
         op.launch(c, &d, &ix, &o).expect("launch");
         sync(c);
     });
-    check("on buffers", case, &read::<f32, R>(c, &o, n * dim), &expected);
+    check("on buffers", case, &read::<f32>(c, &o, n * dim), &expected);
 
-    let (t, i) = tensors::<Cube<R>, 2, 1>(env.device, &table, [vocab, dim], &ids, [n]);
-    let (cube, y) =
-        env.burn::<Cube<R>, _>(env.device, || op.apply::<_, _, 2, 1, 2>(t.clone(), i.clone()).unwrap());
-    check("apply on CubeBackend", case, &values(y), &expected);
-    let (t, i) = tensors::<Fused<R>, 2, 1>(env.device, &table, [vocab, dim], &ids, [n]);
-    let (fused, y) =
-        env.burn::<Fused<R>, _>(env.device, || op.apply::<_, _, 2, 1, 2>(t.clone(), i.clone()).unwrap());
+    let (t, i) = (cube_tensor(env, &d, &[vocab, dim], DType::F32), cube_tensor(env, &ix, &[n], DType::I32));
+    let (cube, y) = time_cube(env, n * dim, || op.apply_cube(t.clone(), i.clone()).expect("apply_cube"));
+    check("apply_cube on CubeTensors", case, &y, &expected);
+
+    let (t, i) = tensors(env, &table, [vocab, dim], &ids, [n]);
+    let (fused, y) = env.burn(&env.device, || {
+        let y: Tensor<2> = op.apply(t.clone(), i.clone()).expect("apply");
+        y
+    });
     check("apply in the fusion stream", case, &values(y), &expected);
-    let (burn, y) = env.burn::<Fused<R>, _>(env.device, || t.clone().select(0, i.clone()));
+    let (burn, y) = env.burn(&env.device, || t.clone().select(0, i.clone()));
     check("Burn", case, &values(y), &expected);
     InteropOutcome { case, bytes: 2 * n * dim * 4 + n * 4, buffers, cube, fused, burn, burn_ops: "select(0)" }
 }
 
 /// A chain, fused: the rows of each sequence's last position only.
-fn last_position<R: Runtime>(env: &Env<R>) -> InteropOutcome
-where
-    R::Device: DeviceOps,
-{
+fn last_position(env: &Env) -> InteropOutcome {
     let case = "chain: embedding f32[32000,1024] <- i32[32,512], the last position";
     let (vocab, dim, batch, seq) = crate::chains::LAST_POSITION;
     let (table, ids, expected) = crate::chains::last_position_inputs();
@@ -112,17 +127,21 @@ where
         op.launch(c, &d, &[&ix], &o).expect("launch");
         sync(c);
     });
-    check("on buffers", case, &read::<f32, R>(c, &o, batch * dim), &expected);
+    check("on buffers", case, &read::<f32>(c, &o, batch * dim), &expected);
 
-    let (t, i) = tensors::<Cube<R>, 2, 2>(env.device, &table, [vocab, dim], &ids, [batch, seq]);
+    let t = cube_tensor(env, &d, &[vocab, dim], DType::F32);
+    let i = cube_tensor(env, &ix, &[batch, seq], DType::I32);
     let (cube, y) =
-        env.burn::<Cube<R>, _>(env.device, || op.apply::<_, _, 2, 3>(t.clone(), (i.clone(),)).unwrap());
-    check("apply on CubeBackend", case, &values(y), &expected);
-    let (t, i) = tensors::<Fused<R>, 2, 2>(env.device, &table, [vocab, dim], &ids, [batch, seq]);
-    let (fused, y) =
-        env.burn::<Fused<R>, _>(env.device, || op.apply::<_, _, 2, 3>(t.clone(), (i.clone(),)).unwrap());
+        time_cube(env, batch * dim, || op.apply_cube(t.clone(), vec![i.clone()]).expect("apply_cube"));
+    check("apply_cube on CubeTensors", case, &y, &expected);
+
+    let (t, i) = tensors(env, &table, [vocab, dim], &ids, [batch, seq]);
+    let (fused, y) = env.burn(&env.device, || {
+        let y: Tensor<3> = op.apply(t.clone(), (i.clone(),)).expect("apply");
+        y
+    });
     check("apply in the fusion stream", case, &values(y), &expected);
-    let (burn, y) = env.burn::<Fused<R>, _>(env.device, || {
+    let (burn, y) = env.burn(&env.device, || {
         let rows = t.clone().select(0, i.clone().reshape([batch * seq])).reshape([batch, seq, dim]);
         rows.slice(s![.., seq - 1, ..]).reshape([-1])
     });
@@ -165,9 +184,9 @@ pub fn print(o: &InteropOutcome, first: bool) {
     );
 }
 
-pub fn json(o: &InteropOutcome) -> String {
+pub fn json(o: &InteropOutcome, backend: &str) -> String {
     format!(
-        "{{\"interop\": \"{}\", \"bytes\": {}, \"buffers_ms\": {:.4}, \"cube_apply_ms\": {:.4}, \"fusion_apply_ms\": {:.4}, \"burn_fusion_ms\": {:.4}}}",
+        "{{\"interop\": \"{}\", \"backend\": \"{backend}\", \"bytes\": {}, \"buffers_ms\": {:.4}, \"cube_apply_ms\": {:.4}, \"fusion_apply_ms\": {:.4}, \"burn_fusion_ms\": {:.4}}}",
         o.case,
         o.bytes,
         o.buffers * 1e3,
@@ -179,14 +198,15 @@ pub fn json(o: &InteropOutcome) -> String {
 
 pub fn markdown(os: &[InteropOutcome]) -> String {
     let mut s = String::from(
-        "\n## In a Burn program\n\nThe same op launched on device buffers, applied to Burn tensors of \
-         `CubeBackend` (`op.apply(..)`: shape and dtype checks, the output's allocation, a Burn \
-         tensor back), and applied to tensors of Burn's default `Wgpu` (`Fusion<CubeBackend>`), \
-         where it joins Burn's fusion stream as a custom operation; beside Burn's own ops on the \
-         same `Fusion` tensors. Milliseconds per synced call; outputs of all four checked against \
-         the host. Ops use `clamp`: under `error`, an apply in the stream reads the ids back to \
-         check them before it joins.\n\n| case | MB moved | buffers ms | `apply` CubeBackend ms | \
-         `apply` Fusion ms | Burn (Fusion) ms | Fusion `apply` / buffers | Burn / Fusion `apply` | Burn ops |\n\
+        "\n## In a Burn program\n\nThe same op launched on device buffers, applied at once to Burn \
+         0.22.1's `CubeTensor`s (`op.apply_cube(..)` on the unfused `CubeBackend`'s primitive: \
+         shape and dtype checks, the output's allocation, a `CubeTensor` back), and applied to \
+         Burn `Tensor`s (`op.apply(..)`), where it joins Burn's fusion stream as a custom \
+         operation; beside Burn's own `Tensor` ops on the same tensors (fusion stream). \
+         Milliseconds per synced call; outputs of all four checked against the host. Ops use \
+         `clamp`: under `error`, an apply in the stream reads the ids back to check them before \
+         it joins.\n\n| case | MB moved | buffers ms | `apply_cube` ms | \
+         `apply` (fusion) ms | Burn (fusion) ms | `apply` / buffers | Burn / `apply` | Burn ops |\n\
          | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n",
     );
     for o in os {

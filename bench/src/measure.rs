@@ -1,12 +1,13 @@
-//! Timing: the median of synced launches after warm-up, for stridex, the device copy and Burn.
+//! Timing: the median of synced launches after warm-up, for stridex, the device copy, Burn and
+//! plain Rust on the host.
 
-use burn::tensor::backend::Backend;
+use burn::tensor::Device;
 use std::time::Instant;
-use stridex::cubecl::client::ComputeClient;
+use stridex::cubecl;
+use stridex::cubecl::client::Client;
 use stridex::cubecl::prelude::*;
 use stridex::cubecl::server::Handle;
-use stridex::cubecl::{self, Runtime};
-use stridex::{Element, GatherOp, IndexElement, Operand, SliceOp};
+use stridex::{Backend, Element, GatherOp, IndexElement, Operand, SliceOp};
 
 pub struct Settings {
     pub reps: usize,
@@ -15,10 +16,36 @@ pub struct Settings {
     pub only: Option<Vec<String>>,
 }
 
-pub struct Env<'a, R: Runtime> {
-    pub client: &'a ComputeClient<R>,
-    pub device: &'a R::Device,
+/// A Burn device a case's peer op runs on, with its name in the tables.
+pub struct Peer {
+    pub name: &'static str,
+    pub device: Device,
+}
+
+/// Everything a case runs on: stridex's device and client, Burn on the same runtime, settings.
+pub struct Env<'a> {
+    /// The device stridex launches on (chosen by `--backend`, else stridex's default).
+    pub stridex: &'static stridex::Device,
+    /// Its CubeCL client: every launch, upload and read of the run goes through it.
+    pub client: &'a Client,
+    /// The CubeCL device of that client, for Burn's `CubeTensor`s (the unfused `CubeBackend`).
+    pub cube: cubecl::Device,
+    /// Burn's device on the same runtime (and, on wgpu, the same client): `Tensor<D>` ops on it
+    /// run in Burn's fusion stream.
+    pub device: Device,
+    /// The Burn devices each headline case runs its peer op on, best reported: `device`, and on
+    /// the CPU backend also Burn's pure-Rust CPU backend (Flex).
+    pub peers: Vec<Peer>,
     pub settings: &'a Settings,
+}
+
+/// `--backend` as written in the JSON lines and the report.
+pub fn backend_name(b: Backend) -> &'static str {
+    match b {
+        Backend::Wgpu => "wgpu",
+        Backend::Cuda => "cuda",
+        Backend::Cpu => "cpu",
+    }
 }
 
 /// Median seconds of `reps` calls of `f` (each of which must end with a sync), after two warm-up
@@ -37,17 +64,17 @@ pub fn median(reps: usize, mut f: impl FnMut()) -> f64 {
     times[reps / 2]
 }
 
-pub fn sync<R: Runtime>(client: &ComputeClient<R>) {
+pub fn sync(client: &Client) {
     cubecl::future::block_on(client.sync()).expect("device sync");
 }
 
 /// `data` in a new device buffer of at least `bytes`.
-pub fn upload<T: Element>(client: &ComputeClient<impl Runtime>, data: &[T], bytes: usize) -> Handle {
+pub fn upload<T: Element>(client: &Client, data: &[T], bytes: usize) -> Handle {
     stridex::buffers::upload(client, data, bytes)
 }
 
 /// The first `n` elements of a device buffer.
-pub fn read<T: Element, R: Runtime>(client: &ComputeClient<R>, h: &Handle, n: usize) -> Vec<T> {
+pub fn read<T: Element>(client: &Client, h: &Handle, n: usize) -> Vec<T> {
     stridex::buffers::read(client, h, n).expect("read back")
 }
 
@@ -67,7 +94,7 @@ fn padded(bytes: &[u8], len: usize) -> Vec<u8> {
 }
 
 #[cube(launch_unchecked)]
-fn copy_vectors(input: &Array<Vector<u32, Const<4>>>, output: &mut Array<Vector<u32, Const<4>>>) {
+fn copy_vectors(input: &[Vector<u32, Const<4>>], output: &mut [Vector<u32, Const<4>>]) {
     if ABSOLUTE_POS < output.len() {
         output[ABSOLUTE_POS] = input[ABSOLUTE_POS];
     }
@@ -76,15 +103,17 @@ fn copy_vectors(input: &Array<Vector<u32, Const<4>>>, output: &mut Array<Vector<
 /// A copy that moves one 32-bit word per invocation: what a kernel pays per element when
 /// consecutive output elements come from scattered source words.
 #[cube(launch_unchecked)]
-fn copy_words(input: &Array<u32>, output: &mut Array<u32>) {
+fn copy_words(input: &[u32], output: &mut [u32]) {
     if ABSOLUTE_POS < output.len() {
         output[ABSOLUTE_POS] = input[ABSOLUTE_POS];
     }
 }
 
 /// A copy that moves four consecutive vectors per invocation, as stridex's row tiles do.
+// A kernel has no `copy_from_slice`: the unrolled loop is the four loads and stores.
+#[allow(clippy::manual_memcpy)]
 #[cube(launch_unchecked)]
-fn copy_vector_tiles(input: &Array<Vector<u32, Const<4>>>, output: &mut Array<Vector<u32, Const<4>>>) {
+fn copy_vector_tiles(input: &[Vector<u32, Const<4>>], output: &mut [Vector<u32, Const<4>>]) {
     let first = ABSOLUTE_POS * 4;
     if first < output.len() {
         #[unroll]
@@ -102,23 +131,28 @@ pub struct Probes {
     pub vector_tiles: f64,
 }
 
-impl<R: Runtime> Env<'_, R> {
+/// Units per cube of the copy kernels: stridex's own (its kernels launch 256-unit cubes on
+/// every runtime).
+const CUBE_DIM: u32 = 256;
+
+impl Env<'_> {
     /// Three copies of the same 64 MiB: one vector, one word, four vectors per invocation.
     pub fn probes(&self) -> Probes {
         let bytes = 64 << 20;
         let words = bytes / 4;
         let input = self.client.create_from_slice(&vec![1u8; bytes]);
         let output = self.client.empty(bytes);
-        let cube = CubeDim::new_1d(256);
+        let cube = CubeDim::new_1d(CUBE_DIM);
         let time_words = median(self.settings.reps, || {
-            // SAFETY: both buffers hold `words` words and the kernel checks the position.
+            // SAFETY: both buffers hold `words` words and the kernel checks the position
+            // (a buffer's length in the kernel is its bytes over the element size).
             unsafe {
-                copy_words::launch_unchecked::<R>(
+                copy_words::launch_unchecked(
                     self.client,
                     cubecl::calculate_cube_count_elemwise(self.client, words, cube),
                     cube,
-                    ArrayArg::from_raw_parts(input.clone(), words),
-                    ArrayArg::from_raw_parts(output.clone(), words),
+                    BufferArg::from_raw_parts(input.clone(), words),
+                    BufferArg::from_raw_parts(output.clone(), words),
                 )
             };
             sync(self.client);
@@ -126,12 +160,12 @@ impl<R: Runtime> Env<'_, R> {
         let time_tiles = median(self.settings.reps, || {
             // SAFETY: as above; `bytes` is a multiple of 64, so every tile is whole.
             unsafe {
-                copy_vector_tiles::launch_unchecked::<R>(
+                copy_vector_tiles::launch_unchecked(
                     self.client,
                     cubecl::calculate_cube_count_elemwise(self.client, words / 16, cube),
                     cube,
-                    ArrayArg::from_raw_parts(input.clone(), words),
-                    ArrayArg::from_raw_parts(output.clone(), words),
+                    BufferArg::from_raw_parts(input.clone(), words / 4),
+                    BufferArg::from_raw_parts(output.clone(), words / 4),
                 )
             };
             sync(self.client);
@@ -145,18 +179,17 @@ impl<R: Runtime> Env<'_, R> {
         let vectors = bytes.div_ceil(16);
         let input = self.client.create_from_slice(&vec![1u8; vectors * 16]);
         let output = self.client.empty(vectors * 16);
-        let cube = CubeDim::new_1d(256);
+        let cube = CubeDim::new_1d(CUBE_DIM);
         median(self.settings.reps, || {
-            // SAFETY: both buffers hold `vectors` vectors and the kernel checks the position. An
-            // array argument's length counts scalars (`len()` in the kernel divides by the vector
-            // width): passing `vectors` here would copy only a quarter of the bytes.
+            // SAFETY: both buffers hold `vectors` vectors and the kernel checks the position
+            // against the output's length in vectors (its bytes over 16).
             unsafe {
-                copy_vectors::launch_unchecked::<R>(
+                copy_vectors::launch_unchecked(
                     self.client,
                     cubecl::calculate_cube_count_elemwise(self.client, vectors, cube),
                     cube,
-                    ArrayArg::from_raw_parts(input.clone(), vectors * 4),
-                    ArrayArg::from_raw_parts(output.clone(), vectors * 4),
+                    BufferArg::from_raw_parts(input.clone(), vectors),
+                    BufferArg::from_raw_parts(output.clone(), vectors),
                 )
             };
             sync(self.client);
@@ -209,20 +242,30 @@ impl<R: Runtime> Env<'_, R> {
         (t, self.read(o, n))
     }
 
-    /// Times a Burn op (`f` returns its result, which is synced); returns the median and the
-    /// last result.
-    pub fn burn<B: Backend, O>(&self, device: &B::Device, mut f: impl FnMut() -> O) -> (f64, O) {
+    /// Times a Burn op on `device` (`f` returns its result; the device is synced after each
+    /// call, which drains Burn's fusion stream); returns the median and the last result.
+    pub fn burn<O>(&self, device: &Device, mut f: impl FnMut() -> O) -> (f64, O) {
         let mut last = None;
         let t = median(self.settings.reps, || {
             let out = f();
-            B::sync(device).expect("burn sync");
+            device.sync().expect("burn sync");
             last = Some(out);
         });
         (t, last.expect("ran"))
     }
+
+    /// Runs `peer` (which builds its tensors on the device it is given, times Burn's op there
+    /// with [`Env::burn`], checks the output and returns the median) on each of `self.peers`;
+    /// returns every peer's time, the fastest first.
+    pub fn burn_peers(&self, mut peer: impl FnMut(&Device) -> Option<f64>) -> Vec<(&'static str, f64)> {
+        let mut times: Vec<(&'static str, f64)> =
+            self.peers.iter().filter_map(|p| peer(&p.device).map(|t| (p.name, t))).collect();
+        times.sort_by(|a, b| a.1.total_cmp(&b.1));
+        times
+    }
 }
 
-/// Host time of `f`, median of `reps` after warm-up (the CPU reference for row copies).
+/// Host time of `f`, median of `reps` after warm-up (plain Rust computing a case's output).
 pub fn host(reps: usize, f: impl FnMut()) -> f64 {
     median(reps, f)
 }
