@@ -163,7 +163,7 @@ fn run(settings: &Settings, device: &'static stridex::Device) -> report::Results
         if settings.json {
             println!("{}", report::json_line(&outcome, backend));
         } else {
-            report::print_row(&outcome, results.cases.is_empty());
+            report::print_row(&outcome, results.cases.is_empty(), backend);
         }
         results.cases.push(outcome);
     }
