@@ -116,3 +116,16 @@ fn long_rows_move_whole() {
     let want: Vec<f32> = (8..40).flat_map(|r| (128..384).map(move |c| (r * 512 + c) as f32)).collect();
     assert_eq!(y.data(), want.as_slice());
 }
+
+/// A long tile that is no multiple of the walk's own (rows of 12 lines, 4 per invocation, 6 on
+/// the CPU runtime), fixed and with a `_` count.
+#[test]
+fn a_long_tile_need_not_be_a_multiple_of_the_walks() {
+    let table: Vec<f32> = (0..100 * 48).map(|v| v as f32).collect();
+    let ids: Vec<i32> = (0..45).map(|i| (i * 37 + 5) % 100).collect();
+    let want: Vec<f32> = ids.iter().flat_map(|&r| table[r as usize * 48..][..48].to_vec()).collect();
+    let fixed = stridex::gather! { data: f32[100, 48], indices: i32[45] };
+    assert_eq!(fixed.run(&table, &ids).unwrap().data(), want.as_slice());
+    let counted = stridex::gather! { data: f32[100, 48], indices: i32[_, 9] };
+    assert_eq!(counted.run(&table, &ids).unwrap().data(), want.as_slice());
+}

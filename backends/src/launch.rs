@@ -282,10 +282,13 @@ pub(crate) unsafe fn rows(
     w.spread = tile_spread(client);
     if is_cpu(client) {
         if let Some(tile) = cpu_tile(&w, limit) {
-            // The tile divides the row, so the invocations divide exactly.
-            let k = tile / w.tile;
-            limit /= k;
-            w.invocations /= k;
+            // Both tiles divide the row: `limit` is rows * row_lines / tile exactly, and so is
+            // the new count (the new tile need not be a multiple of the old: 6 lines after 4).
+            let rows = limit / (w.row_lines / w.tile);
+            limit = rows * (w.row_lines / tile);
+            if !w.dynamic {
+                w.invocations = limit;
+            }
             w.tile = tile;
         }
     }
