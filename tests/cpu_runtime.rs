@@ -87,7 +87,7 @@ fn usize_offsets_read_out_of_bounds_on_the_cpu_runtime() {
     assert_eq!(run(launch_usize), 105);
 }
 
-/// On the CPU runtime an invocation moves up to 256 lines of a row (a loop), not 4 (unrolled):
+/// On the CPU runtime an invocation moves up to 4096 lines of a row (a loop), not 4 (unrolled):
 /// rows long enough for that, forwards and reversed, gathered and sliced, against the host.
 #[test]
 fn long_rows_move_whole() {
@@ -105,6 +105,13 @@ fn long_rows_move_whole() {
     let y = zeroing.run(&table, &bad).unwrap();
     assert!(y.data()[123 * 256..124 * 256].iter().all(|&v| v == 0.0));
     assert_eq!(y.data()[122 * 256..123 * 256], want[122 * 256..123 * 256]);
+
+    // Rows of 2048 lines: one invocation per row.
+    let wide: Vec<f32> = (0..64 * 8192).map(|v| v as f32).collect();
+    let wide_ids: Vec<i32> = (0..80).map(|i| (i * 29 + 3) % 64).collect();
+    let rows = stridex::gather! { data: f32[64, 8192], indices: i32[80] };
+    let want: Vec<f32> = wide_ids.iter().flat_map(|&r| wide[r as usize * 8192..][..8192].to_vec()).collect();
+    assert_eq!(rows.run(&wide, &wide_ids).unwrap().data(), want.as_slice());
 
     let image: Vec<f32> = (0..64 * 512).map(|v| v as f32).collect();
     let flip = stridex::slice!(input: f32[64, 512], s[.., ..;-1]);
@@ -128,4 +135,43 @@ fn a_long_tile_need_not_be_a_multiple_of_the_walks() {
     assert_eq!(fixed.run(&table, &ids).unwrap().data(), want.as_slice());
     let counted = stridex::gather! { data: f32[100, 48], indices: i32[_, 9] };
     assert_eq!(counted.run(&table, &ids).unwrap().data(), want.as_slice());
+}
+
+/// Rows read element by element also move in long tiles on the CPU runtime: a gather along the
+/// last axis (its rows grouped to share their indices, f32 and u8), under `zero` and `error`,
+/// and a slice with a step along the row, against the host.
+#[test]
+fn long_element_rows_move_whole() {
+    let (rows, cols, picks) = (64usize, 1024usize, 512usize);
+    let ids: Vec<i32> = (0..picks as i32).map(|i| (i * 613 + 7) % cols as i32).collect();
+    let table: Vec<f32> = (0..rows * cols).map(|v| v as f32).collect();
+    let want: Vec<f32> =
+        (0..rows).flat_map(|r| ids.iter().map(move |&c| (r * cols + c as usize) as f32)).collect();
+    let columns = stridex::gather! { data: f32[64, 1024], indices: i32[512], axis: 1 };
+    assert_eq!(columns.run(&table, &ids).unwrap().data(), want.as_slice());
+
+    let bytes: Vec<u8> = (0..rows * cols).map(|v| (v % 251) as u8).collect();
+    let want_bytes: Vec<u8> =
+        (0..rows).flat_map(|r| ids.iter().map(move |&c| ((r * cols + c as usize) % 251) as u8)).collect();
+    let byte_columns = stridex::gather! { data: u8[64, 1024], indices: i32[512], axis: 1 };
+    assert_eq!(byte_columns.run(&bytes, &ids).unwrap().data(), want_bytes.as_slice());
+
+    // One id out of range, late in a long tile: zeroed in every row under `zero`, an `Err`
+    // under `error`.
+    let mut bad = ids.clone();
+    bad[500] = 4000;
+    let zeroing = stridex::gather! {
+        rules: openvino, data: f32[64, 1024], indices: i32[512], axis: 1, out_of_range: zero
+    };
+    let y = zeroing.run(&table, &bad).unwrap();
+    for r in 0..rows {
+        assert_eq!(y.data()[r * picks + 500], 0.0, "row {r}");
+        assert_eq!(y.data()[r * picks + 499], want[r * picks + 499], "row {r}");
+    }
+    assert!(columns.run(&table, &bad).is_err());
+
+    let every_other = stridex::slice!(input: f32[64, 1024], s[.., 1..;2]);
+    let want: Vec<f32> =
+        (0..rows).flat_map(|r| (1..cols).step_by(2).map(move |c| (r * cols + c) as f32)).collect();
+    assert_eq!(every_other.run(&table).unwrap().data(), want.as_slice());
 }

@@ -125,17 +125,28 @@ fn cube_count(client: &Client, invocations: u32) -> CubeCount {
     cubecl::calculate_cube_count_elemwise(client, invocations as usize, cube_dim(client))
 }
 
+/// The most lines of a row one invocation moves on CubeCL's CPU runtime (64 KiB of 16-byte
+/// lines). Measured on the bench's beam reorder (rows of 16384 lines, three runs each):
+/// 256 lines 15.6-18.6 GB/s, 1024 lines 16.3-33.0, 4096 lines 19.4-37.8.
+const CPU_TILE_MAX: u32 = 4096;
+
 /// Lines of a row per invocation on CubeCL's CPU runtime, where an invocation costs far more
 /// than on a GPU or lavapipe (measured there: a row gather moving 4 vectors per invocation
-/// reached 15 GB/s, 64 vectors 27 GB/s, 256 vectors 35 GB/s): the longest tile of whole lines
-/// (forwards or reversed) that divides the row, up to 256 lines, keeping at least 64
-/// invocations for the cores. `None` keeps the walk's tile.
+/// reached 15 GB/s, 64 vectors 27 GB/s, 256 vectors 35 GB/s): the longest tile of lines that
+/// divides the row, up to [`CPU_TILE_MAX`], keeping at least 64 invocations for the cores.
+/// Lines read whole (forwards or reversed) or element by element (with a group, each line of
+/// the tile is that line of every row of the group: columns of f32 went from 3.5-5.3 to
+/// 8.5-10.6 GB/s). Elements narrower than a word keep their tile: a loop of lanes packed into
+/// words measured slower (columns of u8, four runs: 1.44-1.91 GB/s with the walk's tile, 1.0-1.4
+/// with 8 lines, 0.75-1.35 with 128); so do transposed blocks. `None` keeps the walk's tile.
 fn cpu_tile(w: &RowWalk, invocations: u32) -> Option<u32> {
-    if !matches!(w.access, RowAccess::Lines | RowAccess::ReversedLines) || w.group.is_some() || w.spread {
+    let whole_lines = matches!(w.access, RowAccess::Lines | RowAccess::ReversedLines) && w.group.is_none();
+    let whole_elements = w.access == RowAccess::Elements && w.lanes == 1;
+    if !(whole_lines || whole_elements) || w.spread {
         return None;
     }
     let rows = u64::from(invocations) * u64::from(w.tile) / u64::from(w.row_lines.max(1));
-    (1..=w.row_lines.min(256))
+    (1..=w.row_lines.min(CPU_TILE_MAX))
         .rev()
         .find(|&t| w.row_lines % t == 0 && rows * u64::from(w.row_lines / t) >= 64)
         .filter(|&t| t > w.tile)

@@ -223,52 +223,97 @@ fn gather_tile<NI: Size, NO: Size>(
     }
     let mut all_ok = row_ok;
     if comptime!(w.tile > 4) {
-        // A long tile of whole lines (the CPU runtime's): a loop, not unrolled copies.
+        // A long tile (the CPU runtime's): a loop, not unrolled copies.
         for u in first..first + comptime!(w.tile as usize) {
-            let mut v = line_of::<NI, NO>(data, u, usize::cast_from(src), w.clone());
-            if !row_ok {
-                v = Vector::<u32, NO>::new(0u32);
-            }
-            output[out_row + u] = v;
+            let line_ok = gather_line::<NI, NO>(
+                data,
+                index0,
+                index1,
+                index2,
+                index3,
+                output,
+                u,
+                out_row,
+                src,
+                row_ok,
+                ats,
+                w.clone(),
+            );
+            all_ok = all_ok && line_ok;
         }
     }
     #[unroll]
     for j in 0..comptime!(if w.tile > 4 { 0 } else { w.tile as usize }) {
         let u = tile_line(first, j, w.clone());
-        if comptime!(w.access == RowAccess::Elements) {
-            if comptime!(w.group.is_some()) {
-                let lines_ok = grouped_lines::<NI, NO>(data, index0, output, u, out_row, src, ats, w.clone());
-                all_ok = all_ok && lines_ok;
-            } else {
-                let lines_ok = gather_elements::<NI, NO>(
-                    data,
-                    index0,
-                    index1,
-                    index2,
-                    index3,
-                    output,
-                    u,
-                    out_row,
-                    src,
-                    row_ok,
-                    ats,
-                    w.clone(),
-                );
-                all_ok = all_ok && lines_ok;
-            }
-        } else {
-            let mut v = line_of::<NI, NO>(data, u, usize::cast_from(src), w.clone());
-            if !row_ok {
-                v = Vector::<u32, NO>::new(0u32);
-            }
-            output[out_row + u] = v;
-        }
+        let line_ok = gather_line::<NI, NO>(
+            data,
+            index0,
+            index1,
+            index2,
+            index3,
+            output,
+            u,
+            out_row,
+            src,
+            row_ok,
+            ats,
+            w.clone(),
+        );
+        all_ok = all_ok && line_ok;
     }
     // A single gather raises the `error` policy's flag here; a chain's `error`-policy indices
     // are checked whole on the host (as running the stages one by one would), so its kernel
     // only keeps every read in bounds.
     let single_error = comptime!(reads == 1 && w.reads[0].index.policy == stridex_core::OutOfRange::Error);
     raise_flag(status, all_ok, single_error);
+}
+
+/// Output line `u` of a row whose reads are done (`src`, `ats`, `row_ok`): one source line, or
+/// element by element with the per-element reads. Returns whether every index was in range.
+#[allow(clippy::too_many_arguments)]
+#[cube]
+fn gather_line<NI: Size, NO: Size>(
+    data: &[Vector<u32, NI>],
+    index0: &[u32],
+    index1: &[u32],
+    index2: &[u32],
+    index3: &[u32],
+    output: &mut [Vector<u32, NO>],
+    u: usize,
+    out_row: usize,
+    src: u32,
+    row_ok: bool,
+    ats: &mut Array<u32>,
+    #[comptime] w: RowWalk,
+) -> bool {
+    let mut ok = row_ok;
+    if comptime!(w.access == RowAccess::Elements) {
+        if comptime!(w.group.is_some()) {
+            ok = grouped_lines::<NI, NO>(data, index0, output, u, out_row, src, ats, w.clone());
+        } else {
+            ok = gather_elements::<NI, NO>(
+                data,
+                index0,
+                index1,
+                index2,
+                index3,
+                output,
+                u,
+                out_row,
+                src,
+                row_ok,
+                ats,
+                w.clone(),
+            );
+        }
+    } else {
+        let mut v = line_of::<NI, NO>(data, u, usize::cast_from(src), w.clone());
+        if !row_ok {
+            v = Vector::<u32, NO>::new(0u32);
+        }
+        output[out_row + u] = v;
+    }
+    ok
 }
 
 /// Raises the status flag when `enabled` and an index was out of range.
@@ -293,21 +338,34 @@ fn slice_tile<NI: Size, NO: Size>(
     #[comptime] w: RowWalk,
 ) {
     if comptime!(w.tile > 4) {
-        // A long tile of whole lines (the CPU runtime's): a loop, not unrolled copies.
+        // A long tile (the CPU runtime's): a loop, not unrolled copies.
         for u in first..first + comptime!(w.tile as usize) {
-            output[out_row + u] = line_of::<NI, NO>(data, u, usize::cast_from(src), w.clone());
+            slice_line::<NI, NO>(data, output, u, out_row, src, w.clone());
         }
     }
     #[unroll]
     for j in 0..comptime!(if w.tile > 4 { 0 } else { w.tile as usize }) {
         let u = tile_line(first, j, w.clone());
-        if comptime!(w.access == RowAccess::Elements) {
-            slice_elements::<NI, NO>(data, output, u, out_row, src, w.clone());
-        } else if comptime!(w.access == RowAccess::Transposed) {
-            transposed_block::<NI, NO>(data, output, u, out_row, usize::cast_from(src), w.clone());
-        } else {
-            output[out_row + u] = line_of::<NI, NO>(data, u, usize::cast_from(src), w.clone());
-        }
+        slice_line::<NI, NO>(data, output, u, out_row, src, w.clone());
+    }
+}
+
+/// Output line `u` of a slice's row (a transposed block's line for each of its rows).
+#[cube]
+fn slice_line<NI: Size, NO: Size>(
+    data: &[Vector<u32, NI>],
+    output: &mut [Vector<u32, NO>],
+    u: usize,
+    out_row: usize,
+    src: u32,
+    #[comptime] w: RowWalk,
+) {
+    if comptime!(w.access == RowAccess::Elements) {
+        slice_elements::<NI, NO>(data, output, u, out_row, src, w.clone());
+    } else if comptime!(w.access == RowAccess::Transposed) {
+        transposed_block::<NI, NO>(data, output, u, out_row, usize::cast_from(src), w.clone());
+    } else {
+        output[out_row + u] = line_of::<NI, NO>(data, u, usize::cast_from(src), w.clone());
     }
 }
 
