@@ -30,6 +30,7 @@ mod chains;
 mod chart;
 mod concurrency;
 mod dynamic;
+mod first_use;
 mod interop;
 mod measure;
 mod report;
@@ -48,8 +49,8 @@ const USAGE: &str =
     --json        one JSON object per case and line (each with \"backend\" and \"rust_gbps\")\n\
     --quick       fewer repetitions (every case still at full size)\n\
     --write DIR   also write DIR/RESULTS.md and DIR/results.svg (RESULTS-cpu.md.. for cpu, cuda)\n\
-    --only N,..   only the cases whose names contain one of N (or chains, dynamic, interop,\n\
-    \x20             probes, concurrency)";
+    --only N,..   only the cases whose names contain one of N (or chains, dynamic, first-use,\n\
+    \x20             interop, probes, concurrency)";
 
 fn main() {
     // Mesa's on-disk shader cache would hand a later run the kernels an earlier run compiled:
@@ -186,6 +187,15 @@ fn run(settings: &Settings, device: &'static stridex::Device) -> report::Results
             }
             results.dynamic.push(d);
         }
+    }
+    if settings.only.as_ref().is_none_or(|o| o.iter().any(|n| n == "first-use")) {
+        let f = first_use::run();
+        if settings.json {
+            f.iter().for_each(|f| println!("{}", first_use::json(f)));
+        } else {
+            first_use::print(&f);
+        }
+        results.first_use = f;
     }
     if settings.only.as_ref().is_none_or(|o| o.iter().any(|n| n == "interop")) {
         for i in interop::all(&env) {

@@ -175,6 +175,17 @@ impl Env<'_> {
 
     /// A plain copy of `bytes` bytes (rounded up to 16) in 128-bit vectors, one per invocation:
     /// what the device does with no layout logic at all.
+    /// Seconds of one host `copy_from_slice` of `bytes` (as [`Env::copy`], half the bytes the
+    /// rate credits), one thread.
+    pub fn memcpy(&self, bytes: usize) -> f64 {
+        let input = vec![1u8; bytes];
+        let mut output = vec![0u8; bytes];
+        host(self.settings.reps, || {
+            output.copy_from_slice(std::hint::black_box(&input));
+            std::hint::black_box(&mut output);
+        })
+    }
+
     pub fn copy(&self, bytes: usize) -> f64 {
         let vectors = bytes.div_ceil(16);
         let input = self.client.create_from_slice(&vec![1u8; vectors * 16]);
