@@ -201,24 +201,28 @@ impl Affine {
         a
     }
 
-    fn scaled(self, k: i64) -> Affine {
-        Affine {
-            constant: self.constant * k,
-            coords: self.coords.map(|c| c * k),
-            reads: self.reads.map(|r| r * k),
+    /// `self * k`; `None` when a coefficient leaves `i64` (a huge step: no buffer a kernel
+    /// addresses holds such offsets, and the chain then runs stage by stage).
+    fn scaled(self, k: i64) -> Option<Affine> {
+        let mut a = self;
+        a.constant = a.constant.checked_mul(k)?;
+        for c in a.coords.iter_mut().chain(a.reads.iter_mut()) {
+            *c = c.checked_mul(k)?;
         }
+        Some(a)
     }
 
-    fn plus(self, o: Affine) -> Affine {
+    /// `self + o`; `None` when a coefficient leaves `i64`.
+    fn plus(self, o: Affine) -> Option<Affine> {
         let mut a = self;
-        a.constant += o.constant;
-        for d in 0..MAX_RANK {
-            a.coords[d] += o.coords[d];
+        a.constant = a.constant.checked_add(o.constant)?;
+        for (c, d) in a.coords.iter_mut().zip(o.coords) {
+            *c = c.checked_add(d)?;
         }
-        for j in 0..MAX_READS {
-            a.reads[j] += o.reads[j];
+        for (r, q) in a.reads.iter_mut().zip(o.reads) {
+            *r = r.checked_add(q)?;
         }
-        a
+        Some(a)
     }
 }
 
@@ -239,8 +243,9 @@ pub struct ChainKernelDesc {
 
 impl ChainKernelDesc {
     /// The fused kernel of `plan`: `Ok(None)` for an empty output, `Err(())` when the chain
-    /// cannot be fused into the row walk (an intermediate tensor is empty, or the output's
-    /// innermost dimension is not whole aligned lines): it then runs stage by stage.
+    /// cannot be fused into the row walk (an intermediate tensor is empty, the output's
+    /// innermost dimension is not whole aligned lines, or a step so large that an offset
+    /// coefficient leaves `i64`): it then runs stage by stage.
     #[allow(clippy::result_unit_err)]
     pub fn new(plan: &ChainPlan) -> Result<Option<ChainKernelDesc>, ()> {
         if plan.output.is_empty() {
@@ -271,9 +276,10 @@ impl ChainKernelDesc {
                         .map(|i| {
                             let start =
                                 offsets[i] as i64 + if strides[i] < 0 { sizes[i] as i64 - 1 } else { 0 };
-                            Affine::constant(start).plus(y[i].scaled(strides[i]))
+                            Affine::constant(start).plus(y[i].scaled(strides[i])?)
                         })
-                        .collect()
+                        .collect::<Option<Vec<Affine>>>()
+                        .ok_or(())?
                 }
                 StagePlan::Gather(p) => {
                     let j = reads.len();
@@ -284,7 +290,8 @@ impl ChainKernelDesc {
                     let mut offset = Affine::default();
                     let mut x = vec![Affine::default(); p.data.rank()];
                     for d in &p.dims {
-                        offset = offset.plus(y[d.output_dim].scaled(d.index_stride as i64));
+                        offset =
+                            offset.plus(y[d.output_dim].scaled(d.index_stride as i64).ok_or(())?).ok_or(())?;
                         if let Some(i) = d.data_dim {
                             x[i] = y[d.output_dim];
                         }
@@ -310,7 +317,8 @@ impl ChainKernelDesc {
         let data_offset = y
             .iter()
             .zip(plan.data.strides.iter())
-            .fold(Affine::default(), |acc, (c, &s)| acc.plus(c.scaled(s as i64)));
+            .try_fold(Affine::default(), |acc, (c, &s)| acc.plus(c.scaled(s as i64)?))
+            .ok_or(())?;
         let dims: Vec<Dim> = (0..out_rank)
             .filter(|&d| plan.output.sizes[d] > 1)
             .map(|d| {

@@ -47,10 +47,11 @@ fn policy(p: OutOfRange, defaulted: bool, axis_size: usize) -> String {
 
 /// Nested brackets over `shape`, one entry per element, innermost dimension on one line.
 fn grid(shape: &[usize], entry: impl Fn(&[usize]) -> String) -> String {
-    let n: usize = shape.iter().product();
-    if n == 0 {
+    if shape.contains(&0) {
         return "  (empty: no element is read)\n".into();
     }
+    // Saturating: an empty tensor's other sizes are not bounded by the size rules.
+    let n = shape.iter().fold(1usize, |a, &d| a.saturating_mul(d));
     if n > GRID_ELEMENTS {
         return format!("  ({n} output elements: the grid is shown up to {GRID_ELEMENTS})\n");
     }

@@ -76,19 +76,21 @@ pub fn window(sizes: &[usize], ranges: &[SliceRange]) -> Result<(Dims, Dims, Sig
         if r.step == 0 {
             return Err(fault(RangeFault::StepZero));
         }
-        let bound = |b: i64, max: i64| {
-            let v = if b < 0 { b + n as i64 } else { b };
+        // In i128: a size past i64::MAX (refused later by the layout rules) or a bound near
+        // i64::MIN must not overflow here.
+        let bound = |b: i64, max: i128| {
+            let v = if b < 0 { i128::from(b) + n as i128 } else { i128::from(b) };
             if (0..=max).contains(&v) {
                 Ok(v as usize)
             } else {
                 Err(fault(RangeFault::BoundOutside { bound: b, size: n }))
             }
         };
-        let start = r.start.map_or(Ok(0), |b| bound(b, n as i64))?;
+        let start = r.start.map_or(Ok(0), |b| bound(b, n as i128))?;
         let end = match r.end {
             None => n,
-            Some(b) if r.inclusive => bound(b, n as i64 - 1)? + 1,
-            Some(b) => bound(b, n as i64)?,
+            Some(b) if r.inclusive => bound(b, n as i128 - 1)? + 1,
+            Some(b) => bound(b, n as i128)?,
         };
         if end <= start {
             return Err(fault(RangeFault::Empty { start, end }));

@@ -283,7 +283,10 @@ impl fmt::Display for RuleError {
                     RangeFault::SingleIndex { index } => write!(
                         f,
                         "a single index `{index}` drops the dimension in ndarray, but a slice keeps its rank; write `{index}..{}`",
-                        if index == -1 { String::new() } else { (index + 1).to_string() }
+                        match index.checked_add(1) {
+                            Some(0) | None => String::new(),
+                            Some(end) => end.to_string(),
+                        }
                     ),
                 }
             }

@@ -675,7 +675,10 @@ fn parse_int(input: ParseStream) -> syn::Result<Lit<i64>> {
     let lit: LitInt = input.parse()?;
     lit.to_tokens(&mut tokens);
     let magnitude: i64 = lit.base10_parse()?;
-    Ok(Lit { value: if negative { -magnitude } else { magnitude }, tokens })
+    let value = if negative { magnitude.checked_neg() } else { Some(magnitude) };
+    let value =
+        value.ok_or_else(|| syn::Error::new_spanned(&tokens, "number too large to fit in target type"))?;
+    Ok(Lit { value, tokens })
 }
 
 /// A size: an unsigned integer, or `_` (known at run time; the rules decide where it may stand).

@@ -1,0 +1,309 @@
+//! Nothing a user writes may make the front end panic: descriptor texts for `gather!`, `slice!`
+//! and `chain!`, mutated at random (huge, negative and edge numbers, dropped, repeated and
+//! stray tokens), go through `stridex-syntax`; what it accepts is planned, lowered to kernel
+//! descriptors and described, and a `_` descriptor is planned at hostile counts. Tests build
+//! with overflow checks on, so an unchecked sum of user numbers fails here as a panic.
+//!
+//! Deterministic (a fixed-seed xorshift); `STRIDEX_FUZZ_CASES` sets the cases per kind and
+//! `STRIDEX_FUZZ_SEED` the seed.
+
+use std::collections::BTreeMap;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::{Mutex, PoisonError};
+use stridex_core::kernel::{GatherKernelDesc, SliceKernelDesc};
+use stridex_core::{describe, dynamic, ChainKernelDesc};
+
+const GATHERS: &[&str] = &[
+    "data: f32[5, 4, 3], indices: i64[2, 2], axis: 1",
+    "rules: onnx, data: f32[5, 4], indices: i32[_, 2], out_of_range: clamp",
+    "rules: openvino, data: f32[2, 64, 128], indices: i64[2, 32, 21], axis: 1, batch_dims: 1",
+    "rules: openvino, data: i32[2, 1, 5, 4], indices: i32[2, 3], axis: -2, batch_dims: -1, out_of_range: zero",
+    "rules: directml, data: f32[1, 3, 3], indices: u32[1, 1, 2], axis: 2, index_dims: 2",
+    "data: f32[3, 2] strides [4, 1], indices: i64[2, 2]",
+    "data: f64[3, 2], indices: i64[2], output: [2, 2] strides [1, 2]",
+    "data: u8[100], indices: i64[_]",
+    "data: f32[16384, 1024], indices: i32[_, 9]",
+];
+
+const SLICES: &[&str] = &[
+    "input: f32[20, 10, 5], s[.., 1..9;2, ..;-1]",
+    "input: u8[4, 6], s[-2.., 1..=4]",
+    "input: f32[_, 50, 8], s[.., 10..20, ..]",
+    "rules: onnx, input: f32[2, 3, 4], starts: [-1], ends: [-5], axes: [2], steps: [-1]",
+    "rules: onnx, input: f32[_, 10], starts: [2], ends: [8], axes: [1]",
+    "input: i8[1, 1, 4, 4], offsets: [0, 0, 0, 1], sizes: [1, 1, 4, 3], strides: [1, 1, -2, 2]",
+    "input: u16[4, 16], offsets: [0, 0], sizes: [4, 16], strides: [-1, 1], output: [4, 16] strides [24, 1]",
+    "input: f32[1, 1, 3, 5] strides [15, 1, 5, 1], offsets: [0, 0, 0, 0], sizes: [1, 1, 3, 5], strides: [1, 1, 1, 1]",
+];
+
+const CHAINS: &[&str] = &[
+    "data: f32[100, 16], gather { indices: i64[8, 12], axis: 0 }, slice { rules: onnx, starts: [-1], ends: [12], axes: [1] }, \
+     slice { offsets: [0, 0, 0], sizes: [8, 1, 16], strides: [1, 1, -2] }, \
+     gather { rules: openvino, indices: i32[8, 4], axis: 2, batch_dims: 1 }, output: [8, 1, 4]",
+    "data: u8[2, 3, 4, 4], slice { rules: onnx, starts: [-1], ends: [-5], axes: [3], steps: [-1] }, \
+     slice { offsets: [0, 0, 0, 0], sizes: [2, 3, 4, 4], strides: [1, -1, 2, 2] }, output: [2, 3, 2, 2] strides [16, 4, 2, 1]",
+    "data: f32[20, 10], gather { indices: i64[4] }, slice { s[.., 1..9;2] }, slice { s[..;-1] }",
+    "data: f32[_, 3, 256, 256], slice { s[.., .., 16..240, 16..240;-1] }, gather { indices: i32[3], axis: 1 }, \
+     slice { s[.., .., ..;2, ..;2] }",
+    "data: f32[32000, 1024], gather { indices: i32[_, 512] }, slice { s[.., -1.., ..] }",
+];
+
+/// Numbers a mutation writes: edges of every integer type the front end might hold them in.
+const NUMBERS: &[&str] = &[
+    "0",
+    "1",
+    "-1",
+    "2",
+    "255",
+    "65536",
+    "2147483647",
+    "2147483648",
+    "-2147483648",
+    "4294967295",
+    "4294967296",
+    "9223372036854775807",
+    "-9223372036854775808",
+    "9223372036854775808",
+    "18446744073709551615",
+    "18446744073709551616",
+    "340282366920938463463374607431768211455",
+    "1e9",
+    "0x7fffffff",
+];
+
+/// Tokens a mutation inserts.
+const STRAY: &[&str] =
+    &["_", ",", "..", "..=", ";", "-", "[", "]", "{", "}", ":", "axis", "strides", "s", "1"];
+
+const COUNTS: &[usize] = &[0, 1, 2, 7, 1 << 20, u32::MAX as usize, 1 << 40, usize::MAX / 2, usize::MAX];
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+
+    fn pick<'a>(&mut self, from: &[&'a str]) -> &'a str {
+        from[self.below(from.len())]
+    }
+}
+
+/// Splits a descriptor into tokens: numbers (with a leading minus), words, and punctuation.
+fn tokens(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let chars: Vec<char> = text.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c.is_whitespace() {
+            i += 1;
+        } else if c.is_ascii_alphanumeric() || c == '_' {
+            let start = i;
+            while i < chars.len() && (chars[i].is_ascii_alphanumeric() || chars[i] == '_') {
+                i += 1;
+            }
+            out.push(chars[start..i].iter().collect());
+        } else if c == '.' && chars.get(i + 1) == Some(&'.') {
+            let eq = chars.get(i + 2) == Some(&'=');
+            out.push(if eq { "..=".into() } else { "..".into() });
+            i += if eq { 3 } else { 2 };
+        } else {
+            out.push(c.to_string());
+            i += 1;
+        }
+    }
+    out
+}
+
+fn is_number(t: &str) -> bool {
+    t.chars().next().is_some_and(|c| c.is_ascii_digit())
+}
+
+/// One to three mutations of `seed`: mostly numbers replaced, sometimes tokens dropped,
+/// repeated or inserted.
+fn mutate(rng: &mut Rng, seed: &str) -> String {
+    let mut t = tokens(seed);
+    for _ in 0..1 + rng.below(3) {
+        let numbers: Vec<usize> = (0..t.len()).filter(|&i| is_number(&t[i])).collect();
+        match rng.below(10) {
+            0..=5 if !numbers.is_empty() => {
+                let i = numbers[rng.below(numbers.len())];
+                t[i] = rng.pick(NUMBERS).to_string();
+            }
+            6 if !t.is_empty() => {
+                let i = rng.below(t.len());
+                t.remove(i);
+            }
+            7 if !t.is_empty() => {
+                let i = rng.below(t.len());
+                let dup = t[i].clone();
+                t.insert(i, dup);
+            }
+            _ => {
+                let i = rng.below(t.len() + 1);
+                t.insert(i, rng.pick(STRAY).to_string());
+            }
+        }
+    }
+    t.join(" ")
+}
+
+fn gather(text: &str) {
+    let Ok(desc) = stridex_syntax::gather_str(text) else { return };
+    if let Ok(plan) = desc.plan() {
+        let _ = GatherKernelDesc::new(&plan);
+        let _ = describe::gather(&desc, &plan);
+    }
+    if desc.dynamic_leading {
+        for &n in COUNTS {
+            if let Ok(plan) = dynamic::gather_at(&desc, n) {
+                let _ = GatherKernelDesc::new(&plan);
+            }
+        }
+    }
+}
+
+fn slice(text: &str) {
+    let Ok(desc) = stridex_syntax::slice_str(text) else { return };
+    if let Ok(plan) = desc.plan() {
+        let _ = SliceKernelDesc::new(&plan);
+        let _ = describe::slice(&desc, &plan);
+    }
+    if desc.dynamic_leading {
+        for &n in COUNTS {
+            if let Ok(plan) = dynamic::slice_at(&desc, n) {
+                let _ = SliceKernelDesc::new(&plan);
+            }
+        }
+    }
+}
+
+fn chain(text: &str) {
+    let Ok(desc) = stridex_syntax::chain_str(text) else { return };
+    if let Ok(plan) = desc.plan() {
+        let _ = ChainKernelDesc::new(&plan);
+        let _ = describe::chain(&desc, &plan);
+    }
+    if desc.dynamic_leading.is_some() {
+        for &n in COUNTS {
+            if let Ok(plan) = dynamic::chain_at(&desc, n) {
+                let _ = ChainKernelDesc::new(&plan);
+            }
+        }
+    }
+}
+
+fn cases() -> usize {
+    std::env::var("STRIDEX_FUZZ_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(12_000)
+}
+
+/// Runs `cases()` mutations of `seeds` through `f`; panics listing every text that panicked.
+fn fuzz(kind: &str, seeds: &[&str], salt: u64, f: fn(&str)) {
+    let seed = std::env::var("STRIDEX_FUZZ_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(0x5eed);
+    let mut rng = Rng((seed ^ salt) | 1);
+    // Every seed must itself be accepted, or the mutations explore nothing.
+    for s in seeds {
+        f(s);
+    }
+    // The panic hook is the process's: one fuzz at a time swaps it for one that records where
+    // each panic happened.
+    static HOOK: Mutex<()> = Mutex::new(());
+    static WHERE: Mutex<String> = Mutex::new(String::new());
+    let _one = HOOK.lock().unwrap_or_else(PoisonError::into_inner);
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|info| {
+        let at = info.location().map_or("?".into(), |l| format!("{}:{}", l.file(), l.line()));
+        *WHERE.lock().unwrap_or_else(PoisonError::into_inner) = format!(
+            "{at}: {}",
+            info.payload()
+                .downcast_ref::<&str>()
+                .copied()
+                .or_else(|| info.payload().downcast_ref::<String>().map(String::as_str))
+                .unwrap_or("")
+        );
+    }));
+    // Where each panic happened, with the first text that reached it.
+    let mut panicked: BTreeMap<String, String> = BTreeMap::new();
+    let mut count = 0;
+    for _ in 0..cases() {
+        let from = seeds[rng.below(seeds.len())];
+        let text = mutate(&mut rng, from);
+        if catch_unwind(AssertUnwindSafe(|| f(&text))).is_err() {
+            count += 1;
+            let at = WHERE.lock().unwrap_or_else(PoisonError::into_inner).clone();
+            panicked.entry(at).or_insert(text);
+        }
+    }
+    std::panic::set_hook(hook);
+    assert!(
+        panicked.is_empty(),
+        "{count} of {} {kind} texts panicked, at:\n{}",
+        cases(),
+        panicked.iter().map(|(at, text)| format!("{at}\n    {text}")).collect::<Vec<_>>().join("\n")
+    );
+}
+
+#[test]
+fn seeds_are_accepted() {
+    for s in GATHERS {
+        stridex_syntax::gather_str(s).unwrap_or_else(|e| panic!("{s}: {e}"));
+    }
+    for s in SLICES {
+        stridex_syntax::slice_str(s).unwrap_or_else(|e| panic!("{s}: {e}"));
+    }
+    for s in CHAINS {
+        stridex_syntax::chain_str(s).unwrap_or_else(|e| panic!("{s}: {e}"));
+    }
+}
+
+#[test]
+fn mutated_gathers_never_panic() {
+    fuzz("gather", GATHERS, 1, gather);
+}
+
+#[test]
+fn mutated_slices_never_panic() {
+    fuzz("slice", SLICES, 2, slice);
+}
+
+#[test]
+fn mutated_chains_never_panic() {
+    fuzz("chain", CHAINS, 3, chain);
+}
+
+/// The texts that once panicked, each now an error on its token or a plan.
+#[test]
+fn huge_numbers_are_errors_or_plans() {
+    let e = stridex_syntax::slice_str("input: f32[20, 10, 5], s[.., 1..9;2, 9223372036854775807, ..;-1]")
+        .unwrap_err();
+    assert!(e.contains("single index `9223372036854775807`"), "{e}");
+    let e =
+        stridex_syntax::slice_str("input: f32[20, 10, 5], s[.., - -9223372036854775808.., ..]").unwrap_err();
+    assert!(!e.is_empty());
+    let e = stridex_syntax::slice_str("input: u8[9223372036854775808, 0], s[-2.., 1..=4]").unwrap_err();
+    assert!(e.contains("outside a dimension of size"), "{e}");
+    let e = stridex_syntax::slice_str("input: u8[9223372036854775808, 4], s[-2.., 1..=2]").unwrap_err();
+    assert!(!e.is_empty());
+    // A step larger than any offset a kernel forms: the chain plans, and its fused kernel is
+    // declined (it runs stage by stage) rather than overflowing.
+    let desc = stridex_syntax::chain_str(
+        "data: f32[20, 10], gather { indices: i64[4] }, slice { s[.., ..;9223372036854775807] }",
+    )
+    .unwrap();
+    let plan = desc.plan().unwrap();
+    assert_eq!(plan.output.sizes.to_vec(), vec![4, 1]);
+    let _ = ChainKernelDesc::new(&plan);
+    let d = stridex_syntax::gather_str("data: f32[9223372036854775807, 4, 0], indices: i64[2, 2], axis: 1")
+        .unwrap();
+    if let Ok(p) = d.plan() {
+        assert!(describe::gather(&d, &p).contains("empty"));
+    }
+}
