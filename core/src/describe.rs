@@ -2,10 +2,11 @@
 //! inferred output, the out-of-range policy, and for small outputs a grid of which input
 //! element each output element reads (as the DirectML pages print their examples).
 
-use crate::chain::{ChainDesc, ChainKernelDesc, ChainPlan, StagePlan};
+use crate::chain::{ChainDesc, ChainPlan, StagePlan};
 use crate::dims::list;
 use crate::dtype::DType;
 use crate::gather::{GatherDesc, GatherPlan};
+use crate::kernel::ChainKernelDesc;
 use crate::layout::{next_coords, LayoutKind, TensorLayout};
 use crate::rules::{OutOfRange, SliceForm};
 use crate::slice::{SliceDesc, SlicePlan};

@@ -9,139 +9,54 @@
 //! a divisor, and the invocation limit is a launch argument). What only the count decides
 //! (32-bit addressing of the buffers it sizes) is checked again at run time, as an `Err`.
 
-use crate::chain::{ChainCount, ChainDesc, ChainKernelDesc, ChainPlan, StageDesc, StagePlan};
-use crate::dims::{list, Dims};
+use crate::chain::{ChainCount, ChainDesc, ChainPlan, StageDesc, StagePlan};
+use crate::dims::Dims;
+pub use crate::error::DynamicFault;
 use crate::error::{Location, Operand, RuleError, Window};
 use crate::gather::{GatherDesc, GatherPlan};
+use crate::kernel::ChainKernelDesc;
 use crate::kernel::{GatherKernelDesc, SliceKernelDesc, Walk};
+pub use crate::limits::{COUNT_SHOWN, PLACEHOLDER};
 use crate::ranges::SliceRange;
 use crate::rules::GatherRules;
 use crate::slice::{SliceDesc, SlicePlan, SliceWindow};
 use crate::tensor::TensorDecl;
-use std::fmt;
 
-/// The count a `_` descriptor is checked and planned with: not 1 (size-1 dimensions drop out
-/// of a plan), and checked against a second count, so the value plays no part in the kernel.
-pub const PLACEHOLDER: usize = 2;
-
-/// A chain stage's received size that is the `_` count, in [`RuleError::Stage`]'s `input`:
-/// shown as `_`.
-pub const COUNT_SHOWN: usize = usize::MAX;
 const SECOND: usize = 3;
 
-/// Why a descriptor cannot keep a `_` leading dimension.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum DynamicFault {
-    /// DirectML pads every tensor to one DimensionCount with leading 1s.
-    DirectMl,
-    /// `_` on a tensor with no dimension (builders only: the macros read `_` in a size list).
-    Scalar { tensor: Operand },
-    /// The `_` tensor declared with strides: its count is read from a packed length.
-    Strides { tensor: Operand },
-    /// A declared output: its leading size would be the count.
-    Output,
-    /// A gather along another axis: the output leads with the data's dimensions.
-    Axis { axis: usize },
-    /// OpenVINO batch dimensions tie the indices' leading size to the data's.
-    BatchDims { batch_dims: usize },
-    /// A slice window that does not take the `_` dimension whole, forwards, from 0.
-    Window,
-    /// Rows of no element: the count cannot be read from a length.
-    EmptyRows { tensor: Operand },
-    /// No walk of the output stays the same for every count (a guard: every layout the other
-    /// rules admit has one).
-    Layout { output: Dims, elem_bytes: usize },
-    /// Chains: a gather along axis 0 of a tensor whose leading size is the count.
-    GatherAcrossCount,
-    /// Chains: a second `_` (one count per chain).
-    SecondCount,
-    /// Chains: the chain would run stage by stage, and a `_` chain runs as one kernel.
-    Staged,
-    /// Chains: an explicit SLICE1 window after the count (it cannot say `_` there).
-    StageWindow,
-    /// Chains: a descriptor that puts the count on the indices of a stage that is no gather.
-    NoGatherAt { stage: usize },
-    /// Chains: OpenVINO batch dimensions in a gather after the count.
-    BatchDimsAfterCount { batch_dims: usize },
-    /// Chain builder: the data's count declared after stages were added.
-    CountAfterStages,
+impl GatherDesc {
+    /// Applies every rule of the chosen rule set; for a `_` leading size, also the rules that
+    /// keep it the output's leading size with one kernel for every count (planned at
+    /// [`PLACEHOLDER`]; [`gather_at`] plans a count).
+    pub fn plan(&self) -> Result<GatherPlan, RuleError> {
+        if self.dynamic_leading {
+            gather_plan(self)
+        } else {
+            self.plan_sizes()
+        }
+    }
 }
 
-impl fmt::Display for DynamicFault {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        use DynamicFault::*;
-        match *self {
-            DirectMl => write!(
-                f,
-                "gather: a `_` leading dimension under DirectML: its tensors have one fixed DimensionCount, padded with leading 1s, so a run-time size cannot lead; write `rules: onnx` or `rules: openvino` (the same values for in-range indices), or give the size"
-            ),
-            Scalar { tensor } => write!(
-                f,
-                "`{tensor}` has no dimension to leave to run time: `_` stands for the leading size of a tensor of rank 1 or more"
-            ),
-            Strides { tensor } => write!(
-                f,
-                "`{tensor}` with a `_` leading dimension is read packed (its count comes from its length): remove `strides [..]`, or give the leading size"
-            ),
-            Output => write!(
-                f,
-                "the output's leading size is the `_` count, known at run time: remove `output` (the result is packed, `[count, ..]`), or give the leading size"
-            ),
-            Axis { axis } => write!(
-                f,
-                "gather: a `_` leading dimension of the indices with `axis: {axis}`: the output leads with the data's dimension 0, not the indices' count; use `axis: 0` (lay the data out with the gathered axis first), or give the indices' size"
-            ),
-            BatchDims { batch_dims } => write!(
-                f,
-                "gather: `batch_dims: {batch_dims}` makes the indices' leading size the data's, so it cannot be `_`; use `batch_dims: 0`, or give the size"
-            ),
-            Window => write!(
-                f,
-                "slice: the window must take the `_` dimension whole, from 0, forwards (its size is known only at run time): write `offsets: [0, ..], sizes: [_, ..], strides: [1, ..]`, `..` as the first s[..] range, or (ONNX) leave axis 0 out of `axes` (or start 0, end i64::MAX, step 1)"
-            ),
-            EmptyRows { tensor } => write!(
-                f,
-                "`{tensor}` has rows of no element after its `_` dimension, so its count cannot be read from its length; give the leading size"
-            ),
-            GatherAcrossCount => write!(
-                f,
-                "gather: `axis: 0` of a tensor whose leading size is the `_` count would replace the count with the indices' dimensions; gather along another axis (the count stays the output's leading size), or give the size"
-            ),
-            SecondCount => write!(
-                f,
-                "a chain has one `_` count: the leading size of its data or of one gather's indices, which every later stage keeps as its leading size; give this size"
-            ),
-            StageWindow => write!(
-                f,
-                "slice: after the chain's `_` count, a stage takes its dimension whole; write the window as `s[..]` ranges with `..` first (`s[.., 8..56, ..]`), or with ONNX keys that leave axis 0 out of `axes`"
-            ),
-            BatchDimsAfterCount { batch_dims } => write!(
-                f,
-                "gather: `batch_dims: {batch_dims}` ties the indices' leading sizes to the data's, whose leading size is the chain's `_` count; use `batch_dims: 0`, or give the size"
-            ),
-            CountAfterStages => write!(
-                f,
-                "`Chain::dynamic_leading()` comes before the chain's stages: each stage is checked against the shape it receives as it is added; call it right after `Chain::data`"
-            ),
-            NoGatherAt { stage } => write!(
-                f,
-                "the chain's `_` count is put on the indices of stage {stage}, which is not a gather; put it on a gather's indices or on the data"
-            ),
-            Staged => write!(
-                f,
-                "a chain with a `_` count runs as one kernel, and this one would run stage by stage (an intermediate tensor is empty, or the result's rows are not whole 32-bit words); give the leading size"
-            ),
-            Layout { output, elem_bytes } => {
-                let mut shown: Vec<String> = output.iter().map(|n| n.to_string()).collect();
-                if let Some(first) = shown.first_mut() {
-                    *first = "_".into();
-                }
-                write!(
-                    f,
-                    "a `_` leading dimension: no kernel for the output {} of {elem_bytes}-byte elements stays the same for every count; give the leading size",
-                    list(&shown)
-                )
-            }
+impl SliceDesc {
+    /// Applies every rule of the slice's form; for a `_` leading size, also the rules that keep
+    /// it whole and leading (planned at [`PLACEHOLDER`]; [`slice_at`] plans a count).
+    pub fn plan(&self) -> Result<SlicePlan, RuleError> {
+        if self.dynamic_leading {
+            slice_plan(self)
+        } else {
+            self.plan_sizes()
+        }
+    }
+}
+
+impl ChainDesc {
+    /// Checks each stage with its own rule set on the shape it receives (the data for the first,
+    /// the previous stage's output, packed, for the others); with a `_` count, also the rules
+    /// that keep it the output's leading size, at the placeholder count.
+    pub fn plan(&self) -> Result<ChainPlan, RuleError> {
+        match self.dynamic_leading {
+            Some(_) => chain_plan(self),
+            None => self.plan_sizes(),
         }
     }
 }
@@ -166,7 +81,7 @@ pub fn check_leading_range(range: &SliceRange) -> Result<(), RuleError> {
 }
 
 /// The plan of a gather whose indices' leading size is `_`, at the placeholder count.
-pub(crate) fn gather_plan(desc: &GatherDesc) -> Result<GatherPlan, RuleError> {
+fn gather_plan(desc: &GatherDesc) -> Result<GatherPlan, RuleError> {
     let t = Operand::Indices;
     if desc.indices.sizes.is_empty() {
         return Err(fault(DynamicFault::Scalar { tensor: t }, Location::Shape(t)));
@@ -211,13 +126,13 @@ pub fn gather_at(desc: &GatherDesc, count: usize) -> Result<GatherPlan, RuleErro
     let mut d = *desc;
     d.dynamic_leading = false;
     d.indices.sizes.set(0, count);
-    let mut p = d.plan()?;
+    let mut p = d.plan_sizes()?;
     p.dynamic_leading = true;
     Ok(p)
 }
 
 /// The plan of a slice whose input's leading size is `_`, at the placeholder count.
-pub(crate) fn slice_plan(desc: &SliceDesc) -> Result<SlicePlan, RuleError> {
+fn slice_plan(desc: &SliceDesc) -> Result<SlicePlan, RuleError> {
     let t = Operand::Input;
     if desc.input.sizes.is_empty() {
         return Err(fault(DynamicFault::Scalar { tensor: t }, Location::Shape(t)));
@@ -261,7 +176,7 @@ pub fn slice_at(desc: &SliceDesc, count: usize) -> Result<SlicePlan, RuleError> 
             sizes.set(0, count);
         }
     }
-    let mut p = d.plan()?;
+    let mut p = d.plan_sizes()?;
     p.dynamic_leading = true;
     Ok(p)
 }
@@ -312,7 +227,7 @@ fn check_window(window: &SliceWindow, rank: usize, size: Option<usize>) -> Resul
 /// no batch dimensions, not DirectML), every later stage keeps the count as its leading size
 /// (slices take that dimension whole, gathers go along another axis with no batch
 /// dimensions), and the chain fuses into one kernel that is the same for every count.
-pub(crate) fn chain_plan(desc: &ChainDesc) -> Result<ChainPlan, RuleError> {
+fn chain_plan(desc: &ChainDesc) -> Result<ChainPlan, RuleError> {
     check_chain(desc).map_err(|e| match e {
         // A stage at or after the count received it as its leading size.
         RuleError::Stage { stage, kind, mut input, error } => {

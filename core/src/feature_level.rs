@@ -7,7 +7,6 @@
 //! lowest accepting level is the first in [`FeatureLevel::ALL`] that takes the descriptor.
 
 use crate::dtype::DType;
-use crate::error::RuleError;
 use crate::rules::RuleSet;
 use std::fmt;
 
@@ -124,6 +123,16 @@ fn first_unsupported(
     None
 }
 
+/// Why a level refuses a descriptor: what it lacks, and the lowest level that takes it (a
+/// [`crate::RuleError::FeatureLevel`] through `?`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Refusal {
+    pub op: DmlOperator,
+    pub level: FeatureLevel,
+    pub unsupported: Unsupported,
+    pub lowest: Option<FeatureLevel>,
+}
+
 /// Checks a DirectML descriptor (its data type, index type for a gather, and DimensionCount)
 /// against the table of `level`.
 pub fn check(
@@ -132,10 +141,10 @@ pub fn check(
     data: DType,
     indices: Option<DType>,
     rank: usize,
-) -> Result<(), RuleError> {
+) -> Result<(), Refusal> {
     match first_unsupported(op, level, data, indices, rank) {
         None => Ok(()),
-        Some(unsupported) => Err(RuleError::FeatureLevel {
+        Some(unsupported) => Err(Refusal {
             op,
             level,
             unsupported,

@@ -74,11 +74,9 @@ pub struct GatherPlan {
 }
 
 impl GatherDesc {
-    /// Applies every rule of the chosen rule set.
-    pub fn plan(&self) -> Result<GatherPlan, RuleError> {
-        if self.dynamic_leading {
-            return crate::dynamic::gather_plan(self);
-        }
+    /// Applies every rule of the chosen rule set to the sizes as written (a `_` size is the
+    /// placeholder count here: [`GatherDesc::plan`], in [`crate::dynamic`], adds its rules).
+    pub(crate) fn plan_sizes(&self) -> Result<GatherPlan, RuleError> {
         let p = plan(self)?;
         // After every other rule: a descriptor broken at any level reports that first.
         if let Some(level) = self.feature_level {

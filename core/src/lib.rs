@@ -1,9 +1,20 @@
 //! The layout model and the rules of stridex: plain functions over plain data, shared by the
-//! `gather!`/`slice!` macros (at expansion time) and the runtime.
+//! `gather!`/`slice!`/`chain!` macros (at expansion time), the run-time builders and the ops.
+//! The rules are written out, with their sources, in the repository's `docs/rules.md`.
 //!
-//! SPEC.md is the contract: section 1 lives in [`layout`] and [`tensor`], section 2 in
-//! [`gather`] and [`rules`], section 3 in [`mod@slice`]. [`kernel`] turns validated plans into the
-//! constant descriptors the CubeCL kernels are specialized on.
+//! Modules in layers; a module imports only from its own layer or those below
+//! (`scripts/check-layers.py` keeps it so in CI):
+//!
+//! 1. vocabulary: [`dims`], [`dtype`], [`limits`], [`layout`], [`rules`] (rule-set names and
+//!    policies), [`feature_level`] (DirectML's support tables);
+//! 2. [`error`]: every fault a rule reports, each with its message;
+//! 3. declared tensors and keys: [`tensor`], [`ranges`], [`keys`];
+//! 4. fixed-size plans: [`gather`], [`mod@slice`], then [`chain`] (stage by stage);
+//! 5. [`kernel`]: the constant descriptors the CubeCL kernels are specialized on, the fused
+//!    chain's included;
+//! 6. [`dynamic`]: a `_` leading count on top, planning the layers below at a count it passes
+//!    down (and the `plan()` entry points, which dispatch to it);
+//! 7. readers of all the above: [`describe`], [`seeds`].
 
 pub mod chain;
 pub mod describe;
@@ -16,19 +27,21 @@ pub mod gather;
 pub mod kernel;
 pub mod keys;
 pub mod layout;
+pub mod limits;
 pub mod ranges;
 pub mod rules;
 pub mod seeds;
 pub mod slice;
 pub mod tensor;
 
-pub use chain::{ChainCount, ChainDesc, ChainKernelDesc, ChainPlan, GatherStage, StageDesc, StagePlan};
+pub use chain::{ChainCount, ChainDesc, ChainPlan, GatherStage, StageDesc, StagePlan};
 pub use dims::{Dims, SignedDims, MAX_RANK};
 pub use dtype::{DType, IndexType};
 pub use dynamic::DynamicFault;
 pub use error::{Location, Operand, RuleError, Window};
 pub use feature_level::FeatureLevel;
 pub use gather::{GatherDesc, GatherDim, GatherPlan};
+pub use kernel::ChainKernelDesc;
 pub use layout::{LayoutKind, Overlap, TensorLayout};
 pub use ranges::SliceRange;
 pub use rules::{GatherRules, OutOfRange, RuleSet, SliceForm};

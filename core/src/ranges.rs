@@ -9,6 +9,7 @@
 //! index `i`, which ndarray uses to drop a dimension, is refused: a slice keeps its rank.
 
 use crate::dims::{Dims, SignedDims};
+pub use crate::error::RangeFault;
 use crate::error::RuleError;
 
 /// One dimension's range as written.
@@ -42,26 +43,6 @@ impl SliceRange {
     pub const fn step(self, step: i64) -> SliceRange {
         SliceRange { step, ..self }
     }
-}
-
-/// What is wrong with one range.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RangeFault {
-    /// A bound outside `[-n, n]` (`end` of `a..=b` outside `[-n, n-1]`).
-    BoundOutside {
-        bound: i64,
-        size: usize,
-    },
-    /// The range selects nothing (SLICE1 copies at least one element per dimension).
-    Empty {
-        start: usize,
-        end: usize,
-    },
-    StepZero,
-    /// A single index (ndarray drops the dimension; a slice keeps it).
-    SingleIndex {
-        index: i64,
-    },
 }
 
 /// The SLICE1 window of `ranges` on an input of `sizes`.

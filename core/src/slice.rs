@@ -69,10 +69,9 @@ pub struct SlicePlan {
 }
 
 impl SliceDesc {
-    pub fn plan(&self) -> Result<SlicePlan, RuleError> {
-        if self.dynamic_leading {
-            return crate::dynamic::slice_plan(self);
-        }
+    /// Applies every rule of the slice's form to the sizes as written (a `_` size is the
+    /// placeholder count here: [`SliceDesc::plan`], in [`crate::dynamic`], adds its rules).
+    pub(crate) fn plan_sizes(&self) -> Result<SlicePlan, RuleError> {
         if self.feature_level.is_some() && self.window.form() != SliceForm::DirectMl {
             return Err(RuleError::FeatureLevelOutsideDirectMl { rules: RuleSet::Slice(self.window.form()) });
         }

@@ -4,6 +4,7 @@ use crate::dims::{Dims, MAX_RANK};
 use crate::dtype::DType;
 use crate::error::{Operand, RuleError};
 use crate::layout::TensorLayout;
+pub use crate::limits::MAX_WORDS;
 use crate::rules::RuleSet;
 
 /// A tensor as a descriptor declares it: element type, sizes and optional strides.
@@ -53,10 +54,6 @@ pub fn layout(tensor: Operand, sizes: Dims, strides: Option<Dims>) -> Result<Ten
         Some(s) => Err(RuleError::StridesLen { tensor, sizes: sizes.len(), strides: s.len() }),
     }
 }
-
-/// The most 32-bit words a buffer may span: kernels address buffers with 32-bit offsets and
-/// round a buffer up to whole vectors of up to four words.
-pub const MAX_WORDS: usize = u32::MAX as usize - 3;
 
 /// Kernels address buffers with 32-bit offsets, in elements (8- and 16-bit lanes) or in words.
 pub fn check_addressable(tensor: Operand, layout: &TensorLayout, elem_bytes: usize) -> Result<(), RuleError> {

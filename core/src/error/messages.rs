@@ -57,7 +57,7 @@ impl fmt::Display for RuleError {
                     f,
                     "size limit: `{tensor}` spans {span}, but stridex kernels address at most {} elements and {} words (32-bit offsets; an axis counts too); split the tensor",
                     u32::MAX,
-                    crate::tensor::MAX_WORDS
+                    crate::limits::MAX_WORDS
                 )
             }
             IndexNotInteger { dtype } => write!(
@@ -265,7 +265,7 @@ impl fmt::Display for RuleError {
                 "slice: s[..] has {ranges} ranges, but the input has {rank} dimension(s); give at most {rank} (dimensions after the last range are taken whole)"
             ),
             Range { dim, fault } => {
-                use crate::ranges::RangeFault;
+                use super::RangeFault;
                 write!(f, "slice: s[..] range {dim}: ")?;
                 match *fault {
                     RangeFault::BoundOutside { bound, size } => write!(
@@ -320,7 +320,7 @@ impl fmt::Display for RuleError {
                 // A chain's `_` count is shown as written.
                 let shown: Vec<String> = input
                     .iter()
-                    .map(|&n| if n == crate::dynamic::COUNT_SHOWN { "_".into() } else { n.to_string() })
+                    .map(|&n| if n == crate::limits::COUNT_SHOWN { "_".into() } else { n.to_string() })
                     .collect();
                 write!(f, "stage {stage} ({kind}), on its input of shape {}: {error}", list(&shown))
             }

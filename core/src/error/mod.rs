@@ -1,7 +1,16 @@
 //! Typed rule violations. Each carries the numbers involved and the place in the descriptor it
 //! belongs to, so the macro can span it on the offending token and the runtime can name it.
 
+mod faults;
 mod messages;
+
+pub use faults::{DynamicFault, RangeFault};
+
+impl From<crate::feature_level::Refusal> for RuleError {
+    fn from(r: crate::feature_level::Refusal) -> RuleError {
+        RuleError::FeatureLevel { op: r.op, level: r.level, unsupported: r.unsupported, lowest: r.lowest }
+    }
+}
 
 use crate::dtype::DType;
 use crate::layout::Overlap;
@@ -266,7 +275,7 @@ pub enum RuleError {
     /// One `s[..]` range that selects no valid window.
     Range {
         dim: usize,
-        fault: crate::ranges::RangeFault,
+        fault: RangeFault,
     },
     /// `s[..]` ranges with another way of giving the window (`rules: onnx`, `offsets`, ...).
     RangesWith {
@@ -279,7 +288,7 @@ pub enum RuleError {
     /// A leading dimension written `_` (known at run time) where the descriptor cannot keep it
     /// the output's leading dimension, or keep one kernel for every count.
     Dynamic {
-        fault: crate::dynamic::DynamicFault,
+        fault: DynamicFault,
         at: Location,
     },
     /// A stage of a chain breaks a rule of its rule set: which stage (1-based), its kind, and

@@ -13,9 +13,11 @@
 //! - [`MoveDesc`] (any layout, single ops): one output word or line per invocation, every
 //!   element slot mapped back to coordinates on its own, with the checks a padded output needs.
 
+mod chain;
 mod rows;
 mod slots;
 
+pub use chain::ChainKernelDesc;
 pub use rows::{RowAccess, RowDim, RowGroup, RowWalk};
 pub use slots::{KernelDim, MoveDesc};
 
@@ -24,8 +26,7 @@ use crate::gather::GatherPlan;
 use crate::rules::OutOfRange;
 use crate::slice::SlicePlan;
 
-/// The most index reads one kernel makes (gathers in one fused chain).
-pub const MAX_READS: usize = 4;
+pub use crate::limits::MAX_READS;
 
 /// How a kernel walks the output.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

@@ -297,7 +297,7 @@ impl RowWalk {
         w
     }
 
-    /// A `_` walk (planned at [`crate::dynamic::PLACEHOLDER`]) for `count` leading steps, with
+    /// A `_` walk (planned at [`crate::limits::PLACEHOLDER`]) for `count` leading steps, with
     /// the buffers of the plan for that count; `None` when its invocations pass `u32`.
     pub fn with_count(
         &self,
@@ -306,7 +306,7 @@ impl RowWalk {
         out: &crate::TensorLayout,
         elem_bytes: usize,
     ) -> Option<RowWalk> {
-        let per_step = self.invocations as usize / crate::dynamic::PLACEHOLDER;
+        let per_step = self.invocations as usize / crate::limits::PLACEHOLDER;
         let mut w = self.clone();
         w.outer[0].size = u32::try_from(count).ok()?;
         w.invocations = u32::try_from(count.checked_mul(per_step)?).ok()?;

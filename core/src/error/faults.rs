@@ -1,0 +1,143 @@
+//! The faults a [`super::RuleError`] carries from the rules that find them, each with its
+//! message beside it.
+
+use super::Operand;
+use crate::dims::{list, Dims};
+use std::fmt;
+
+/// What is wrong with one range.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RangeFault {
+    /// A bound outside `[-n, n]` (`end` of `a..=b` outside `[-n, n-1]`).
+    BoundOutside {
+        bound: i64,
+        size: usize,
+    },
+    /// The range selects nothing (SLICE1 copies at least one element per dimension).
+    Empty {
+        start: usize,
+        end: usize,
+    },
+    StepZero,
+    /// A single index (ndarray drops the dimension; a slice keeps it).
+    SingleIndex {
+        index: i64,
+    },
+}
+
+/// Why a descriptor cannot keep a `_` leading dimension.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DynamicFault {
+    /// DirectML pads every tensor to one DimensionCount with leading 1s.
+    DirectMl,
+    /// `_` on a tensor with no dimension (builders only: the macros read `_` in a size list).
+    Scalar { tensor: Operand },
+    /// The `_` tensor declared with strides: its count is read from a packed length.
+    Strides { tensor: Operand },
+    /// A declared output: its leading size would be the count.
+    Output,
+    /// A gather along another axis: the output leads with the data's dimensions.
+    Axis { axis: usize },
+    /// OpenVINO batch dimensions tie the indices' leading size to the data's.
+    BatchDims { batch_dims: usize },
+    /// A slice window that does not take the `_` dimension whole, forwards, from 0.
+    Window,
+    /// Rows of no element: the count cannot be read from a length.
+    EmptyRows { tensor: Operand },
+    /// No walk of the output stays the same for every count (a guard: every layout the other
+    /// rules admit has one).
+    Layout { output: Dims, elem_bytes: usize },
+    /// Chains: a gather along axis 0 of a tensor whose leading size is the count.
+    GatherAcrossCount,
+    /// Chains: a second `_` (one count per chain).
+    SecondCount,
+    /// Chains: the chain would run stage by stage, and a `_` chain runs as one kernel.
+    Staged,
+    /// Chains: an explicit SLICE1 window after the count (it cannot say `_` there).
+    StageWindow,
+    /// Chains: a descriptor that puts the count on the indices of a stage that is no gather.
+    NoGatherAt { stage: usize },
+    /// Chains: OpenVINO batch dimensions in a gather after the count.
+    BatchDimsAfterCount { batch_dims: usize },
+    /// Chain builder: the data's count declared after stages were added.
+    CountAfterStages,
+}
+
+impl fmt::Display for DynamicFault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use DynamicFault::*;
+        match *self {
+            DirectMl => write!(
+                f,
+                "gather: a `_` leading dimension under DirectML: its tensors have one fixed DimensionCount, padded with leading 1s, so a run-time size cannot lead; write `rules: onnx` or `rules: openvino` (the same values for in-range indices), or give the size"
+            ),
+            Scalar { tensor } => write!(
+                f,
+                "`{tensor}` has no dimension to leave to run time: `_` stands for the leading size of a tensor of rank 1 or more"
+            ),
+            Strides { tensor } => write!(
+                f,
+                "`{tensor}` with a `_` leading dimension is read packed (its count comes from its length): remove `strides [..]`, or give the leading size"
+            ),
+            Output => write!(
+                f,
+                "the output's leading size is the `_` count, known at run time: remove `output` (the result is packed, `[count, ..]`), or give the leading size"
+            ),
+            Axis { axis } => write!(
+                f,
+                "gather: a `_` leading dimension of the indices with `axis: {axis}`: the output leads with the data's dimension 0, not the indices' count; use `axis: 0` (lay the data out with the gathered axis first), or give the indices' size"
+            ),
+            BatchDims { batch_dims } => write!(
+                f,
+                "gather: `batch_dims: {batch_dims}` makes the indices' leading size the data's, so it cannot be `_`; use `batch_dims: 0`, or give the size"
+            ),
+            Window => write!(
+                f,
+                "slice: the window must take the `_` dimension whole, from 0, forwards (its size is known only at run time): write `offsets: [0, ..], sizes: [_, ..], strides: [1, ..]`, `..` as the first s[..] range, or (ONNX) leave axis 0 out of `axes` (or start 0, end i64::MAX, step 1)"
+            ),
+            EmptyRows { tensor } => write!(
+                f,
+                "`{tensor}` has rows of no element after its `_` dimension, so its count cannot be read from its length; give the leading size"
+            ),
+            GatherAcrossCount => write!(
+                f,
+                "gather: `axis: 0` of a tensor whose leading size is the `_` count would replace the count with the indices' dimensions; gather along another axis (the count stays the output's leading size), or give the size"
+            ),
+            SecondCount => write!(
+                f,
+                "a chain has one `_` count: the leading size of its data or of one gather's indices, which every later stage keeps as its leading size; give this size"
+            ),
+            StageWindow => write!(
+                f,
+                "slice: after the chain's `_` count, a stage takes its dimension whole; write the window as `s[..]` ranges with `..` first (`s[.., 8..56, ..]`), or with ONNX keys that leave axis 0 out of `axes`"
+            ),
+            BatchDimsAfterCount { batch_dims } => write!(
+                f,
+                "gather: `batch_dims: {batch_dims}` ties the indices' leading sizes to the data's, whose leading size is the chain's `_` count; use `batch_dims: 0`, or give the size"
+            ),
+            CountAfterStages => write!(
+                f,
+                "`Chain::dynamic_leading()` comes before the chain's stages: each stage is checked against the shape it receives as it is added; call it right after `Chain::data`"
+            ),
+            NoGatherAt { stage } => write!(
+                f,
+                "the chain's `_` count is put on the indices of stage {stage}, which is not a gather; put it on a gather's indices or on the data"
+            ),
+            Staged => write!(
+                f,
+                "a chain with a `_` count runs as one kernel, and this one would run stage by stage (an intermediate tensor is empty, or the result's rows are not whole 32-bit words); give the leading size"
+            ),
+            Layout { output, elem_bytes } => {
+                let mut shown: Vec<String> = output.iter().map(|n| n.to_string()).collect();
+                if let Some(first) = shown.first_mut() {
+                    *first = "_".into();
+                }
+                write!(
+                    f,
+                    "a `_` leading dimension: no kernel for the output {} of {elem_bytes}-byte elements stays the same for every count; give the leading size",
+                    list(&shown)
+                )
+            }
+        }
+    }
+}
