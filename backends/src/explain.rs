@@ -1,8 +1,8 @@
-//! The generated source of a kernel, without a device: the kernel struct that
-//! `#[cube(launch_unchecked)]` generates (`RowsKernel` etc.) is built with the settings its
-//! launcher uses and offline device properties, its `define()` gives the definition, and the
-//! compiler a runtime would use (with the options that runtime sets) turns it into source, so a
-//! user can see exactly what their macro emits. `tests/explain.rs` checks on a device that the
+//! The generated source of a kernel, without a device: each kernel's definition
+//! ([`crate::kernels`]: the kernel struct `#[cube(launch_unchecked)]` generates, built with the
+//! settings its launcher uses and offline device properties) goes through the compiler a runtime
+//! would use, with the options that runtime sets, so a user can see exactly what their macro
+//! emits. `tests/explain.rs` checks on a device that the
 //! kernel launched and the kernel explained compile to the same WGSL.
 
 // A build with no runtime that has a source dialect (`cpu` alone) answers every dialect with an
@@ -10,14 +10,10 @@
 #![cfg_attr(not(any(feature = "wgpu", feature = "cuda")), allow(dead_code, unused_imports, unused_variables))]
 
 use crate::error::Error;
-use crate::kernels::{gather_kernel, rows_kernel, slice_kernel};
-use cubecl::ir::{
-    DeviceIdentity, DeviceProperties, HardwareProperties, MemoryDeviceProperties, TargetProperties,
-};
+use crate::kernels::{ChainKernel, Launch};
 use cubecl::prelude::*;
 use cubecl::Compiler;
-use std::sync::Arc;
-use stridex_core::kernel::{GatherKernelDesc, RowWalk, SliceKernelDesc, Walk};
+use stridex_core::kernel::{GatherKernelDesc, SliceKernelDesc};
 
 /// A language a kernel is compiled to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -46,124 +42,6 @@ impl Dialect {
     }
 }
 
-/// Invocations per cube, as `launch` uses them.
-const CUBE_DIM: u32 = 256;
-
-/// What the launcher of a `launch_unchecked` kernel sets.
-fn settings() -> KernelSettings {
-    KernelSettings::new(CubeDim::new_1d(CUBE_DIM).into(), ExecutionMode::Unchecked, AddressType::U32)
-}
-
-/// Device properties for a definition made without a device. The kernels read none of them
-/// (they query no plane size, shared memory or feature); `define` only carries them.
-fn offline_device() -> Arc<DeviceProperties> {
-    let hardware = HardwareProperties {
-        load_width: 128,
-        vector_register_count: None,
-        plane_size_min: 32,
-        plane_size_max: 32,
-        max_bindings: 16,
-        max_shared_memory_size: 0,
-        max_cube_count: (65535, 65535, 65535),
-        max_units_per_cube: 1024,
-        max_cube_dim: (1024, 1024, 64),
-        num_streaming_multiprocessors: None,
-        num_cpu_cores: None,
-        last_level_cache_size: None,
-        num_tensor_cores: None,
-        min_tensor_cores_dim: None,
-        max_vector_size: 4,
-        cube_mma_reserved_shared_memory: 0,
-    };
-    Arc::new(DeviceProperties::new(
-        Default::default(),
-        MemoryDeviceProperties::new(u64::MAX, 32),
-        hardware,
-        cubecl::profile::TimingMethod::System,
-        DeviceIdentity::default(),
-    ))
-}
-
-const BUFFER: BufferCompilationArg = BufferCompilationArg { inplace: None };
-
-fn gather_definition(k: &GatherKernelDesc) -> KernelDefinition {
-    match &k.walk {
-        Walk::Rows(w) => rows_definition(w),
-        Walk::Slots(m) => gather_kernel::GatherKernel::new(
-            settings(),
-            offline_device(),
-            Arc::new(TargetProperties::default()),
-            BUFFER,
-            BUFFER,
-            BUFFER,
-            BUFFER,
-            (),
-            (),
-            m.line as usize,
-            m.count_free(),
-            k.index,
-        )
-        .define(),
-    }
-}
-
-fn slice_definition(k: &SliceKernelDesc) -> KernelDefinition {
-    match &k.walk {
-        Walk::Rows(w) => rows_definition(w),
-        Walk::Slots(m) => slice_kernel::SliceKernel::new(
-            settings(),
-            offline_device(),
-            Arc::new(TargetProperties::default()),
-            BUFFER,
-            BUFFER,
-            BUFFER,
-            (),
-            (),
-            m.line as usize,
-            m.count_free(),
-        )
-        .define(),
-    }
-}
-
-fn rows_definition(w: &RowWalk) -> KernelDefinition {
-    rows_kernel::RowsKernel::new(
-        settings(),
-        offline_device(),
-        Arc::new(TargetProperties::default()),
-        BUFFER,
-        BUFFER,
-        BUFFER,
-        BUFFER,
-        BUFFER,
-        BUFFER,
-        BUFFER,
-        (),
-        w.src_line() as usize,
-        w.line as usize,
-        w.count_free(),
-    )
-    .define()
-}
-
-/// Which kernel to explain.
-pub(crate) enum Kernel<'a> {
-    Gather(&'a GatherKernelDesc),
-    Slice(&'a SliceKernelDesc),
-    /// A fused chain's row walk.
-    Rows(&'a RowWalk),
-}
-
-impl Kernel<'_> {
-    fn definition(&self) -> KernelDefinition {
-        match self {
-            Kernel::Gather(k) => gather_definition(k),
-            Kernel::Slice(k) => slice_definition(k),
-            Kernel::Rows(w) => rows_definition(w),
-        }
-    }
-}
-
 fn unavailable(dialect: Dialect, feature: &str) -> Error {
     Error::NoDevice(format!("{dialect:?} source needs stridex built with the `{feature}` feature"))
 }
@@ -172,18 +50,32 @@ fn compiled(e: impl std::fmt::Debug) -> Error {
     Error::Device(format!("kernel compilation failed: {e:?}"))
 }
 
-pub(crate) fn source(kernel: Kernel<'_>, dialect: Dialect) -> Result<String, Error> {
-    // Expansion panics on a kernel it cannot express; report that as an error.
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| compile(&kernel, dialect)))
-        .unwrap_or_else(|_| Err(Error::Device("the kernel failed to expand".into())))
+/// The source of `kernel`'s definitions in `dialect`: one kernel, or a chain's stages, each
+/// headed `// stage k` (an empty stage: `// (empty output: no kernel)`).
+pub(crate) fn source(kernel: &impl Launch, dialect: Dialect) -> Result<String, Error> {
+    let mut all = String::new();
+    for (heading, definition) in kernel.definitions() {
+        if let Some(h) = heading {
+            all += &format!("// {h}\n");
+        }
+        match definition {
+            // Expansion panics on a kernel it cannot express; report that as an error.
+            Some(d) => {
+                all += &std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| compile(d, dialect)))
+                    .unwrap_or_else(|_| Err(Error::Device("the kernel failed to expand".into())))?
+            }
+            None => all += "// (empty output: no kernel)\n",
+        }
+    }
+    Ok(all)
 }
 
-fn compile(kernel: &Kernel<'_>, dialect: Dialect) -> Result<String, Error> {
+fn compile(definition: KernelDefinition, dialect: Dialect) -> Result<String, Error> {
     match dialect {
         #[cfg(feature = "wgpu")]
         Dialect::Wgsl => {
             let options = cubecl::WgpuCompilationOptions::default();
-            let out = cubecl::wgpu::WgslCompiler.compile(kernel.definition(), &options).map_err(compiled)?;
+            let out = cubecl::wgpu::WgslCompiler.compile(definition, &options).map_err(compiled)?;
             Ok(out.to_string())
         }
         #[cfg(feature = "vulkan")]
@@ -196,7 +88,7 @@ fn compile(kernel: &Kernel<'_>, dialect: Dialect) -> Result<String, Error> {
             options.vulkan.max_vector_size = 4;
             options.vulkan.push_constant_size = 128;
             let out = cubecl::wgpu::vulkan::VkSpirvCompiler::default()
-                .compile(kernel.definition(), &options)
+                .compile(definition, &options)
                 .map_err(compiled)?;
             Ok(out.to_string())
         }
@@ -204,7 +96,7 @@ fn compile(kernel: &Kernel<'_>, dialect: Dialect) -> Result<String, Error> {
         Dialect::Cuda { arch } => {
             use cubecl::cuda::compiler::CudaBackend;
             let out = cubecl::cuda::CudaCompiler::new(CudaBackend::Cpp)
-                .compile(kernel.definition(), &cuda_options(arch))
+                .compile(definition, &cuda_options(arch))
                 .map_err(compiled)?;
             Ok(out.to_string())
         }
@@ -239,18 +131,18 @@ pub fn cuda_options(arch: u32) -> cubecl::cuda::CudaCompilationOptions {
 /// The kernel source of a gather descriptor (`None` for an empty output: no kernel).
 pub fn gather_source(desc: &stridex_core::GatherDesc, dialect: Dialect) -> Result<Option<String>, Error> {
     let plan = desc.plan()?;
-    GatherKernelDesc::new(&plan).map(|k| source(Kernel::Gather(&k), dialect)).transpose()
+    GatherKernelDesc::new(&plan).map(|k| source(&k, dialect)).transpose()
 }
 
 /// The kernel source of a slice descriptor (`None` for an empty output: no kernel).
 pub fn slice_source(desc: &stridex_core::SliceDesc, dialect: Dialect) -> Result<Option<String>, Error> {
     let plan = desc.plan()?;
-    SliceKernelDesc::new(&plan).map(|k| source(Kernel::Slice(&k), dialect)).transpose()
+    SliceKernelDesc::new(&plan).map(|k| source(&k, dialect)).transpose()
 }
 
 /// The kernel source of a chain descriptor: one kernel where the chain fuses, else each
 /// stage's (`None` for an empty output: no kernel).
 pub fn chain_source(desc: &stridex_core::ChainDesc, dialect: Dialect) -> Result<Option<String>, Error> {
     let plan = desc.plan()?;
-    crate::ops::chain::chain_kernel(&plan).map(|k| crate::ops::chain::kernel_source(&k, dialect)).transpose()
+    ChainKernel::of(&plan).map(|k| source(&k, dialect)).transpose()
 }

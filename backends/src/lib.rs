@@ -1,5 +1,11 @@
-//! The runtime side of stridex: CubeCL kernels (one gather, one slice), devices, launch and
-//! read-back. Features: `wgpu` (default), `vulkan` (wgpu through SPIR-V), `cuda`, `cpu`.
+//! The runtime side of stridex: the CubeCL kernels with their launchers, devices, the ops (one
+//! [`Op`] over each op kind), run-time builders and Burn interop. Features: `wgpu` (default),
+//! `vulkan` (wgpu through SPIR-V), `cuda`, `cpu`, `burn`.
+//!
+//! Modules in layers, lowest first (`scripts/check-layers.py` keeps it so): `element`, `error`,
+//! `staging`, `tensor`; `launch` (uploads, status words, cube sizes, waiting); `kernels` (each
+//! kernel's `#[cube]` code, launcher and definition); `explain` and `device`; `buffers` and
+//! `ops`; `builder` and `burn`.
 
 pub mod buffers;
 mod builder;
@@ -24,6 +30,10 @@ pub use error::Error;
 #[cfg(feature = "cuda")]
 pub use explain::cuda_options;
 pub use explain::Dialect;
-pub use ops::{ChainKernel, ChainOp, GatherOp, IndexBuffer, IndexBuffers, IndexTypes, SliceOp, StageKernel};
+pub use kernels::{ChainKernel, StageKernel};
+pub use ops::{
+    ChainKind, ChainOp, GatherKind, GatherOp, IndexBuffer, IndexBuffers, IndexTypes, Op, OpKind, SliceKind,
+    SliceOp,
+};
 pub use stridex_core as core;
 pub use tensor::Tensor;

@@ -8,7 +8,8 @@ use super::{
 };
 use crate::element::{Element, IndexElement};
 use crate::error::Error;
-use crate::ops::chain::{check_read_back, checked_gathers, gathers, in_stage, output_buffer};
+use crate::ops::chain::output_buffer;
+use crate::ops::{check_read_back, checked_gathers, gathers, in_stage};
 use crate::ops::{ChainOp, IndexTypes};
 use burn_cubecl::tensor::CubeTensor;
 use burn_tensor::{Int, Tensor};

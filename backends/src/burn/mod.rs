@@ -246,7 +246,7 @@ fn gather_fused<T: Element, J: IndexElement>(
     fusion::check_packed(Operand::Indices, &plan.indices)?;
     if plan.out_of_range == OutOfRange::Error && !plan.output.is_empty() {
         let values = J::from_bytes(&fusion::read_back(&indices)?);
-        if let e @ Error::IndexOutOfRange { .. } = crate::ops::gather::first_bad_index(&plan, &values) {
+        if let e @ Error::IndexOutOfRange { .. } = crate::ops::first_bad_index(&plan, &values) {
             return Err(e);
         }
     }

@@ -1,7 +1,11 @@
 use super::index::read_index;
-use super::{locate, mark_ran, read_lane};
+use super::{locate, mark_ran, offline_device, read_lane, rows, settings, Launch, BUFFER};
+use crate::launch::{self, Queued};
+use cubecl::ir::TargetProperties;
 use cubecl::prelude::*;
-use stridex_core::kernel::{IndexRead, MoveDesc};
+use cubecl::server::Handle;
+use std::sync::Arc;
+use stridex_core::kernel::{GatherKernelDesc, IndexRead, MoveDesc, Walk};
 
 /// Gather: invocation `ABSOLUTE_POS` writes output word (or vector of words) `ABSOLUTE_POS`.
 #[allow(clippy::too_many_arguments)]
@@ -68,4 +72,70 @@ fn gather_lanes<N: Size>(
         }
     }
     output[pos] = Vector::new(out);
+}
+
+impl Launch for GatherKernelDesc {
+    fn first_walk(&self) -> Option<&Walk> {
+        Some(&self.walk)
+    }
+
+    fn last_walk(&self) -> Option<&Walk> {
+        Some(&self.walk)
+    }
+
+    /// `inputs`: the data, then the indices.
+    fn queue(&self, client: &Client, inputs: &[&Handle], output: &Handle) -> Vec<Queued> {
+        let (data, indices) = (inputs[0], inputs[1]);
+        let status = launch::status(client);
+        let index_words = indices.size_in_used() as usize / 4;
+        // SAFETY: `launch_unchecked` skips bounds checks. The kernel reads data words below
+        // `src_words`, index words below the indices' minimum length, and writes output words
+        // below `out_words`: the descriptor was derived from a plan that passed every rule of
+        // stridex-core (checked by the macro at compile time and again when the op was built;
+        // for a `_` op, at this launch's count, when it was known: see `rows::queue`), and the
+        // caller checked each buffer against those lengths (`check_handle`, or `upload`'s
+        // sizing). Out-of-range indices are clamped or never dereferenced (`read_index`).
+        unsafe {
+            match &self.walk {
+                Walk::Rows(w) => rows::queue(client, w, &[indices], data, output, &status),
+                Walk::Slots(m) => gather_kernel::launch_unchecked(
+                    client,
+                    launch::cube_count(client, m.invocations),
+                    launch::cube_dim(client),
+                    m.line as usize,
+                    BufferArg::from_raw_parts(data.clone(), m.src_words as usize),
+                    BufferArg::from_raw_parts(indices.clone(), index_words),
+                    BufferArg::from_raw_parts(output.clone(), m.out_words as usize),
+                    BufferArg::from_raw_parts(status.clone(), 2),
+                    m.invocations,
+                    m.out_slots,
+                    m.count_free(),
+                    self.index,
+                ),
+            }
+        }
+        vec![Queued::new(status)]
+    }
+
+    fn definitions(&self) -> Vec<(Option<String>, Option<KernelDefinition>)> {
+        let definition = match &self.walk {
+            Walk::Rows(w) => rows::definition(w),
+            Walk::Slots(m) => gather_kernel::GatherKernel::new(
+                settings(),
+                offline_device(),
+                Arc::new(TargetProperties::default()),
+                BUFFER,
+                BUFFER,
+                BUFFER,
+                BUFFER,
+                (),
+                (),
+                m.line as usize,
+                m.count_free(),
+                self.index,
+            )
+            .define(),
+        };
+        vec![(None, Some(definition))]
+    }
 }

@@ -1,26 +1,87 @@
-//! The CubeCL kernels, each specialized by a comptime descriptor from `stridex_core::kernel`:
-//! the row kernel (gathers and slices whose output rows are whole vector lines), and a gather
-//! and a slice kernel for any layout (the slot walk), sharing the `#[cube]` pieces below.
+//! The CubeCL kernels, each specialized by a comptime descriptor from `stridex_core::kernel`,
+//! with its launcher and its definition (what `explain` compiles) beside its `#[cube]` code:
+//! the row kernel (`rows`: gathers, slices and fused chains whose output rows are whole
+//! vector lines), and a gather and a slice kernel for any layout (the slot walk), sharing the
+//! `#[cube]` pieces below. `Launch` is what an op needs of a kernel descriptor: queue it on
+//! buffers, size its buffers, and define it for `explain`.
 //!
 //! Buffers are arrays of 32-bit words (or vectors of them): data movement does not care about
 //! types, and WGSL has no 8-, 16- or 64-bit storage. Index arithmetic is 32-bit (`usize` under
 //! CubeCL's default 32-bit address type); every divisor is a literal.
 
+mod chain;
 mod gather;
 mod index;
 mod rows;
 mod slice;
 
+pub use crate::launch::RAN_MARKER;
+pub use chain::{ChainKernel, StageKernel};
 pub use gather::gather_kernel;
 pub use rows::rows_kernel;
 pub use slice::slice_kernel;
 
+use crate::launch::{Queued, CUBE_DIM};
+use cubecl::ir::{DeviceIdentity, DeviceProperties, HardwareProperties, MemoryDeviceProperties};
 use cubecl::prelude::*;
-use stridex_core::kernel::MoveDesc;
+use cubecl::server::Handle;
+use std::sync::Arc;
+use stridex_core::kernel::{MoveDesc, Walk};
 
-/// Written to `status[1]` by invocation 0. CubeCL drops a launch whose kernel fails to expand
-/// or compile with only a log line; a missing marker turns that into an error.
-pub const RAN_MARKER: u32 = 0x5354_5844;
+/// A kernel descriptor stridex queues and explains: one kernel, or a chain's kernels.
+pub(crate) trait Launch {
+    /// The walk of the kernel that reads the op's first input (`None`: it launches nothing).
+    fn first_walk(&self) -> Option<&Walk>;
+
+    /// The walk of the kernel that writes the op's output (`None`: it launches nothing).
+    fn last_walk(&self) -> Option<&Walk>;
+
+    /// Queues the kernel(s) on `inputs` (the data or input, then each index buffer the walks
+    /// read, in order) and `output`, buffers the caller checked against the descriptor.
+    fn queue(&self, client: &Client, inputs: &[&Handle], output: &Handle) -> Vec<Queued>;
+
+    /// The kernel definitions, as `explain` compiles them: each with a heading where there is
+    /// more than one, `None` for a stage that launches nothing.
+    fn definitions(&self) -> Vec<(Option<String>, Option<KernelDefinition>)>;
+}
+
+/// What the launcher of a `launch_unchecked` kernel sets, for a definition made offline.
+fn settings() -> KernelSettings {
+    KernelSettings::new(CubeDim::new_1d(CUBE_DIM).into(), ExecutionMode::Unchecked, AddressType::U32)
+}
+
+/// Device properties for a definition made without a device. The kernels read none of them
+/// (they query no plane size, shared memory or feature); `define` only carries them.
+fn offline_device() -> Arc<DeviceProperties> {
+    let hardware = HardwareProperties {
+        load_width: 128,
+        vector_register_count: None,
+        plane_size_min: 32,
+        plane_size_max: 32,
+        max_bindings: 16,
+        max_shared_memory_size: 0,
+        max_cube_count: (65535, 65535, 65535),
+        max_units_per_cube: 1024,
+        max_cube_dim: (1024, 1024, 64),
+        num_streaming_multiprocessors: None,
+        num_cpu_cores: None,
+        last_level_cache_size: None,
+        num_tensor_cores: None,
+        min_tensor_cores_dim: None,
+        max_vector_size: 4,
+        cube_mma_reserved_shared_memory: 0,
+    };
+    Arc::new(DeviceProperties::new(
+        Default::default(),
+        MemoryDeviceProperties::new(u64::MAX, 32),
+        hardware,
+        cubecl::profile::TimingMethod::System,
+        DeviceIdentity::default(),
+    ))
+}
+
+/// A buffer argument of a definition: read and written in place of nothing.
+const BUFFER: BufferCompilationArg = BufferCompilationArg { inplace: None };
 
 /// Marks the launch as having run (see [`RAN_MARKER`]).
 #[cube]

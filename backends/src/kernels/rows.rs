@@ -1,6 +1,10 @@
 use super::index::index_of;
-use super::{mark_ran, read_lane};
+use super::{mark_ran, offline_device, read_lane, settings, BUFFER};
+use crate::launch;
+use cubecl::ir::TargetProperties;
 use cubecl::prelude::*;
+use cubecl::server::Handle;
+use std::sync::Arc;
 use stridex_core::kernel::{ReadDesc, RowAccess, RowWalk};
 
 /// The row walk, for gathers, slices and fused chains alike: invocation `ABSOLUTE_POS` writes
@@ -669,4 +673,125 @@ fn zero_element<NO: Size>(v: &mut Vector<u32, NO>, #[comptime] k: usize, #[compt
         let mask = comptime!((((1u64 << bits) - 1) << ((k % lanes) * bits)) as u32);
         v.insert(word, v.extract(word) & comptime!(!mask));
     }
+}
+
+/// The most lines of a row one invocation moves on CubeCL's CPU runtime (64 KiB of 16-byte
+/// lines). Measured on the bench's beam reorder (rows of 16384 lines, three runs each):
+/// 256 lines 15.6-18.6 GB/s, 1024 lines 16.3-33.0, 4096 lines 19.4-37.8.
+const CPU_TILE_MAX: u32 = 4096;
+
+/// Lines of a row per invocation on CubeCL's CPU runtime, where an invocation costs far more
+/// than on a GPU or lavapipe (measured there: a row gather moving 4 vectors per invocation
+/// reached 15 GB/s, 64 vectors 27 GB/s, 256 vectors 35 GB/s): the longest tile of lines that
+/// divides the row, up to [`CPU_TILE_MAX`], keeping at least 64 invocations for the cores.
+/// Lines read whole (forwards or reversed) or element by element (with a group, each line of
+/// the tile is that line of every row of the group: columns of f32 went from 3.5-5.3 to
+/// 8.5-10.6 GB/s). Elements narrower than a word keep their tile: a loop of lanes packed into
+/// words measured slower (columns of u8, four runs: 1.44-1.91 GB/s with the walk's tile, 1.0-1.4
+/// with 8 lines, 0.75-1.35 with 128); so do transposed blocks. `None` keeps the walk's tile.
+fn cpu_tile(w: &RowWalk, invocations: u32) -> Option<u32> {
+    let whole_lines = matches!(w.access, RowAccess::Lines | RowAccess::ReversedLines) && w.group.is_none();
+    let whole_elements = w.access == RowAccess::Elements && w.lanes == 1;
+    if !(whole_lines || whole_elements) || w.spread {
+        return None;
+    }
+    let rows = u64::from(invocations) * u64::from(w.tile) / u64::from(w.row_lines.max(1));
+    (1..=w.row_lines.min(CPU_TILE_MAX))
+        .rev()
+        .find(|&t| w.row_lines % t == 0 && rows * u64::from(w.row_lines / t) >= 64)
+        .filter(|&t| t > w.tile)
+}
+
+/// Queues the row kernel on `data`, the index buffers its reads name (in buffer order; the
+/// status buffer stands in for those a walk does not read), and `output`.
+///
+/// # Safety
+/// As for a gather (`GatherKernelDesc::queue`): the buffers hold the words the walk touches. For a `_` walk, `w` is the
+/// walk for one count (`RowWalk::with_count`): its invocation limit and buffer lengths come from
+/// the plan for that count, which passed every rule when the count was known, and the kernel
+/// it launches (specialized on the count-free walk) touches nothing past them.
+pub(super) unsafe fn queue(
+    client: &Client,
+    w: &RowWalk,
+    indices: &[&Handle],
+    data: &Handle,
+    output: &Handle,
+    status: &Handle,
+) {
+    // The count-free walk is what the kernel is specialized on: for a `_` walk, every count
+    // shares one compiled kernel, bounded by `limit`, with buffers of this count's lengths.
+    let (mut limit, src_words, out_words) = (w.invocations, w.src_words as usize, w.out_words as usize);
+    let mut w = w.count_free();
+    w.spread = tile_spread(client);
+    if launch::is_cpu(client) {
+        if let Some(tile) = cpu_tile(&w, limit) {
+            // Both tiles divide the row: `limit` is rows * row_lines / tile exactly, and so is
+            // the new count (the new tile need not be a multiple of the old: 6 lines after 4).
+            let rows = limit / (w.row_lines / w.tile);
+            limit = rows * (w.row_lines / tile);
+            if !w.dynamic {
+                w.invocations = limit;
+            }
+            w.tile = tile;
+        }
+    }
+    let index = |i: usize| match indices.get(i) {
+        // SAFETY: (of the caller) the index buffer holds the words the reads touch.
+        Some(h) => unsafe { BufferArg::from_raw_parts(h.to_owned().clone(), h.size_in_used() as usize / 4) },
+        None => unsafe { BufferArg::from_raw_parts(status.clone(), 2) },
+    };
+    unsafe {
+        rows_kernel::launch_unchecked(
+            client,
+            launch::cube_count(client, limit),
+            launch::cube_dim(client),
+            w.src_line() as usize,
+            w.line as usize,
+            BufferArg::from_raw_parts(data.clone(), src_words),
+            index(0),
+            index(1),
+            index(2),
+            index(3),
+            BufferArg::from_raw_parts(output.clone(), out_words),
+            BufferArg::from_raw_parts(status.clone(), 2),
+            limit,
+            w,
+        );
+    }
+}
+
+/// The row kernel's definition for `w`, as its launcher specializes it (for `explain`).
+pub(super) fn definition(w: &RowWalk) -> KernelDefinition {
+    rows_kernel::RowsKernel::new(
+        settings(),
+        offline_device(),
+        Arc::new(TargetProperties::default()),
+        BUFFER,
+        BUFFER,
+        BUFFER,
+        BUFFER,
+        BUFFER,
+        BUFFER,
+        BUFFER,
+        (),
+        w.src_line() as usize,
+        w.line as usize,
+        w.count_free(),
+    )
+    .define()
+}
+
+/// Whether a row kernel's tile spreads through its row (neighbouring invocations on
+/// neighbouring lines: what GPUs coalesce) or takes consecutive lines (measured faster on
+/// lavapipe, where an invocation is a SIMD lane of a CPU thread). GPUs spread; wgpu's adapters
+/// are mostly GPUs, but stridex cannot tell lavapipe from one through a bare client, and its CI
+/// device is lavapipe: wgpu takes consecutive lines unless `STRIDEX_TILE=spread`.
+fn tile_spread(client: &Client) -> bool {
+    static FORCED: std::sync::OnceLock<Option<bool>> = std::sync::OnceLock::new();
+    let forced = *FORCED.get_or_init(|| match std::env::var("STRIDEX_TILE").as_deref() {
+        Ok("spread") => Some(true),
+        Ok("consecutive") => Some(false),
+        _ => None,
+    });
+    forced.unwrap_or_else(|| matches!(client.name(), "cuda" | "hip"))
 }

@@ -1,6 +1,10 @@
-use super::{locate, mark_ran, read_lane};
+use super::{locate, mark_ran, offline_device, read_lane, rows, settings, Launch, BUFFER};
+use crate::launch::{self, Queued};
+use cubecl::ir::TargetProperties;
 use cubecl::prelude::*;
-use stridex_core::kernel::MoveDesc;
+use cubecl::server::Handle;
+use std::sync::Arc;
+use stridex_core::kernel::{MoveDesc, SliceKernelDesc, Walk};
 
 /// Slice: invocation `ABSOLUTE_POS` writes output word (or vector of words) `ABSOLUTE_POS`.
 #[cube(launch_unchecked)]
@@ -42,5 +46,62 @@ pub fn slice_kernel<N: Size>(
             }
             output[pos] = Vector::new(out);
         }
+    }
+}
+
+impl Launch for SliceKernelDesc {
+    fn first_walk(&self) -> Option<&Walk> {
+        Some(&self.walk)
+    }
+
+    fn last_walk(&self) -> Option<&Walk> {
+        Some(&self.walk)
+    }
+
+    /// `inputs`: the input.
+    fn queue(&self, client: &Client, inputs: &[&Handle], output: &Handle) -> Vec<Queued> {
+        let input = inputs[0];
+        let status = launch::status(client);
+        // SAFETY: as for a gather (`GatherKernelDesc::queue`): the descriptor comes from a plan
+        // that passed every rule (window inside the input, output disjoint), and the buffers
+        // hold at least `src_words` and `out_words` words.
+        unsafe {
+            match &self.walk {
+                Walk::Rows(w) => rows::queue(client, w, &[], input, output, &status),
+                Walk::Slots(m) => slice_kernel::launch_unchecked(
+                    client,
+                    launch::cube_count(client, m.invocations),
+                    launch::cube_dim(client),
+                    m.line as usize,
+                    BufferArg::from_raw_parts(input.clone(), m.src_words as usize),
+                    BufferArg::from_raw_parts(output.clone(), m.out_words as usize),
+                    BufferArg::from_raw_parts(status.clone(), 2),
+                    m.invocations,
+                    m.out_slots,
+                    m.count_free(),
+                ),
+            }
+        }
+        vec![Queued::new(status)]
+    }
+
+    fn definitions(&self) -> Vec<(Option<String>, Option<KernelDefinition>)> {
+        let definition = match &self.walk {
+            Walk::Rows(w) => rows::definition(w),
+            Walk::Slots(m) => slice_kernel::SliceKernel::new(
+                settings(),
+                offline_device(),
+                Arc::new(TargetProperties::default()),
+                BUFFER,
+                BUFFER,
+                BUFFER,
+                (),
+                (),
+                m.line as usize,
+                m.count_free(),
+            )
+            .define(),
+        };
+        vec![(None, Some(definition))]
     }
 }

@@ -1,12 +1,12 @@
 //! Test support (feature `test-support`): runs with every buffer between guard regions that
 //! must come back untouched, and inputs that must come back unchanged.
 
-use super::gather::first_bad_index;
-use super::{GatherOp, SliceOp};
+use super::{first_bad_index, GatherOp, SliceOp};
 use crate::device::{with_client, Device};
 use crate::element::{Element, IndexElement};
 use crate::error::Error;
-use crate::launch::{read, Queue};
+use crate::kernels::Launch;
+use crate::launch::{read, wait_all};
 use crate::tensor::Tensor;
 use cubecl::prelude::*;
 use cubecl::server::Handle;
@@ -14,7 +14,7 @@ use stridex_core::Operand;
 
 /// Runs `kernel` on guarded copies of `inputs` (each padded to the bytes the kernel needs) and a
 /// zeroed, guarded output of `out_bytes`: whether an index was flagged, and the output bytes.
-fn run_guarded<K: Queue>(
+fn run_guarded<K: Launch>(
     device: &Device,
     kernel: &K,
     inputs: &[(Operand, Vec<u8>)],
@@ -23,8 +23,8 @@ fn run_guarded<K: Queue>(
     with_client!(device, c => {
         let buffers: Vec<_> = inputs.iter().map(|(_, bytes)| guarded(c, bytes)).collect();
         let o = guarded(c, &vec![0; out_bytes]);
-        let views: Vec<_> = buffers.iter().map(|g| g.view.clone()).collect();
-        let (flagged, _) = kernel.queue(c, &views, &o.view).wait(c, vec![])?;
+        let views: Vec<&Handle> = buffers.iter().map(|g| &g.view).collect();
+        let (flagged, _) = wait_all(c, kernel.queue(c, &views, &o.view), vec![])?;
         for (g, (tensor, bytes)) in buffers.into_iter().zip(inputs) {
             if unguard(c, g, *tensor)? != *bytes {
                 return Err(Error::Device(format!("the `{tensor}` buffer was written")));
@@ -44,8 +44,7 @@ impl<T: Element, I: IndexElement> GatherOp<T, I> {
     /// [`GatherOp::run_on`] with guard regions (feature `test-support`; not a stable API).
     #[doc(hidden)]
     pub fn __run_guarded(&self, device: &Device, data: &[T], indices: &[I]) -> Result<Tensor<T>, Error> {
-        self.check_lens(data, indices)?;
-        let (plan, kernel) = self.at(self.count_of(indices)?, "run")?;
+        let (plan, kernel) = self.checked_at(data, indices)?;
         let Some(kernel) = kernel else { return Ok(Tensor::from_bytes(&plan.output, &[])) };
         let bytes_of = |t| Self::bytes(&plan, Some(&kernel), t);
         let inputs = [
@@ -64,8 +63,7 @@ impl<T: Element> SliceOp<T> {
     /// [`SliceOp::run_on`] with guard regions (feature `test-support`; not a stable API).
     #[doc(hidden)]
     pub fn __run_guarded(&self, device: &Device, input: &[T]) -> Result<Tensor<T>, Error> {
-        let (plan, kernel) = self.at(self.count_of(input)?, "run")?;
-        super::check_len(Operand::Input, &plan.input, input.len())?;
+        let (plan, kernel) = self.checked_at(input)?;
         let Some(kernel) = kernel else { return Ok(Tensor::from_bytes(&plan.output, &[])) };
         let bytes_of = |t| Self::bytes(&plan, Some(&kernel), t);
         let inputs = [(Operand::Input, padded(&T::bytes(input), bytes_of(Operand::Input)))];

@@ -1,28 +1,275 @@
-//! The ops a macro (or a runtime builder) produces. What a gather and a slice share lives here:
-//! the validated plan built once, the checks of host buffers, and one path that uploads, queues
-//! and reads back any kernel ([`launch::Queue`]).
+//! The ops a macro (or a run-time builder) produces: one [`Op`] over an [`OpKind`] (gather,
+//! slice, chain). What every kind shares lives here: the validated plan and kernel built once,
+//! the plan and kernel of a `_` op at a count, buffer sizes, the checks of host and device
+//! buffers, and one path that uploads, queues and reads back any kernel ([`Launch`]). Each
+//! kind's file adds what only it has: its buffers' types (`run`, `launch`) and its index checks.
 
 pub(crate) mod chain;
+mod error_policy;
 pub(crate) mod gather;
 #[cfg(feature = "test-support")]
 mod guarded;
+mod index_buffers;
 mod slice;
 
-pub use chain::{ChainKernel, ChainOp, IndexBuffer, IndexBuffers, IndexTypes, StageKernel};
-pub use gather::GatherOp;
-pub use slice::SliceOp;
+pub use chain::{ChainKind, ChainOp};
+pub(crate) use error_policy::{check_read_back, checked_gathers, first_bad_index, gathers, in_stage};
+pub use gather::{GatherKind, GatherOp};
+pub use index_buffers::{IndexBuffer, IndexBuffers, IndexTypes};
+pub use slice::{SliceKind, SliceOp};
 
 use crate::device::{with_client, Device};
 use crate::element::Element;
 use crate::error::Error;
-use crate::launch::{self, Queue};
+use crate::kernels::Launch;
+use crate::launch;
 use cubecl::bytes::Bytes;
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 use std::borrow::Cow;
+use std::marker::PhantomData;
 use std::sync::{Mutex, OnceLock};
 use stridex_core::kernel::Walk;
 use stridex_core::{Operand, RuleError, TensorLayout};
+
+/// What an op kind (gather, slice, chain) brings to [`Op`]: its descriptor, plan and kernel
+/// types, and the few facts about them that differ by kind. Implemented in this crate only: its
+/// kernel must be one stridex can launch (a crate-private bound), which seals it.
+#[allow(private_bounds)]
+pub trait OpKind: Sized + 'static {
+    type Desc: Clone + std::fmt::Debug + Send + Sync;
+    type Plan: Clone + Send + Sync;
+    type Kernel: Launch + Clone + std::fmt::Debug + Send + Sync;
+    /// The op's name in `Debug` output.
+    const NAME: &'static str;
+
+    /// Every rule of the descriptor (at the placeholder count, for a `_` op).
+    fn plan(desc: &Self::Desc) -> Result<Self::Plan, RuleError>;
+    /// The plan of a `_` op for `count` leading steps.
+    fn plan_at(desc: &Self::Desc, count: usize) -> Result<Self::Plan, RuleError>;
+    /// The kernel of a plan (`None` for an empty output: nothing to launch).
+    fn kernel(plan: &Self::Plan) -> Option<Self::Kernel>;
+    /// A `_` op's kernel moved to `plan`, the plan for `count`: the same compiled kernel, with
+    /// that count's invocation limit and buffer lengths.
+    fn kernel_at(kernel: &Self::Kernel, plan: &Self::Plan, count: usize) -> Result<Self::Kernel, Error>;
+    fn describe(desc: &Self::Desc, plan: &Self::Plan) -> String;
+    /// Whether the descriptor has a `_` leading size.
+    fn is_dynamic(desc: &Self::Desc) -> bool;
+    /// The layout the op reads its elements from (a gather's or chain's data, a slice's input),
+    /// its output's, and its element size.
+    fn source(plan: &Self::Plan) -> &TensorLayout;
+    fn output(plan: &Self::Plan) -> &TensorLayout;
+    fn elem_bytes(plan: &Self::Plan) -> usize;
+    /// Bytes of the op's index buffer (a chain's largest; none for a slice).
+    fn index_bytes(plan: &Self::Plan) -> usize;
+}
+
+/// An op checked against its rules, with its kernel specialized on the checked constants:
+/// [`GatherOp`], [`SliceOp`] and [`ChainOp`] are this over their kind. `T` is the element type
+/// and `I` the index type(s).
+///
+/// An op is `Send + Sync`: a `static` op serves every thread. Its plan and kernel descriptor
+/// are built once, on first use; CubeCL compiles the kernel once per device.
+pub struct Op<K: OpKind, T, I> {
+    desc: K::Desc,
+    prepared: OnceLock<Result<Prepared<K>, RuleError>>,
+    verified: Verified,
+    types: PhantomData<fn() -> (T, I)>,
+}
+
+/// An op's validated plan and kernel descriptor, built on first use (the macro already checked
+/// the same rules at compile time; building them again is cheap and keeps the unchecked
+/// launch's bounds derived by one code path).
+struct Prepared<K: OpKind> {
+    plan: K::Plan,
+    kernel: Option<K::Kernel>,
+}
+
+/// The plan and kernel of one launch: the op's own, borrowed, or those for a count.
+#[allow(type_alias_bounds)]
+pub(crate) type At<'a, K: OpKind> = (Cow<'a, K::Plan>, Option<Cow<'a, K::Kernel>>);
+
+impl<K: OpKind, T, I> std::fmt::Debug for Op<K, T, I> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct(K::NAME).field("desc", &self.desc).finish_non_exhaustive()
+    }
+}
+
+impl<K: OpKind, T, I> Op<K, T, I> {
+    /// For macro expansions: `desc` passed every rule at compile time, with these types.
+    #[doc(hidden)]
+    pub const fn __from_checked(desc: K::Desc) -> Self {
+        Op { desc, prepared: OnceLock::new(), verified: Verified::new(), types: PhantomData }
+    }
+
+    fn prepared(&self) -> Result<&Prepared<K>, Error> {
+        self.prepared
+            .get_or_init(|| K::plan(&self.desc).map(|plan| Prepared { kernel: K::kernel(&plan), plan }))
+            .as_ref()
+            .map_err(|e| Error::Rule(e.clone()))
+    }
+
+    pub fn desc(&self) -> &K::Desc {
+        &self.desc
+    }
+
+    /// The validated, normalized form (for a `_` op, at the placeholder count).
+    pub fn plan(&self) -> Result<&K::Plan, Error> {
+        Ok(&self.prepared()?.plan)
+    }
+
+    /// A text a person reads: the rule set, every tensor's sizes, strides and minimum buffer,
+    /// the output, the out-of-range policy, and for small outputs (up to 64 elements) a grid of
+    /// which input element each output element reads.
+    pub fn describe(&self) -> String {
+        match self.prepared() {
+            Ok(p) => K::describe(&self.desc, &p.plan),
+            Err(e) => format!("{:?}\n  broken: {e}", self.desc),
+        }
+    }
+
+    /// The output's shape, as `run` returns it (for an op whose leading size is `_`,
+    /// [`Error::CountNeeded`]: see [`Op::output_shape_at`]).
+    pub fn output_shape(&self) -> Result<&[usize], Error> {
+        if self.is_dynamic() {
+            return Err(Error::CountNeeded { call: "output_shape" });
+        }
+        Ok(K::output(self.plan()?).sizes.as_slice())
+    }
+
+    /// The output's shape for `count` leading steps of the `_` dimension (the indices' rows of
+    /// a gather, the input's of a slice, the chain's count); for fixed sizes, the one shape.
+    pub fn output_shape_at(&self, count: usize) -> Result<Vec<usize>, Error> {
+        Ok(K::output(&self.at(Some(count), "output_shape_at")?.0).sizes.to_vec())
+    }
+
+    /// Whether a leading size is `_`, known at run time (it is then the output's leading size).
+    pub fn is_dynamic(&self) -> bool {
+        K::is_dynamic(&self.desc)
+    }
+
+    /// The constants the kernel is specialized on (`None` for an empty output).
+    pub fn kernel(&self) -> Result<Option<&K::Kernel>, Error> {
+        Ok(self.prepared()?.kernel.as_ref())
+    }
+
+    /// The generated kernel source in `dialect` (`None` for an empty output: no kernel); a
+    /// chain that runs stage by stage gives each stage's kernel, headed `// stage k`.
+    pub fn kernel_source(&self, dialect: crate::Dialect) -> Result<Option<String>, Error> {
+        self.kernel()?.map(|k| crate::explain::source(k, dialect)).transpose()
+    }
+
+    /// The plan and kernel of one launch: the op's own, or, when its leading size is `_`,
+    /// those for `count` (`None`: `call` was made without one, an `Err` for a `_` op).
+    pub(crate) fn at(&self, count: Option<usize>, call: &'static str) -> Result<At<'_, K>, Error> {
+        let p = self.prepared()?;
+        if !self.is_dynamic() {
+            return Ok((Cow::Borrowed(&p.plan), p.kernel.as_ref().map(Cow::Borrowed)));
+        }
+        let Some(count) = count else { return Err(Error::CountNeeded { call }) };
+        let plan = K::plan_at(&self.desc, count)?;
+        let kernel = match &p.kernel {
+            Some(k) if !K::output(&plan).is_empty() => Some(Cow::Owned(K::kernel_at(k, &plan, count)?)),
+            _ => None,
+        };
+        Ok((Cow::Owned(plan), kernel))
+    }
+
+    /// Bytes a device buffer needs for `launch` (`Operand::Data` or `Input`, `Indices`, or
+    /// `Output`): the tensor's elements, rounded up to whole 32-bit words (and, for data and
+    /// output, to the kernel's vector width). A `u8[3, 5, 5]` tensor needs 76 bytes, not 75.
+    /// For a chain, `Indices` gives the largest index buffer (see
+    /// [`ChainOp::index_buffer_bytes`]).
+    ///
+    /// Kernels write whole 32-bit words: for 1- and 2-byte elements, bytes of a padded output
+    /// that lie between elements, and those after the last element in its word, are written
+    /// as zero. Padding between wider elements is left as it was.
+    pub fn buffer_bytes(&self, tensor: Operand) -> Result<usize, Error> {
+        let (plan, kernel) = self.at(None, "buffer_bytes")?;
+        Ok(Self::bytes(&plan, kernel.as_deref(), tensor))
+    }
+
+    /// [`Op::buffer_bytes`] for `count` leading steps of the `_` dimension (for fixed sizes,
+    /// `count` is not read).
+    pub fn buffer_bytes_at(&self, count: usize, tensor: Operand) -> Result<usize, Error> {
+        let (plan, kernel) = self.at(Some(count), "buffer_bytes_at")?;
+        Ok(Self::bytes(&plan, kernel.as_deref(), tensor))
+    }
+
+    /// Bytes a buffer for `tensor` needs for the launch of `plan` and `kernel` (from `at`).
+    pub(crate) fn bytes(plan: &K::Plan, kernel: Option<&K::Kernel>, tensor: Operand) -> usize {
+        let elem = K::elem_bytes(plan);
+        let walk = |w: Option<&Walk>, words: fn(&Walk) -> u32, layout| {
+            w.map_or_else(|| word_bytes(layout, elem), |w| words(w) as usize * 4)
+        };
+        match tensor {
+            Operand::Indices => K::index_bytes(plan),
+            Operand::Output => walk(kernel.and_then(Launch::last_walk), Walk::out_words, K::output(plan)),
+            Operand::Data | Operand::Input => {
+                walk(kernel.and_then(Launch::first_walk), Walk::src_words, K::source(plan))
+            }
+        }
+    }
+
+    /// Queues `kernel` on the caller's device buffers after checking each against the bytes
+    /// it needs (`inputs` in the kernel's order, with their operands and byte counts); waits
+    /// (and returns whether an index was out of range) when `wait`, or on the op's first launch
+    /// on a runtime, to confirm its kernel built and ran. The caller holds the device lock.
+    fn queue_checked(
+        &self,
+        client: &Client,
+        kernel: &K::Kernel,
+        inputs: &[(Operand, &Handle, usize)],
+        output: (&Handle, usize),
+        wait: bool,
+    ) -> Result<bool, Error> {
+        for &(tensor, handle, needed) in inputs.iter().chain([&(Operand::Output, output.0, output.1)]) {
+            launch::check_handle(tensor, handle, needed)?;
+        }
+        let handles: Vec<&Handle> = inputs.iter().map(|&(_, h, _)| h).collect();
+        let queued = kernel.queue(client, &handles, output.0);
+        if !wait && self.verified.seen(client) {
+            return Ok(false);
+        }
+        let (flagged, _) = launch::wait_all(client, queued, vec![])?;
+        self.verified.confirm(client);
+        Ok(flagged)
+    }
+}
+
+impl<K: OpKind, T: Element, I> Op<K, T, I> {
+    /// Uploads `inputs` (host bytes, and the words each buffer needs: the first input's from
+    /// the kernel, the others' their own), queues the kernel on them and a new output, and
+    /// reads the status and the output back in one round trip. The uploads and the launch run
+    /// on CubeCL's device thread, under stridex's device lock (see `launch`). Returns whether
+    /// an index was out of range, and the output's bytes.
+    fn run_bytes(
+        &self,
+        device: &Device,
+        plan: &K::Plan,
+        kernel: &K::Kernel,
+        inputs: &[&[u8]],
+    ) -> Result<(bool, Bytes), Error> {
+        let first_words = Self::bytes(plan, Some(kernel), Operand::Data) / 4;
+        let gaps = has_gaps(K::output(plan));
+        with_client!(device, c => {
+            let (queued, out) = launch::on_device_thread(c, || {
+                let handles: Vec<Handle> = inputs
+                    .iter()
+                    .enumerate()
+                    .map(|(i, bytes)| launch::upload(c, bytes, if i == 0 { first_words } else { 0 }))
+                    .collect();
+                let out = match kernel.last_walk() {
+                    Some(w) => launch::output(c, w, gaps),
+                    None => launch::upload(c, &[], 1),
+                };
+                (kernel.queue(c, &handles.iter().collect::<Vec<_>>(), &out), out)
+            })?;
+            let (flagged, mut bytes) = launch::wait_all(c, queued, vec![out])?;
+            Ok((flagged, bytes.remove(0)))
+        })
+    }
+}
 
 /// A host buffer for `tensor`: a packed layout takes exactly its elements (a longer buffer
 /// would be read only in part, hiding a batch-size mistake); a strided one at least its span.
@@ -103,99 +350,4 @@ impl Verified {
             }
         }
     }
-}
-
-/// An op's validated plan and kernel descriptor, built on first use (the macro already checked
-/// the same rules at compile time; building them again is cheap and keeps the unchecked launch's
-/// bounds derived by one code path).
-struct Prepared<P, K> {
-    plan: P,
-    kernel: Option<K>,
-}
-
-type Cell<P, K> = OnceLock<Result<Prepared<P, K>, RuleError>>;
-
-impl<P: Clone, K: Clone> Prepared<P, K> {
-    /// The plan and kernel of one launch: these, or for a `_` op (`dynamic`) those for `count`:
-    /// `plan_at` plans the count, and `kernel_at` moves this kernel to that plan (never called
-    /// for an empty output, which launches nothing). `None` for `count`: `call` was made
-    /// without one, an `Err` for a `_` op.
-    #[allow(clippy::type_complexity)]
-    fn at(
-        &self,
-        dynamic: bool,
-        count: Option<usize>,
-        call: &'static str,
-        plan_at: impl FnOnce(usize) -> Result<P, RuleError>,
-        output: impl Fn(&P) -> &TensorLayout,
-        kernel_at: impl FnOnce(&K, &P, usize) -> Result<K, Error>,
-    ) -> Result<(Cow<'_, P>, Option<Cow<'_, K>>), Error> {
-        if !dynamic {
-            return Ok((Cow::Borrowed(&self.plan), self.kernel.as_ref().map(Cow::Borrowed)));
-        }
-        let Some(count) = count else { return Err(Error::CountNeeded { call }) };
-        let plan = plan_at(count)?;
-        let kernel = match &self.kernel {
-            Some(k) if !output(&plan).is_empty() => Some(Cow::Owned(kernel_at(k, &plan, count)?)),
-            _ => None,
-        };
-        Ok((Cow::Owned(plan), kernel))
-    }
-}
-
-fn prepare<P, K>(
-    cell: &Cell<P, K>,
-    plan: impl FnOnce() -> Result<P, RuleError>,
-    kernel: impl FnOnce(&P) -> Option<K>,
-) -> Result<&Prepared<P, K>, Error> {
-    cell.get_or_init(|| plan().map(|plan| Prepared { kernel: kernel(&plan), plan }))
-        .as_ref()
-        .map_err(|e| Error::Rule(e.clone()))
-}
-
-/// Uploads `inputs` (bytes, and the words each buffer needs), queues `kernel` on them and a new
-/// output, and reads the status and the output back in one round trip. The uploads and the
-/// launch run on CubeCL's device thread, under stridex's device lock (see `launch`).
-fn run_kernel<K: Queue + Sync>(
-    device: &Device,
-    kernel: &K,
-    inputs: &[(&[u8], usize)],
-    output_gaps: bool,
-) -> Result<(bool, Bytes), Error> {
-    with_client!(device, c => {
-        let (queued, out) = launch::on_device_thread(c, || {
-            let handles: Vec<Handle> = inputs.iter().map(|&(bytes, words)| launch::upload(c, bytes, words)).collect();
-            let out = launch::output(c, kernel.walk(), output_gaps);
-            (kernel.queue(c, &handles, &out), out)
-        })?;
-        let (flagged, mut bytes) = queued.wait(c, vec![out])?;
-        Ok((flagged, bytes.remove(0)))
-    })
-}
-
-/// Queues `kernel` on the caller's device buffers after checking each against the bytes it
-/// needs; waits (and returns whether an index was out of range) when `wait`, or on the op's
-/// first launch on `R`.
-fn launch_on<K: Queue>(
-    client: &Client,
-    kernel: &K,
-    inputs: &[(Operand, &Handle, usize)],
-    output: (&Handle, usize),
-    wait: bool,
-    verified: &Verified,
-) -> Result<bool, Error> {
-    for &(tensor, handle, needed) in inputs.iter().chain([&(Operand::Output, output.0, output.1)]) {
-        launch::check_handle(tensor, handle, needed)?;
-    }
-    let wait = wait || !verified.seen(client);
-    let handles: Vec<Handle> = inputs.iter().map(|(_, h, _)| (*h).clone()).collect();
-    launch::exclusive(|| {
-        let queued = kernel.queue(client, &handles, output.0);
-        if !wait {
-            return Ok(false);
-        }
-        let (flagged, _) = queued.wait(client, vec![])?;
-        verified.confirm(client);
-        Ok(flagged)
-    })
 }

@@ -1,0 +1,156 @@
+//! How a chain runs: one fused row kernel where `ChainKernelDesc` lowers it, else each stage's
+//! own kernel, one after another, on intermediates that stay on the device.
+
+use super::{rows, Launch};
+use crate::launch::{self, Queued};
+use cubecl::prelude::*;
+use cubecl::server::Handle;
+use stridex_core::kernel::{GatherKernelDesc, SliceKernelDesc, Walk};
+use stridex_core::{ChainKernelDesc, ChainPlan, StagePlan};
+
+/// How a chain runs: one fused kernel, or its stages' kernels one after another.
+#[derive(Clone, Debug)]
+pub enum ChainKernel {
+    Fused(ChainKernelDesc),
+    Staged(Vec<StageKernel>),
+}
+
+/// A stage's own kernel, as the single op of that stage launches it (`None` for an empty
+/// stage output: no kernel).
+#[derive(Clone, Debug)]
+pub enum StageKernel {
+    Gather(Option<GatherKernelDesc>),
+    Slice(Option<SliceKernelDesc>),
+}
+
+impl StageKernel {
+    fn walk(&self) -> Option<&Walk> {
+        match self {
+            StageKernel::Gather(k) => k.as_ref().map(|k| &k.walk),
+            StageKernel::Slice(k) => k.as_ref().map(|k| &k.walk),
+        }
+    }
+}
+
+impl ChainKernel {
+    /// `None` for an empty result; the fused kernel where the chain lowers to one.
+    pub(crate) fn of(plan: &ChainPlan) -> Option<ChainKernel> {
+        match ChainKernelDesc::new(plan) {
+            Ok(None) => None,
+            Ok(Some(k)) => Some(ChainKernel::Fused(k)),
+            Err(()) => Some(ChainKernel::Staged(
+                plan.stages
+                    .iter()
+                    .map(|s| match s {
+                        StagePlan::Gather(g) => StageKernel::Gather(GatherKernelDesc::new(g)),
+                        StagePlan::Slice(s) => StageKernel::Slice(SliceKernelDesc::new(s)),
+                    })
+                    .collect(),
+            )),
+        }
+    }
+}
+
+impl Launch for ChainKernelDesc {
+    fn first_walk(&self) -> Option<&Walk> {
+        Some(&self.walk)
+    }
+
+    fn last_walk(&self) -> Option<&Walk> {
+        Some(&self.walk)
+    }
+
+    /// `inputs`: the data, then the gathers' index buffers in stage order.
+    fn queue(&self, client: &Client, inputs: &[&Handle], output: &Handle) -> Vec<Queued> {
+        let status = launch::status(client);
+        let Walk::Rows(w) = &self.walk else { unreachable!("a fused chain takes the row walk") };
+        // SAFETY: the walk was lowered from a chain plan whose every stage passed its rules
+        // (checked by `chain!` at compile time and again when the op was built), so every data
+        // offset it forms from in-range (or clamped, or zeroed) indices lies inside the data's
+        // span, and every index read inside its index tensor; the caller checked each buffer
+        // against `src_words`, the index layouts and `out_words`. Indices out of range under
+        // `error` were refused on the host before this launch.
+        unsafe { rows::queue(client, w, &inputs[1..], inputs[0], output, &status) };
+        vec![Queued::new(status)]
+    }
+
+    fn definitions(&self) -> Vec<(Option<String>, Option<KernelDefinition>)> {
+        match &self.walk {
+            Walk::Rows(w) => vec![(None, Some(rows::definition(w)))],
+            Walk::Slots(_) => unreachable!("a fused chain takes the row walk"),
+        }
+    }
+}
+
+impl Launch for ChainKernel {
+    fn first_walk(&self) -> Option<&Walk> {
+        match self {
+            ChainKernel::Fused(k) => Some(&k.walk),
+            ChainKernel::Staged(s) => s[0].walk(),
+        }
+    }
+
+    fn last_walk(&self) -> Option<&Walk> {
+        match self {
+            ChainKernel::Fused(k) => Some(&k.walk),
+            ChainKernel::Staged(s) => s.last().and_then(StageKernel::walk),
+        }
+    }
+
+    /// One launch for a fused chain; for a staged one, each stage's kernel on the previous
+    /// one's output, in intermediates sized for both the stage that writes them and the one
+    /// that reads them (zeroed where a stage writes nothing).
+    fn queue(&self, client: &Client, inputs: &[&Handle], output: &Handle) -> Vec<Queued> {
+        let stages = match self {
+            ChainKernel::Fused(k) => return k.queue(client, inputs, output),
+            ChainKernel::Staged(stages) => stages,
+        };
+        let mut queued = Vec::new();
+        let mut input = inputs[0].clone();
+        let mut index = inputs[1..].iter();
+        for (i, stage) in stages.iter().enumerate() {
+            let out = if i + 1 == stages.len() {
+                output.clone()
+            } else {
+                let written = stage.walk().map_or(0, Walk::out_words);
+                let read = stages[i + 1].walk().map_or(0, Walk::src_words);
+                let words = written.max(read).max(1) as usize;
+                match stage.walk() {
+                    Some(_) => client.empty(words * 4),
+                    None => launch::upload(client, &[], words),
+                }
+            };
+            match stage {
+                StageKernel::Gather(k) => {
+                    let index = index.next().expect("one buffer per gather");
+                    if let Some(k) = k {
+                        queued.extend(k.queue(client, &[&input, index], &out));
+                    }
+                }
+                StageKernel::Slice(Some(k)) => queued.extend(k.queue(client, &[&input], &out)),
+                StageKernel::Slice(None) => {}
+            }
+            input = out;
+        }
+        queued
+    }
+
+    /// A fused chain's one kernel; a staged chain's kernels, each headed `stage k`.
+    fn definitions(&self) -> Vec<(Option<String>, Option<KernelDefinition>)> {
+        match self {
+            ChainKernel::Fused(k) => k.definitions(),
+            ChainKernel::Staged(stages) => stages
+                .iter()
+                .enumerate()
+                .map(|(i, s)| {
+                    let heading = Some(format!("stage {}", i + 1));
+                    let definition = match s {
+                        StageKernel::Gather(k) => k.as_ref().map(|k| k.definitions().remove(0).1),
+                        StageKernel::Slice(k) => k.as_ref().map(|k| k.definitions().remove(0).1),
+                    };
+                    (heading, definition.flatten())
+                })
+                .collect(),
+        }
+    }
+}
