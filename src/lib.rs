@@ -4,8 +4,9 @@
 #[cfg(feature = "burn")]
 pub use stridex_backends::burn;
 pub use stridex_backends::{
-    buffers, cubecl, explain, AppendIndex, Backend, Chain, ChainKernel, ChainOp, Device, Dialect, Element,
-    Error, Gather, GatherOp, IndexBuffers, IndexElement, IndexTypes, Slice, SliceOp, StageKernel, Tensor,
+    buffers, cubecl, explain, AppendIndex, Backend, Chain, ChainKernel, ChainKind, ChainOp, Device, Dialect,
+    Element, Error, Gather, GatherKind, GatherOp, IndexBuffers, IndexElement, IndexTypes, Op, OpKind, Slice,
+    SliceKind, SliceOp, StageKernel, Tensor,
 };
 pub use stridex_core::{
     ChainDesc, ChainPlan, DType, FeatureLevel, GatherDesc, GatherPlan, GatherRules, IndexType, Operand,

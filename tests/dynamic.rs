@@ -578,11 +578,15 @@ fn the_chain_builder_takes_the_count_as_the_macro_does() {
     let mut desc = LAST_TOKENS.desc().clone();
     for stage in [0, 2, 9] {
         desc.dynamic_leading = Some(stridex::core::ChainCount::Indices { stage });
+        let no_gather = stridex::core::RuleError::Dynamic {
+            fault: stridex::core::DynamicFault::NoGatherAt { stage },
+            at: stridex::core::Location::Chain,
+        };
         for count in [0, 3] {
-            assert!(stridex::core::dynamic::chain_at(&desc, count).is_err());
+            assert_eq!(stridex::core::dynamic::chain_at(&desc, count).unwrap_err(), no_gather);
         }
         let op = stridex::ChainOp::<f32, (i32,)>::__from_checked(desc.clone());
-        assert!(op.run(&[0.0; 400], (&[0; 10],)).is_err());
+        assert_eq!(op.run(&[0.0; 400], (&[0; 10],)).unwrap_err(), Error::Rule(no_gather));
     }
     let across =
         Chain::data::<f32>(&[0, 8]).dynamic_leading().gather(Gather::onnx().indices::<i32>(&[2])).build();

@@ -232,9 +232,34 @@ impl XorShift {
 }
 
 /// Random, mostly invalid, runtime descriptors: building returns `Ok` or `Err`, never panics.
+/// An op that builds describes itself and sizes its buffers; a refusal names its rule. Both
+/// outcomes must occur for each builder, or the generator explores nothing.
 #[test]
 fn hostile_runtime_descriptors_never_panic() {
     let mut r = XorShift(0x2545_F491_4F6C_DD1D);
+    // (built, refused) per builder: gather, DirectML slice, ONNX slice.
+    let mut outcomes = [(0, 0); 3];
+    fn tally<K: stridex::OpKind, T, I>(
+        outcome: &mut (usize, usize),
+        built: Result<stridex::Op<K, T, I>, Error>,
+        output: Operand,
+    ) {
+        match built {
+            Ok(op) => {
+                outcome.0 += 1;
+                assert!(!op.describe().is_empty());
+                match op.buffer_bytes(output) {
+                    Ok(_) | Err(Error::CountNeeded { .. }) => {}
+                    Err(e) => panic!("{op:?} built, but cannot size its output: {e}"),
+                }
+            }
+            Err(e) => {
+                outcome.1 += 1;
+                assert!(matches!(e, Error::Rule(_)), "a refusal is a rule's: {e}");
+                assert!(!e.to_string().is_empty());
+            }
+        }
+    }
     for _ in 0..3000 {
         let (d, i, o) = (r.sizes(), r.sizes(), r.sizes());
         let strides: Vec<usize> = r.list(d.len()).iter().map(|v| v.unsigned_abs() as usize).collect();
@@ -251,13 +276,22 @@ fn hostile_runtime_descriptors_never_panic() {
         if r.next() % 2 == 0 {
             g = g.output(&o, None);
         }
-        let _ = std::hint::black_box(g.build());
+        tally(&mut outcomes[0], std::hint::black_box(g.build()), Operand::Output);
         let offsets: Vec<usize> = r.list(d.len()).iter().map(|v| v.unsigned_abs() as usize).collect();
         let steps = r.list(d.len());
-        let _ = Slice::directml().input::<u8>(&d).window(&offsets, &o, &steps).build();
+        tally(
+            &mut outcomes[1],
+            Slice::directml().input::<u8>(&d).window(&offsets, &o, &steps).build(),
+            Operand::Output,
+        );
         let (starts, ends, axes, steps) =
             (r.list(i.len()), r.list(i.len()), r.list(i.len()), r.list(i.len()));
-        let _ = Slice::onnx().input::<u8>(&d).starts_ends(&starts, &ends).axes(&axes).steps(&steps).build();
+        let onnx =
+            Slice::onnx().input::<u8>(&d).starts_ends(&starts, &ends).axes(&axes).steps(&steps).build();
+        tally(&mut outcomes[2], onnx, Operand::Output);
+    }
+    for (builder, (built, refused)) in ["gather", "DirectML slice", "ONNX slice"].iter().zip(outcomes) {
+        assert!(built > 0 && refused > 0, "{builder}: {built} built, {refused} refused");
     }
 }
 
