@@ -38,7 +38,7 @@ fn c<T: stridex::Element, I: stridex::IndexTypes>(b: Chain<T, I>) -> Desc {
     Desc::Chain(op.desc().clone())
 }
 
-/// Every seed example of SPEC.md section 5, from the one table (`stridex::core::seeds`):
+/// Every worked example of the source documents (the operator pages' own), from the one table (`stridex::core::seeds`):
 /// DirectML's with unsigned indices (its seed's), the others with i32 ones; data f32, and i32
 /// for OpenVINO's (its seed's integers).
 fn seeds() -> Vec<(String, Desc)> {

@@ -1,5 +1,5 @@
 //! ONNX's own node-test vectors and shape-inference cases for Gather and Slice
-//! (tests/data/, copied from shared/conformance; see its README), through the runtime
+//! (tests/data/, ONNX's own node-test vectors; see its README), through the runtime
 //! builder path, on a real launch.
 
 mod common;

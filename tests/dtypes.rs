@@ -1,4 +1,4 @@
-//! The seed examples of SPEC.md section 5 re-run for every data type and index type they can
+//! The worked examples of the operator pages (`stridex::core::seeds`) re-run for every data type and index type they can
 //! be expressed in, through the runtime builder (the same rules and kernels as the macros).
 
 use stridex::core::seeds;

@@ -1,4 +1,4 @@
-//! Every worked example of SPEC.md section 5, value for value, on a real kernel launch. Each is
+//! Every worked example of the operator pages (ONNX, OpenVINO, DirectML; `stridex::core::seeds`), value for value, on a real kernel launch. Each is
 //! written here as the macro takes it; its values come from the one table of examples
 //! (`stridex::core::seeds`), and the macro's op must plan exactly as the table's descriptor does.
 

@@ -1,4 +1,4 @@
-//! Compile-fail cases, one per rule of SPEC.md, with their expected compiler output
+//! Compile-fail cases, one per rule of docs/rules.md, with their expected compiler output
 //! (`ui-tests/**/*.stderr`, written against Rust 1.95.0). `TRYBUILD=overwrite` regenerates them.
 
 #[test]

@@ -25,7 +25,7 @@ fn index_value(indices: &[u32], at: usize, r: &IndexRead) -> i128 {
     }
 }
 
-/// SPEC section 2's policies: whether the index at `at` is in range (always, under `clamp`) and
+/// The out-of-range policies (docs/rules.md, `policy-range` and after): whether the index at `at` is in range (always, under `clamp`) and
 /// its value normalized into the axis (0 when out of range: an in-bounds read).
 fn index_of(indices: &[u32], at: usize, r: &IndexRead) -> (bool, usize) {
     let s = r.axis_size as i128;

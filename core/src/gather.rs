@@ -1,4 +1,4 @@
-//! Gather under the three rule sets (SPEC section 2), reduced to one form: ONNX Gather with
+//! Gather under the three rule sets (docs/rules.md: ONNX Gather-13, OpenVINO Gather-8, DirectML GATHER), reduced to one form: ONNX Gather with
 //! OpenVINO's batch dimensions and DirectML's index-dimension trimming.
 
 use crate::dims::Dims;

@@ -1,4 +1,4 @@
-//! Tensors in memory (SPEC section 1): sizes, strides, minimum buffer length, and the
+//! Tensors in memory (docs/rules.md, "Tensors in memory"): sizes, strides, minimum buffer length, and the
 //! no-overlap rule for outputs.
 
 use crate::dims::Dims;

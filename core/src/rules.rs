@@ -3,7 +3,7 @@
 use crate::dtype::{DType, IndexType};
 use std::fmt;
 
-/// Which standard's validation a gather follows (SPEC section 2).
+/// Which standard's validation a gather follows (docs/rules.md, the three "Gather" sections).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum GatherRules {
     /// ONNX Gather (opset 1, 11, 13).
@@ -152,7 +152,7 @@ impl SliceForm {
 /// The standard a rule comes from, as messages name it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum RuleSet {
-    /// What every stridex tensor obeys (SPEC section 1).
+    /// What every stridex tensor obeys (docs/rules.md, "Tensors in memory").
     Layout,
     Gather(GatherRules),
     Slice(SliceForm),

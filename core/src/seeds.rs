@@ -1,4 +1,4 @@
-//! The worked examples of SPEC.md section 5 (the source documents' own), as data: the tests of
+//! The worked examples of the source documents (the ONNX, OpenVINO and DirectML operator pages' own), as data: the tests of
 //! every crate, the dtype sweep and the CUDA catalogue all check against this one table.
 //!
 //! Values are written as `f64` (every example's values are exact in every type they are run

@@ -1,4 +1,4 @@
-//! Slice: DirectML SLICE1 windows (SPEC section 3), and ONNX Slice-13 translated into one.
+//! Slice: DirectML SLICE1 windows (docs/rules.md, `slice1-*`), and ONNX Slice-13 translated into one.
 
 use crate::dims::{Dims, SignedDims};
 use crate::error::{Operand, RuleError, Window};

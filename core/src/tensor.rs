@@ -67,7 +67,7 @@ pub fn check_addressable(tensor: Operand, layout: &TensorLayout, elem_bytes: usi
     }
 }
 
-/// The no-overlap rule for outputs (SPEC section 1).
+/// The no-overlap rule for outputs (docs/rules.md, `layout-output-disjoint`).
 pub fn check_output_layout(layout: &TensorLayout) -> Result<(), RuleError> {
     layout
         .check_disjoint()

@@ -1,4 +1,4 @@
-//! Every rule of SPEC.md sections 1-3, accepting and rejecting, on plain data.
+//! Every rule of docs/rules.md (tensors, gathers, slices), accepting and rejecting, on plain data.
 
 use stridex_core::*;
 

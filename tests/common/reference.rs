@@ -1,4 +1,4 @@
-//! A naive reference written straight from SPEC.md's formulas, apart from the kernel
+//! A naive reference written straight from the formulas of docs/rules.md, apart from the kernel
 //! generator (it never calls `stridex-core`'s planning), so it can catch the generator's
 //! mistakes. Tensors are (sizes, strides) over flat buffers; coordinates are walked row-major.
 
@@ -65,7 +65,7 @@ pub enum Policy {
     Clamp,
 }
 
-/// A gather as the SPEC states it.
+/// A gather as docs/rules.md states it (`onnx-gather-shape`, `openvino-shape`, `dml-gather-shape`).
 #[derive(Clone, Debug)]
 pub struct Gather {
     pub rules: Rules,
@@ -207,7 +207,7 @@ impl Gather {
     }
 }
 
-/// A DirectML SLICE1 slice as the SPEC states it.
+/// A DirectML SLICE1 slice as docs/rules.md states it (`slice1-copy`).
 #[derive(Clone, Debug)]
 pub struct Slice1 {
     pub sizes: Vec<usize>,

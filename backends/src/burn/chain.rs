@@ -8,13 +8,15 @@ use super::{
 };
 use crate::element::{Element, IndexElement};
 use crate::error::Error;
-use crate::ops::chain::output_buffer;
+use crate::kernels::{ChainKernel, Launch};
+use crate::launch;
 use crate::ops::{check_read_back, checked_gathers, gathers, in_stage};
 use crate::ops::{ChainOp, IndexTypes};
 use burn_cubecl::tensor::CubeTensor;
 use burn_tensor::{Int, Tensor};
+use cubecl::client::Client;
 use cubecl::server::Handle;
-use stridex_core::{ChainCount, Operand, StageDesc};
+use stridex_core::{ChainCount, ChainPlan, Operand, StageDesc};
 
 /// A chain's index tensors in Burn, in stage order, as a tuple: `()`, `(ids,)`, `(ids, cols)`,
 /// ... up to four, each an `Int` tensor of any rank (the index type of its gather).
@@ -176,4 +178,14 @@ fn fused<T: Element, J: IndexTypes>(
     let mut inputs = vec![data];
     inputs.extend(indices);
     Ok(fusion::register(op, data_float, inputs, &plan.output.sizes))
+}
+
+/// An output buffer for a chain's kernel: zeroed where its layout leaves gaps.
+fn output_buffer(client: &Client, plan: &ChainPlan, kernel: &ChainKernel) -> Handle {
+    match kernel.last_walk() {
+        Some(w) => {
+            launch::output(client, w, plan.output.min_buffer_len() != Some(plan.output.num_elements()))
+        }
+        None => launch::upload(client, &[], 1),
+    }
 }

@@ -11,7 +11,7 @@ use super::{
 use crate::device::Device;
 use crate::element::Element;
 use crate::error::Error;
-use crate::kernels::{ChainKernel, Launch};
+use crate::kernels::ChainKernel;
 use crate::launch;
 use crate::tensor::Tensor;
 use cubecl::prelude::*;
@@ -268,13 +268,5 @@ impl<T, I> ChainOp<T, I> {
         inputs.extend(indices.iter().map(|&h| (Operand::Indices, h, 0)));
         self.queue_checked(client, kernel, &inputs, (output, bytes(Operand::Output)), wait)?;
         Ok(())
-    }
-}
-
-/// An output buffer for a chain's kernel: zeroed where its layout leaves gaps.
-pub(crate) fn output_buffer(client: &Client, plan: &ChainPlan, kernel: &ChainKernel) -> Handle {
-    match kernel.last_walk() {
-        Some(w) => launch::output(client, w, super::has_gaps(&plan.output)),
-        None => launch::upload(client, &[], 1),
     }
 }

@@ -13,7 +13,9 @@ mod index_buffers;
 mod slice;
 
 pub use chain::{ChainKind, ChainOp};
-pub(crate) use error_policy::{check_read_back, checked_gathers, first_bad_index, gathers, in_stage};
+pub(crate) use error_policy::first_bad_index;
+#[cfg(feature = "burn")]
+pub(crate) use error_policy::{check_read_back, checked_gathers, gathers, in_stage};
 pub use gather::{GatherKind, GatherOp};
 pub use index_buffers::{IndexBuffer, IndexBuffers, IndexTypes};
 pub use slice::{SliceKind, SliceOp};

@@ -105,7 +105,7 @@ impl Location {
     }
 }
 
-/// A descriptor that breaks a rule of SPEC.md.
+/// A descriptor that breaks a rule (each is written out in docs/rules.md).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RuleError {
     Rank {

@@ -1,4 +1,4 @@
-//! Tokens to a typed descriptor. Nothing here knows a rule of SPEC.md: it checks only the
+//! Tokens to a typed descriptor. Nothing here knows a rule (docs/rules.md): it checks only the
 //! shape of the input (keys, literals, element type names) and keeps every token for spans.
 //! Independent mistakes (unknown or repeated keys, unknown names, malformed values) are all
 //! collected; a value that fails to parse is skipped up to the next `,`.
