@@ -1,9 +1,7 @@
 //! `gather!`, `slice!` and `chain!`: a thin wrapper of `stridex-syntax`, the descriptor front end
 //! (tokens to a typed input, collecting every independent mistake, then the rules of
-//! `stridex-core`), and `expand`, which writes a `GatherOp`/`SliceOp` whose kernel is
-//! specialized on the validated constants.
-
-mod expand;
+//! `stridex-core`, then the tokens of an op whose kernel is specialized on the validated
+//! constants). This crate only converts tokens.
 
 use proc_macro::TokenStream;
 
@@ -33,13 +31,7 @@ use proc_macro::TokenStream;
 /// its token.
 #[proc_macro]
 pub fn gather(input: TokenStream) -> TokenStream {
-    let input = proc_macro2::TokenStream::from(input);
-    let item = is_item(&input);
-    match stridex_syntax::gather(input) {
-        Ok((input, desc)) => expand::gather(&input, &desc),
-        Err(err) => errors(err, item),
-    }
-    .into()
+    stridex_syntax::expand::gather_macro(input.into()).into()
 }
 
 /// A slice kernel checked at compile time (DirectML SLICE1 windows, or ONNX Slice-13).
@@ -63,13 +55,7 @@ pub fn gather(input: TokenStream) -> TokenStream {
 /// c]`, `CopyStart[i] = offset[i] + (stride[i] < 0 ? size[i] - 1 : 0)`.
 #[proc_macro]
 pub fn slice(input: TokenStream) -> TokenStream {
-    let input = proc_macro2::TokenStream::from(input);
-    let item = is_item(&input);
-    match stridex_syntax::slice(input) {
-        Ok((input, desc)) => expand::slice(&input, &desc),
-        Err(err) => errors(err, item),
-    }
-    .into()
+    stridex_syntax::expand::slice_macro(input.into()).into()
 }
 
 /// A chain of gathers and slices, every stage checked at compile time on the shape it
@@ -99,27 +85,5 @@ pub fn slice(input: TokenStream) -> TokenStream {
 /// stage order (`()` for none, `(&ids,)` for one). `static NAME;` first gives the item form.
 #[proc_macro]
 pub fn chain(input: TokenStream) -> TokenStream {
-    let input = proc_macro2::TokenStream::from(input);
-    let item = is_item(&input);
-    match stridex_syntax::chain(input) {
-        Ok((input, desc)) => expand::chain(&input, &desc),
-        Err(err) => errors(err, item),
-    }
-    .into()
-}
-
-/// Whether the macro is used in its item form (`static NAME;` or `pub static NAME;` first).
-fn is_item(input: &proc_macro2::TokenStream) -> bool {
-    input.clone().into_iter().take(4).any(|t| matches!(t, proc_macro2::TokenTree::Ident(i) if i == "static"))
-}
-
-/// Every collected error. As an expression, several `compile_error!`s need a block around
-/// them; as an item, they stand alone.
-fn errors(err: syn::Error, item: bool) -> proc_macro2::TokenStream {
-    let errors = err.to_compile_error();
-    if item {
-        errors
-    } else {
-        quote::quote!({ #errors })
-    }
+    stridex_syntax::expand::chain_macro(input.into()).into()
 }

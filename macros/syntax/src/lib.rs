@@ -1,13 +1,24 @@
-//! The descriptor front end of stridex: the key language of `gather!`, `slice!` and `chain!` (tokens to a
-//! typed, spanned input, then to a descriptor that passed every rule of `stridex-core`), as a
-//! plain library. The proc-macro crate wraps it thinly; tools (the `explain` example) and other
-//! front ends use it as a normal dependency, so text means exactly what the macros read.
+//! The descriptor front end of stridex: the key language of `gather!`, `slice!` and `chain!` (tokens
+//! to a typed, spanned input, then to a descriptor that passed every rule of `stridex-core`, then
+//! to the tokens of the op), as a plain library. The proc-macro crate only converts tokens; tools
+//! (the `explain` example) and other front ends use it as a normal dependency, so text means
+//! exactly what the macros read.
 //!
-//! Modelled on serde_derive and sqlx-macros-core: [`parse`] only reads tokens, collecting every
-//! independent mistake ([`ctxt`]); [`validate`] only applies the rules of `stridex-core` and
-//! reports a broken one on the token at fault.
+//! Modelled on serde_derive and sqlx-macros-core, in layers: [`ctxt`] collects every
+//! independent mistake; [`parse`] only reads tokens; [`validate`] only applies the rules of
+//! `stridex-core` and reports a broken one on the token at fault; [`expand`] only writes tokens.
+//!
+//! # Stability
+//!
+//! The supported surface is the text functions ([`gather_str`], [`slice_str`], [`chain_str`]),
+//! the token functions ([`gather()`], [`slice()`], [`chain()`]) and [`expand`]'s `*_macro` functions:
+//! their inputs are the macros' documented key language, and a change that breaks them is a
+//! breaking release of stridex. The typed inputs of [`parse`] (their fields), [`ctxt`] and the
+//! individual steps of [`validate`] and [`expand`] are public for stridex's own crates and may
+//! change in any release; the error messages may read better from one release to the next.
 
 pub mod ctxt;
+pub mod expand;
 pub mod parse;
 pub mod validate;
 

@@ -134,10 +134,8 @@ impl SliceInput {
 impl Parse for GatherInput {
     fn parse(input: ParseStream) -> syn::Result<Self> {
         let cx = Ctxt::default();
-        let item = parse_item_head(input)?;
-        let parsed = gather_keys(input, &cx, item, None);
-        cx.check()?;
-        Ok(parsed.expect("an error was recorded"))
+        let parsed = parse_item_head(input).map(|item| gather_keys(input, &cx, item, None));
+        Ok(cx.finish(parsed)?.expect("an error was recorded"))
     }
 }
 
@@ -200,10 +198,8 @@ fn gather_keys(
 impl Parse for SliceInput {
     fn parse(input: ParseStream) -> syn::Result<Self> {
         let cx = Ctxt::default();
-        let item = parse_item_head(input)?;
-        let parsed = slice_keys(input, &cx, item, None);
-        cx.check()?;
-        Ok(parsed.expect("an error was recorded"))
+        let parsed = parse_item_head(input).map(|item| slice_keys(input, &cx, item, None));
+        Ok(cx.finish(parsed)?.expect("an error was recorded"))
     }
 }
 
@@ -304,20 +300,27 @@ fn slice_keys(
 impl Parse for ChainInput {
     fn parse(input: ParseStream) -> syn::Result<Self> {
         let cx = Ctxt::default();
-        let item = parse_item_head(input)?;
-        let all = input.fork().parse::<TokenStream>()?;
-        let (mut data, mut stages, mut output) = (None::<TensorArg>, Vec::new(), None::<TensorArg>);
-        while !input.is_empty() {
-            let Ok(key) = input.fork().parse::<Ident>() else {
-                cx.error(
-                    input.error("expected `data: T[..]`, `gather { .. }`, `slice { .. }` or `output: [..]`"),
-                );
-                skip_entry(input);
-                continue;
-            };
-            let name = key.to_string();
-            let order = |what: &str| syn::Error::new(key.span(), what);
-            let parsed = match name.as_str() {
+        let parsed = chain_entries(input, &cx);
+        Ok(cx.finish(parsed)?.expect("an error was recorded"))
+    }
+}
+
+/// A chain's entries; `None` once a mistake is recorded in `cx`.
+fn chain_entries(input: ParseStream, cx: &Ctxt) -> syn::Result<Option<ChainInput>> {
+    let item = parse_item_head(input)?;
+    let all = input.fork().parse::<TokenStream>()?;
+    let (mut data, mut stages, mut output) = (None::<TensorArg>, Vec::new(), None::<TensorArg>);
+    while !input.is_empty() {
+        let Ok(key) = input.fork().parse::<Ident>() else {
+            cx.error(
+                input.error("expected `data: T[..]`, `gather { .. }`, `slice { .. }` or `output: [..]`"),
+            );
+            skip_entry(input);
+            continue;
+        };
+        let name = key.to_string();
+        let order = |what: &str| syn::Error::new(key.span(), what);
+        let parsed = match name.as_str() {
                 "data" | "output" => {
                     input.parse::<Ident>()?;
                     match input.parse::<Token![:]>() {
@@ -328,13 +331,13 @@ impl Parse for ChainInput {
                             } else if !stages.is_empty() {
                                 cx.error(order("`data` comes first in a chain, before its stages"));
                             }
-                            parse_tensor(input, key.clone(), true, &cx).map(|t| data = data.take().or(Some(t)))
+                            parse_tensor(input, key.clone(), true, cx).map(|t| data = data.take().or(Some(t)))
                         }
                         Ok(_) => {
                             if output.is_some() {
                                 cx.error(order("key `output` is given twice; keep one"));
                             }
-                            parse_tensor(input, key.clone(), false, &cx).map(|t| output = Some(t))
+                            parse_tensor(input, key.clone(), false, cx).map(|t| output = Some(t))
                         }
                     }
                 }
@@ -356,10 +359,10 @@ impl Parse for ChainInput {
                         },
                     };
                     let stage = if name == "gather" {
-                        gather_keys(&content, &cx, None, Some(stage_input))
+                        gather_keys(&content, cx, None, Some(stage_input))
                             .map(|input| StageInput::Gather { keyword: key.clone(), input })
                     } else {
-                        slice_keys(&content, &cx, None, Some(stage_input))
+                        slice_keys(&content, cx, None, Some(stage_input))
                             .map(|input| StageInput::Slice { keyword: key.clone(), input })
                     };
                     // A stage with a mistake is recorded in `cx` and left out.
@@ -370,20 +373,20 @@ impl Parse for ChainInput {
                     "unexpected `{name}` in chain!: a chain is `data: T[..]`, then stages `gather {{ .. }}` or `slice {{ .. }}`, then an optional `output: [..]`"
                 ))),
             };
-            end_of_entry(input, parsed, &cx);
-        }
-        if data.is_none() {
-            let message =
-                "chain! is missing the key `data`; start the chain with it, e.g. `data: f32[100, 16]`";
-            cx.error(if all.is_empty() {
-                syn::Error::new(Span::call_site(), message)
-            } else {
-                syn::Error::new_spanned(&all, message)
-            });
-        }
-        cx.check()?;
-        Ok(ChainInput { item, data: data.expect("checked above"), stages, output })
+        end_of_entry(input, parsed, cx);
     }
+    if data.is_none() {
+        let message = "chain! is missing the key `data`; start the chain with it, e.g. `data: f32[100, 16]`";
+        cx.error(if all.is_empty() {
+            syn::Error::new(Span::call_site(), message)
+        } else {
+            syn::Error::new_spanned(&all, message)
+        });
+    }
+    Ok(match data {
+        Some(data) if !cx.has_errors() => Some(ChainInput { item, data, stages, output }),
+        _ => None,
+    })
 }
 
 /// Tracks which keys were given: unknown and repeated keys are errors on the key itself.

@@ -1,13 +1,57 @@
 //! Writes the tokens of a validated descriptor: a `const` descriptor literal and the op built
-//! from it. Nothing here checks a rule.
+//! from it, or, for a broken one, its errors. Nothing here checks a rule. The proc-macro crate
+//! calls [`gather_macro`], [`slice_macro`] and [`chain_macro`] and converts tokens; these are
+//! plain functions, so their output is tested here without a compiler (`tests/expand.rs`).
 
+/// What `gather! { .. }` expands to, for the tokens between its braces.
+pub fn gather_macro(tokens: TokenStream) -> TokenStream {
+    let item = is_item(&tokens);
+    match crate::gather(tokens) {
+        Ok((input, desc)) => gather(&input, &desc),
+        Err(err) => errors(err, item),
+    }
+}
+
+/// What `slice! { .. }` expands to.
+pub fn slice_macro(tokens: TokenStream) -> TokenStream {
+    let item = is_item(&tokens);
+    match crate::slice(tokens) {
+        Ok((input, desc)) => slice(&input, &desc),
+        Err(err) => errors(err, item),
+    }
+}
+
+/// What `chain! { .. }` expands to.
+pub fn chain_macro(tokens: TokenStream) -> TokenStream {
+    let item = is_item(&tokens);
+    match crate::chain(tokens) {
+        Ok((input, desc)) => chain(&input, &desc),
+        Err(err) => errors(err, item),
+    }
+}
+
+/// Whether the macro defines an item (`static NAME; ..`) rather than an expression.
+fn is_item(input: &TokenStream) -> bool {
+    input.clone().into_iter().take(4).any(|t| matches!(t, proc_macro2::TokenTree::Ident(i) if i == "static"))
+}
+
+/// The compile errors of a broken descriptor, as an item or inside a block expression.
+fn errors(err: syn::Error, item: bool) -> TokenStream {
+    let errors = err.to_compile_error();
+    if item {
+        errors
+    } else {
+        quote!({ #errors })
+    }
+}
+
+use crate::{ChainInput, GatherInput, ItemHead, SliceInput};
 use proc_macro2::TokenStream;
 use quote::quote;
 use stridex_core::{
     ChainCount, ChainDesc, DType, Dims, FeatureLevel, GatherDesc, GatherRules, OutOfRange, OutputDecl,
     SignedDims, SliceDesc, SliceWindow, StageDesc, TensorDecl,
 };
-use stridex_syntax::{ChainInput, GatherInput, ItemHead, SliceInput};
 
 pub fn gather(input: &GatherInput, desc: &GatherDesc) -> TokenStream {
     let t = rust_type(desc.data.dtype);
