@@ -14,6 +14,7 @@ use crate::element::{Element, IndexElement};
 use crate::error::Error;
 use crate::ops::{ChainOp, GatherOp, IndexTypes, SliceOp};
 use std::marker::PhantomData;
+use stridex_core::dynamic::StageWindowKeys;
 use stridex_core::{
     tensor, ChainCount, ChainDesc, Dims, FeatureLevel, GatherDesc, GatherRules, GatherStage, Operand,
     OutOfRange, OutputDecl, RuleError, SignedDims, SliceDesc, SliceForm, SliceRange, SliceWindow, StageDesc,
@@ -549,32 +550,23 @@ impl<T: Element, I: IndexTypes> Chain<T, I> {
             if slice.dynamic_leading {
                 return Err(RuleError::StageKey { key: "_" }.into());
             }
-            // Ranges are lowered against the shape the stage receives.
-            // Planned as written (a `_` count at its placeholder): the rules of a `_` chain are
-            // for the whole chain, checked by `build`.
-            let received = match &slice.ranges {
-                None => vec![],
-                Some(_) => stridex_core::dynamic::received_shape(&self.prefix()?, self.stages.len() + 1)?,
+            // The chain-stage rules both front ends share: the shape ranges are lowered against
+            // (its count at the placeholder), and the window forms a count refuses.
+            let keys = match &slice.ranges {
+                Some(r) => StageWindowKeys::Ranges { first: r.first().copied() },
+                None => StageWindowKeys::Keys(slice.form),
             };
-            // After the chain's count, its dimension is taken whole: a first range `..`, lowered
-            // against the placeholder (an explicit SLICE1 window cannot say `_`).
-            let counted = self.dynamic_leading.is_some();
-            if counted && slice.ranges.is_none() && matches!(slice.form, SliceForm::DirectMl) {
-                return Err(RuleError::Dynamic {
-                    fault: stridex_core::DynamicFault::StageWindow,
-                    at: stridex_core::Location::WindowAt(stridex_core::Window::Sizes, 0),
-                }
-                .into());
-            }
-            let slice = Slice { dynamic_leading: counted, ..slice };
-            let window = slice.slice_window(MAX_RANK, "the most dimensions a tensor has", &received);
-            Ok(StageDesc::Slice(window.map_err(|e| match e {
-                // A chain stage's first range after the count: say what a chain takes.
-                Error::Rule(RuleError::Dynamic { fault: stridex_core::DynamicFault::Window, at }) => {
-                    RuleError::Dynamic { fault: stridex_core::DynamicFault::StageWindow, at }.into()
-                }
-                e => e,
-            })?))
+            let received = match stridex_core::dynamic::slice_stage_shape(
+                &self.prefix()?,
+                self.stages.len() + 1,
+                keys,
+            ) {
+                // `then` names the stage; the fault is what it carries.
+                Err(RuleError::Stage { error, .. }) => return Err((*error).into()),
+                other => other?.unwrap_or_default(),
+            };
+            let window = slice.slice_window(MAX_RANK, "the most dimensions a tensor has", &received)?;
+            Ok(StageDesc::Slice(window))
         })();
         self.then(stage)
     }

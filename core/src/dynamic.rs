@@ -249,6 +249,53 @@ pub fn counted_at(desc: &ChainDesc, stage: usize) -> bool {
     }
 }
 
+/// How a chain's slice stage writes its window, for [`slice_stage_shape`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StageWindowKeys {
+    /// `s[..]` ranges, with the first one when it is a range (not a single index).
+    Ranges { first: Option<SliceRange> },
+    /// Window keys of this form (SLICE1's offsets/sizes/strides, ONNX's starts/ends/..).
+    Keys(crate::rules::SliceForm),
+}
+
+/// The chain-stage rules of a slice stage `stage` (1-based) of `prefix` (the chain before it),
+/// shared by both front ends (`chain!` and the `Chain` builder): the shape its `s[..]` ranges
+/// are lowered against (`None` for window keys, which need none). After the chain's count the
+/// stage takes that dimension whole: SLICE1 keys (which cannot say `_`) are refused, and a first
+/// range must be `..`. A fault of the stage itself is a [`RuleError::Stage`] naming the shape it
+/// received, its count shown as `_`.
+pub fn slice_stage_shape(
+    prefix: &ChainDesc,
+    stage: usize,
+    window: StageWindowKeys,
+) -> Result<Option<Vec<usize>>, RuleError> {
+    let counted = counted_at(prefix, stage);
+    let fault_at = match window {
+        _ if !counted => None,
+        StageWindowKeys::Keys(form) => {
+            (form == crate::rules::SliceForm::DirectMl).then_some(Location::WindowAt(Window::Sizes, 0))
+        }
+        StageWindowKeys::Ranges { first } => {
+            first.filter(|r| check_leading_range(r).is_err()).map(|_| Location::RangeAt(0))
+        }
+    };
+    if fault_at.is_none() && matches!(window, StageWindowKeys::Keys(_)) {
+        return Ok(None);
+    }
+    let received = received_shape(prefix, stage)?;
+    let Some(at) = fault_at else { return Ok(Some(received)) };
+    let mut shown = received;
+    if let Some(first) = shown.first_mut() {
+        *first = COUNT_SHOWN;
+    }
+    Err(RuleError::Stage {
+        stage,
+        kind: "slice",
+        input: shown,
+        error: Box::new(fault(DynamicFault::StageWindow, at)),
+    })
+}
+
 /// The shape stage `stage` (1-based) of `desc` receives: the data, or the output of the stages
 /// before it, planned as written with a `_` count at the placeholder (what a stage's `s[..]`
 /// ranges are lowered against; `desc` needs only those earlier stages).

@@ -3,6 +3,7 @@
 
 use crate::parse::{ChainInput, GatherInput, List, RangeItem, SliceInput, StageInput, TensorArg};
 use proc_macro2::Span;
+use stridex_core::dynamic::StageWindowKeys;
 use stridex_core::ranges::RangeFault;
 use stridex_core::SliceForm;
 use stridex_core::{
@@ -162,41 +163,25 @@ pub fn chain(input: &ChainInput) -> syn::Result<ChainDesc> {
             }
             StageInput::Slice { input: s, .. } => {
                 let n = stages.len() + 1;
-                // Ranges are lowered against the shape the stage receives (a `_` count at its
-                // placeholder, taken whole by a first range `..`).
-                let counted = match dynamic_leading {
-                    Some(ChainCount::Data) => true,
-                    Some(ChainCount::Indices { stage }) => stage < n,
-                    None => false,
+                let keys = match &s.ranges {
+                    Some(r) => StageWindowKeys::Ranges {
+                        first: match r.items.first().map(|l| l.value) {
+                            Some(RangeItem::Range(first)) => Some(first),
+                            _ => None,
+                        },
+                    },
+                    None => StageWindowKeys::Keys(s.form()),
                 };
-                if !counted && s.ranges.is_none() {
-                    stages.push(StageDesc::Slice(
-                        slice_window(s, stridex_core::MAX_RANK, &[]).map_err(|e| Spans::Slice(s).error(e))?,
-                    ));
-                    continue;
-                }
                 let so_far = ChainDesc { data, stages: stages.clone().into(), output: None, dynamic_leading };
-                let received =
-                    stridex_core::dynamic::received_shape(&so_far, n).map_err(|e| chain_error(input, e))?;
-                // After the count, a stage takes its dimension whole: written as ranges or ONNX
-                // keys (an explicit SLICE1 window cannot say `_` here).
-                if counted && s.ranges.is_none() && s.form() == SliceForm::DirectMl {
-                    let e = RuleError::Dynamic {
-                        fault: DynamicFault::StageWindow,
-                        at: Location::WindowAt(Window::Sizes, 0),
-                    };
-                    return Err(chain_error(input, stage_error(input, n, received, e)));
-                }
-                let first = s.ranges.as_ref().and_then(|r| r.items.first()).map(|l| l.value);
-                if let (true, Some(RangeItem::Range(first))) = (counted, first) {
-                    stridex_core::dynamic::check_leading_range(&first).map_err(|_| {
-                        let e =
-                            RuleError::Dynamic { fault: DynamicFault::StageWindow, at: Location::RangeAt(0) };
-                        chain_error(input, stage_error(input, n, received.clone(), e))
-                    })?;
-                }
-                let window = slice_window(s, stridex_core::MAX_RANK, &received)
-                    .map_err(|error| chain_error(input, stage_error(input, n, received.clone(), error)))?;
+                let window = match stridex_core::dynamic::slice_stage_shape(&so_far, n, keys) {
+                    Err(e) => return Err(chain_error(input, e)),
+                    // Window keys: their mistakes are the stage's own, on its keys.
+                    Ok(None) => {
+                        slice_window(s, stridex_core::MAX_RANK, &[]).map_err(|e| Spans::Slice(s).error(e))?
+                    }
+                    Ok(Some(received)) => slice_window(s, stridex_core::MAX_RANK, &received)
+                        .map_err(|error| chain_error(input, stage_error(input, n, received, error)))?,
+                };
                 StageDesc::Slice(window)
             }
         });
