@@ -48,6 +48,13 @@ impl Shape {
 /// A gather described at run time: `Gather::onnx().data::<f32>(&[3, 2]).indices::<i64>(&[2, 2])`.
 #[derive(Clone, Debug)]
 pub struct Gather<T = (), I = ()> {
+    k: GatherKeys,
+    types: PhantomData<fn() -> (T, I)>,
+}
+
+/// What the builder has been told, apart from its types.
+#[derive(Clone, Debug)]
+struct GatherKeys {
     rules: GatherRules,
     data: Shape,
     indices: Shape,
@@ -58,12 +65,10 @@ pub struct Gather<T = (), I = ()> {
     output: Option<Shape>,
     feature_level: Option<FeatureLevel>,
     dynamic_leading: bool,
-    types: PhantomData<fn() -> (T, I)>,
 }
-
 impl Gather {
     pub fn new(rules: GatherRules) -> Gather {
-        Gather {
+        let k = GatherKeys {
             rules,
             data: Shape::default(),
             indices: Shape::default(),
@@ -74,8 +79,8 @@ impl Gather {
             output: None,
             feature_level: None,
             dynamic_leading: false,
-            types: PhantomData,
-        }
+        };
+        Gather { k, types: PhantomData }
     }
 
     pub fn onnx() -> Gather {
@@ -93,19 +98,7 @@ impl Gather {
 
 impl<T, I> Gather<T, I> {
     fn retype<U, J>(self) -> Gather<U, J> {
-        Gather {
-            rules: self.rules,
-            data: self.data,
-            indices: self.indices,
-            axis: self.axis,
-            batch_dims: self.batch_dims,
-            index_dims: self.index_dims,
-            out_of_range: self.out_of_range,
-            output: self.output,
-            feature_level: self.feature_level,
-            dynamic_leading: self.dynamic_leading,
-            types: PhantomData,
-        }
+        Gather { k: self.k, types: PhantomData }
     }
 
     /// Packed row-major data of element type `U`.
@@ -115,7 +108,7 @@ impl<T, I> Gather<T, I> {
 
     /// Data with explicit element strides (`None`: packed).
     pub fn data_strided<U: Element>(mut self, sizes: &[usize], strides: Option<&[usize]>) -> Gather<U, I> {
-        self.data = Shape::new(sizes, strides);
+        self.k.data = Shape::new(sizes, strides);
         self.retype()
     }
 
@@ -128,33 +121,33 @@ impl<T, I> Gather<T, I> {
         sizes: &[usize],
         strides: Option<&[usize]>,
     ) -> Gather<T, J> {
-        self.indices = Shape::new(sizes, strides);
+        self.k.indices = Shape::new(sizes, strides);
         self.retype()
     }
 
     pub fn axis(mut self, axis: i64) -> Self {
-        self.axis = axis;
+        self.k.axis = axis;
         self
     }
 
     pub fn batch_dims(mut self, batch_dims: i64) -> Self {
-        self.batch_dims = Some(batch_dims);
+        self.k.batch_dims = Some(batch_dims);
         self
     }
 
     pub fn index_dims(mut self, index_dims: usize) -> Self {
-        self.index_dims = Some(index_dims);
+        self.k.index_dims = Some(index_dims);
         self
     }
 
     pub fn out_of_range(mut self, policy: OutOfRange) -> Self {
-        self.out_of_range = Some(policy);
+        self.k.out_of_range = Some(policy);
         self
     }
 
     /// DirectML only: the feature level of the devices targeted (default: the highest, 4_1).
     pub fn feature_level(mut self, level: FeatureLevel) -> Self {
-        self.feature_level = Some(level);
+        self.k.feature_level = Some(level);
         self
     }
 
@@ -162,13 +155,13 @@ impl<T, I> Gather<T, I> {
     /// `gather!`): `run` reads it from the indices' length, and one kernel serves every count.
     /// The leading size given to [`Gather::indices`] is not read (write 0).
     pub fn dynamic_leading(mut self) -> Self {
-        self.dynamic_leading = true;
+        self.k.dynamic_leading = true;
         self
     }
 
     /// Declares the output shape (it must equal the inferred one) and optional strides.
     pub fn output(mut self, sizes: &[usize], strides: Option<&[usize]>) -> Self {
-        self.output = Some(Shape::new(sizes, strides));
+        self.k.output = Some(Shape::new(sizes, strides));
         self
     }
 }
@@ -176,18 +169,18 @@ impl<T, I> Gather<T, I> {
 impl<T: Element, I: IndexElement> Gather<T, I> {
     /// The plain descriptor, as the macro would write it (no rule checked yet).
     pub fn desc(&self) -> Result<GatherDesc, Error> {
-        let output = output_decl(&self.output)?;
+        let output = output_decl(&self.k.output)?;
         Ok(GatherDesc {
-            rules: self.rules,
-            data: self.data.decl(Operand::Data, T::DTYPE)?,
-            indices: self.indices.decl(Operand::Indices, I::INDEX.dtype())?,
-            axis: self.axis,
-            batch_dims: self.batch_dims,
-            index_dims: self.index_dims,
-            out_of_range: self.out_of_range,
+            rules: self.k.rules,
+            data: self.k.data.decl(Operand::Data, T::DTYPE)?,
+            indices: self.k.indices.decl(Operand::Indices, I::INDEX.dtype())?,
+            axis: self.k.axis,
+            batch_dims: self.k.batch_dims,
+            index_dims: self.k.index_dims,
+            out_of_range: self.k.out_of_range,
             output,
-            feature_level: self.feature_level,
-            dynamic_leading: self.dynamic_leading,
+            feature_level: self.k.feature_level,
+            dynamic_leading: self.k.dynamic_leading,
         })
     }
 
@@ -200,6 +193,13 @@ impl<T: Element, I: IndexElement> Gather<T, I> {
 /// A slice described at run time: a DirectML SLICE1 window or ONNX Slice-13 starts/ends.
 #[derive(Clone, Debug)]
 pub struct Slice<T = ()> {
+    k: SliceKeys,
+    types: PhantomData<fn() -> T>,
+}
+
+/// What the builder has been told, apart from its types.
+#[derive(Clone, Debug)]
+struct SliceKeys {
     form: SliceForm,
     /// The window keys given, in order: a key of the other form is an error (core's rule, as in
     /// the macro), not silently ignored.
@@ -220,12 +220,10 @@ pub struct Slice<T = ()> {
     /// `s![..]`-style ranges standing for the SLICE1 window.
     ranges: Option<Vec<SliceRange>>,
     dynamic_leading: bool,
-    types: PhantomData<fn() -> T>,
 }
-
 impl Slice {
     fn new(form: SliceForm) -> Slice {
-        Slice {
+        let k = SliceKeys {
             form,
             given: Vec::new(),
             input: Shape::default(),
@@ -240,8 +238,8 @@ impl Slice {
             feature_level: None,
             ranges: None,
             dynamic_leading: false,
-            types: PhantomData,
-        }
+        };
+        Slice { k, types: PhantomData }
     }
 
     /// DirectML SLICE1: [`Slice::window`] gives offsets, sizes and signed strides.
@@ -261,67 +259,51 @@ impl<T> Slice<T> {
     }
 
     pub fn input_strided<U: Element>(self, sizes: &[usize], strides: Option<&[usize]>) -> Slice<U> {
-        Slice {
-            form: self.form,
-            given: self.given,
-            input: Shape::new(sizes, strides),
-            offsets: self.offsets,
-            sizes: self.sizes,
-            strides: self.strides,
-            starts: self.starts,
-            ends: self.ends,
-            axes: self.axes,
-            steps: self.steps,
-            output: self.output,
-            feature_level: self.feature_level,
-            ranges: self.ranges,
-            dynamic_leading: self.dynamic_leading,
-            types: PhantomData,
-        }
+        Slice { k: SliceKeys { input: Shape::new(sizes, strides), ..self.k }, types: PhantomData }
     }
 
     /// The window as ndarray/Burn-style ranges, one per leading dimension (the rest whole):
     /// `&[SliceRange::FULL, SliceRange::new(1, 9).step(2), SliceRange::FULL.step(-1)]` is
     /// `s[.., 1..9;2, ..;-1]` (a negative step walks the range backwards, as ndarray does).
     pub fn ranges(mut self, ranges: &[SliceRange]) -> Self {
-        self.ranges = Some(ranges.to_vec());
+        self.k.ranges = Some(ranges.to_vec());
         self
     }
 
     /// SLICE1's window: per dimension an offset, a size and a signed, non-zero stride.
     pub fn window(mut self, offsets: &[usize], sizes: &[usize], strides: &[i64]) -> Self {
-        (self.offsets, self.sizes, self.strides) = (offsets.to_vec(), sizes.to_vec(), strides.to_vec());
-        self.given.extend([Window::Offsets, Window::Sizes, Window::Strides]);
+        (self.k.offsets, self.k.sizes, self.k.strides) = (offsets.to_vec(), sizes.to_vec(), strides.to_vec());
+        self.k.given.extend([Window::Offsets, Window::Sizes, Window::Strides]);
         self
     }
 
     /// ONNX's `starts` and `ends`.
     pub fn starts_ends(mut self, starts: &[i64], ends: &[i64]) -> Self {
-        (self.starts, self.ends) = (starts.to_vec(), ends.to_vec());
-        self.given.extend([Window::Starts, Window::Ends]);
+        (self.k.starts, self.k.ends) = (starts.to_vec(), ends.to_vec());
+        self.k.given.extend([Window::Starts, Window::Ends]);
         self
     }
 
     pub fn axes(mut self, axes: &[i64]) -> Self {
-        self.axes = Some(axes.to_vec());
-        self.given.push(Window::Axes);
+        self.k.axes = Some(axes.to_vec());
+        self.k.given.push(Window::Axes);
         self
     }
 
     pub fn steps(mut self, steps: &[i64]) -> Self {
-        self.steps = Some(steps.to_vec());
-        self.given.push(Window::Steps);
+        self.k.steps = Some(steps.to_vec());
+        self.k.given.push(Window::Steps);
         self
     }
 
     pub fn output(mut self, sizes: &[usize], strides: Option<&[usize]>) -> Self {
-        self.output = Some(Shape::new(sizes, strides));
+        self.k.output = Some(Shape::new(sizes, strides));
         self
     }
 
     /// SLICE1 windows only: the DirectML feature level targeted (default: the highest, 4_1).
     pub fn feature_level(mut self, level: FeatureLevel) -> Self {
-        self.feature_level = Some(level);
+        self.k.feature_level = Some(level);
         self
     }
 
@@ -330,7 +312,7 @@ impl<T> Slice<T> {
     /// The window must take that dimension whole (offset 0, stride 1; its window size, like
     /// the input's leading size, is not read).
     pub fn dynamic_leading(mut self) -> Self {
-        self.dynamic_leading = true;
+        self.k.dynamic_leading = true;
         self
     }
 }
@@ -344,14 +326,14 @@ impl<T> Slice<T> {
         against: &'static str,
         sizes: &[usize],
     ) -> Result<SliceWindow, Error> {
-        for w in &self.given {
-            self.form.check_key(w.key())?;
+        for w in &self.k.given {
+            self.k.form.check_key(w.key())?;
         }
-        if let Some(ranges) = &self.ranges {
-            let given: Vec<&str> = self.given.iter().map(|w| w.key()).collect();
-            stridex_core::keys::check_ranges(self.form, &given)?;
+        if let Some(ranges) = &self.k.ranges {
+            let given: Vec<&str> = self.k.given.iter().map(|w| w.key()).collect();
+            stridex_core::keys::check_ranges(self.k.form, &given)?;
             let mut sizes = sizes.to_vec();
-            if self.dynamic_leading {
+            if self.k.dynamic_leading {
                 if let Some(first) = ranges.first() {
                     stridex_core::dynamic::check_leading_range(first)?;
                 }
@@ -366,18 +348,18 @@ impl<T> Slice<T> {
         let too_long = |window, len| RuleError::WindowLen { window, len, expected: rank, against };
         let signed = |v: &[i64], w| SignedDims::new(v).ok_or(too_long(w, v.len()));
         let unsigned = |v: &[usize], w| Dims::new(v).ok_or(too_long(w, v.len()));
-        Ok(if self.form == SliceForm::Onnx {
+        Ok(if self.k.form == SliceForm::Onnx {
             SliceWindow::Onnx {
-                starts: signed(&self.starts, Window::Starts)?,
-                ends: signed(&self.ends, Window::Ends)?,
-                axes: self.axes.as_deref().map(|a| signed(a, Window::Axes)).transpose()?,
-                steps: self.steps.as_deref().map(|s| signed(s, Window::Steps)).transpose()?,
+                starts: signed(&self.k.starts, Window::Starts)?,
+                ends: signed(&self.k.ends, Window::Ends)?,
+                axes: self.k.axes.as_deref().map(|a| signed(a, Window::Axes)).transpose()?,
+                steps: self.k.steps.as_deref().map(|s| signed(s, Window::Steps)).transpose()?,
             }
         } else {
             SliceWindow::DirectMl {
-                offsets: unsigned(&self.offsets, Window::Offsets)?,
-                sizes: unsigned(&self.sizes, Window::Sizes)?,
-                strides: signed(&self.strides, Window::Strides)?,
+                offsets: unsigned(&self.k.offsets, Window::Offsets)?,
+                sizes: unsigned(&self.k.sizes, Window::Sizes)?,
+                strides: signed(&self.k.strides, Window::Strides)?,
             }
         })
     }
@@ -395,14 +377,14 @@ fn output_decl(output: &Option<Shape>) -> Result<Option<OutputDecl>, Error> {
 
 impl<T: Element> Slice<T> {
     pub fn desc(&self) -> Result<SliceDesc, Error> {
-        let input = self.input.decl(Operand::Input, T::DTYPE)?;
-        let window = self.slice_window(self.input.sizes.len(), "the input's rank", &self.input.sizes)?;
+        let input = self.k.input.decl(Operand::Input, T::DTYPE)?;
+        let window = self.slice_window(self.k.input.sizes.len(), "the input's rank", &self.k.input.sizes)?;
         Ok(SliceDesc {
             input,
             window,
-            output: output_decl(&self.output)?,
-            feature_level: self.feature_level,
-            dynamic_leading: self.dynamic_leading,
+            output: output_decl(&self.k.output)?,
+            feature_level: self.k.feature_level,
+            dynamic_leading: self.k.dynamic_leading,
         })
     }
 
@@ -428,15 +410,20 @@ impl<T: Element> Slice<T> {
 /// ```
 #[derive(Clone, Debug)]
 pub struct Chain<T = (), I = ()> {
+    k: ChainKeys,
+    types: PhantomData<fn() -> (T, I)>,
+}
+
+/// What the builder has been told, apart from its types.
+#[derive(Clone, Debug)]
+struct ChainKeys {
     data: Shape,
     stages: Vec<StageDesc>,
     /// The first mistake in a stage, reported by `build`.
     mistake: Option<Error>,
     output: Option<Shape>,
     dynamic_leading: Option<ChainCount>,
-    types: PhantomData<fn() -> (T, I)>,
 }
-
 /// Index types with one more gather's appended (a chain has at most four gathers).
 pub trait AppendIndex<J>: IndexTypes {
     type Out: IndexTypes;
@@ -463,34 +450,27 @@ impl Chain {
 
     /// Data with explicit element strides (`None`: packed).
     pub fn data_strided<T: Element>(sizes: &[usize], strides: Option<&[usize]>) -> Chain<T> {
-        Chain {
+        let k = ChainKeys {
             data: Shape::new(sizes, strides),
             stages: Vec::new(),
             mistake: None,
             output: None,
             dynamic_leading: None,
-            types: PhantomData,
-        }
+        };
+        Chain { k, types: PhantomData }
     }
 }
 
 impl<T: Element, I: IndexTypes> Chain<T, I> {
     fn then<U>(mut self, stage: Result<StageDesc, Error>) -> Chain<T, U> {
         match stage {
-            Ok(s) => self.stages.push(s),
+            Ok(s) => self.k.stages.push(s),
             Err(e) => {
-                let stage = self.stages.len() + 1;
-                self.mistake.get_or_insert(Error::InStage { stage, error: Box::new(e) });
+                let stage = self.k.stages.len() + 1;
+                self.k.mistake.get_or_insert(Error::InStage { stage, error: Box::new(e) });
             }
         }
-        Chain {
-            data: self.data,
-            stages: self.stages,
-            mistake: self.mistake,
-            output: self.output,
-            dynamic_leading: self.dynamic_leading,
-            types: PhantomData,
-        }
+        Chain { k: self.k, types: PhantomData }
     }
 
     /// The data's leading size is known only at run time (`data: f32[_, ..]` in `chain!`): the
@@ -500,15 +480,15 @@ impl<T: Element, I: IndexTypes> Chain<T, I> {
     pub fn dynamic_leading(mut self) -> Self {
         let dynamic = |fault| Some(RuleError::Dynamic { fault, at: stridex_core::Location::Chain }.into());
         // A stage added (or refused: its mistake is kept instead) before this call.
-        let late = !self.stages.is_empty() || matches!(self.mistake, Some(Error::InStage { .. }));
+        let late = !self.k.stages.is_empty() || matches!(self.k.mistake, Some(Error::InStage { .. }));
         if late {
             // The stages were checked against a fixed leading size: whatever they reported
             // comes from calling this too late.
-            self.mistake = dynamic(stridex_core::DynamicFault::CountAfterStages);
-        } else if self.dynamic_leading.is_some() && self.mistake.is_none() {
-            self.mistake = dynamic(stridex_core::DynamicFault::SecondCount);
+            self.k.mistake = dynamic(stridex_core::DynamicFault::CountAfterStages);
+        } else if self.k.dynamic_leading.is_some() && self.k.mistake.is_none() {
+            self.k.mistake = dynamic(stridex_core::DynamicFault::SecondCount);
         }
-        self.dynamic_leading = Some(ChainCount::Data);
+        self.k.dynamic_leading = Some(ChainCount::Data);
         self
     }
 
@@ -518,25 +498,27 @@ impl<T: Element, I: IndexTypes> Chain<T, I> {
         I: AppendIndex<J>,
     {
         let stage = (|| {
-            if gather.output.is_some() {
+            if gather.k.output.is_some() {
                 return Err(RuleError::StageKey { key: "output" }.into());
             }
             Ok(StageDesc::Gather(GatherStage {
-                rules: gather.rules,
-                indices: gather.indices.decl(Operand::Indices, J::INDEX.dtype())?,
-                axis: gather.axis,
-                batch_dims: gather.batch_dims,
-                index_dims: gather.index_dims,
-                out_of_range: gather.out_of_range,
+                rules: gather.k.rules,
+                indices: gather.k.indices.decl(Operand::Indices, J::INDEX.dtype())?,
+                axis: gather.k.axis,
+                batch_dims: gather.k.batch_dims,
+                index_dims: gather.k.index_dims,
+                out_of_range: gather.k.out_of_range,
             }))
         })();
         // A `_` on the indices' leading size is the chain's count (one per chain).
         let stage = match stage {
-            Ok(_) if gather.dynamic_leading && self.dynamic_leading.is_some() => Err(second_count().into()),
+            Ok(_) if gather.k.dynamic_leading && self.k.dynamic_leading.is_some() => {
+                Err(second_count().into())
+            }
             other => other,
         };
-        if gather.dynamic_leading && stage.is_ok() {
-            self.dynamic_leading = Some(ChainCount::Indices { stage: self.stages.len() + 1 });
+        if gather.k.dynamic_leading && stage.is_ok() {
+            self.k.dynamic_leading = Some(ChainCount::Indices { stage: self.k.stages.len() + 1 });
         }
         self.then(stage)
     }
@@ -544,21 +526,21 @@ impl<T: Element, I: IndexTypes> Chain<T, I> {
     /// Appends a slice; its input is the previous stage's output.
     pub fn slice(self, slice: Slice) -> Chain<T, I> {
         let stage = (|| {
-            if slice.output.is_some() {
+            if slice.k.output.is_some() {
                 return Err(RuleError::StageKey { key: "output" }.into());
             }
-            if slice.dynamic_leading {
+            if slice.k.dynamic_leading {
                 return Err(RuleError::StageKey { key: "_" }.into());
             }
             // The chain-stage rules both front ends share: the shape ranges are lowered against
             // (its count at the placeholder), and the window forms a count refuses.
-            let keys = match &slice.ranges {
+            let keys = match &slice.k.ranges {
                 Some(r) => StageWindowKeys::Ranges { first: r.first().copied() },
-                None => StageWindowKeys::Keys(slice.form),
+                None => StageWindowKeys::Keys(slice.k.form),
             };
             let received = match stridex_core::dynamic::slice_stage_shape(
                 &self.prefix()?,
-                self.stages.len() + 1,
+                self.k.stages.len() + 1,
                 keys,
             ) {
                 // `then` names the stage; the fault is what it carries.
@@ -573,33 +555,33 @@ impl<T: Element, I: IndexTypes> Chain<T, I> {
 
     /// Declares the chain's output shape (it must equal the inferred one) and optional strides.
     pub fn output(mut self, sizes: &[usize], strides: Option<&[usize]>) -> Self {
-        self.output = Some(Shape::new(sizes, strides));
+        self.k.output = Some(Shape::new(sizes, strides));
         self
     }
 
     /// The chain so far, without an output: the next stage receives its plan's output.
     fn prefix(&self) -> Result<ChainDesc, Error> {
-        if let Some(e) = &self.mistake {
+        if let Some(e) = &self.k.mistake {
             return Err(e.clone());
         }
         Ok(ChainDesc {
-            data: self.data.decl(Operand::Data, T::DTYPE)?,
-            stages: self.stages.clone().into(),
+            data: self.k.data.decl(Operand::Data, T::DTYPE)?,
+            stages: self.k.stages.clone().into(),
             output: None,
-            dynamic_leading: self.dynamic_leading,
+            dynamic_leading: self.k.dynamic_leading,
         })
     }
 
     /// The plain descriptor, as `chain!` would write it (no rule checked yet).
     pub fn desc(&self) -> Result<ChainDesc, Error> {
-        if let Some(e) = &self.mistake {
+        if let Some(e) = &self.k.mistake {
             return Err(e.clone());
         }
         Ok(ChainDesc {
-            data: self.data.decl(Operand::Data, T::DTYPE)?,
-            stages: self.stages.clone().into(),
-            output: output_decl(&self.output)?,
-            dynamic_leading: self.dynamic_leading,
+            data: self.k.data.decl(Operand::Data, T::DTYPE)?,
+            stages: self.k.stages.clone().into(),
+            output: output_decl(&self.k.output)?,
+            dynamic_leading: self.k.dynamic_leading,
         })
     }
 
