@@ -2,7 +2,9 @@
 //! descriptor word by word and must agree with the naive reference on random gathers and slices,
 //! with tiles taken consecutively and spread. No device is needed, so the trickiest pure logic
 //! (merging dimensions, line widths, alignment, tiles, groups, transposed blocks) is checked
-//! everywhere, and every kind of row access must appear in the corpus.
+//! everywhere, and every kind of row access must appear in the corpus. One test
+//! (`the_host_model_is_the_kernel`) also runs the kernel on the device with the same inputs and
+//! asserts the same words, so the model cannot drift from what it models.
 
 mod common;
 
@@ -12,7 +14,8 @@ use common::reference::{self as r, Outcome};
 use std::collections::BTreeSet;
 use stridex::core::kernel::{GatherKernelDesc, IndexRead, RowAccess, RowWalk, SliceKernelDesc, Walk};
 use stridex::core::{ChainKernelDesc, ChainPlan};
-use stridex::{DType, IndexType, OutOfRange};
+use stridex::cubecl::client::Client;
+use stridex::{DType, Error, GatherDesc, IndexType, OutOfRange};
 
 /// The value of an index, as the rule sets read it (two words for 64-bit types).
 fn index_value(indices: &[u32], at: usize, r: &IndexRead) -> i128 {
@@ -234,6 +237,7 @@ fn check_gather<const N: usize>(
     case: &generate::GatherCase,
     rng: &mut Rng,
     seen: &mut BTreeSet<String>,
+    device: Option<&Client>,
 ) -> Result<bool, String> {
     let re = &case.reference;
     let plan = case.desc.plan().map_err(|e| format!("{e}"))?;
@@ -254,6 +258,18 @@ fn check_gather<const N: usize>(
         .collect();
     let data = words(&data_bytes, w.src_words as usize);
     let indices = words(&index_bytes, 1);
+    if let Some(client) = device {
+        let mut model = vec![0u32; w.out_words as usize];
+        let flagged = run_rows(w, &data, &[&indices], &mut model);
+        let (kernel, raised) =
+            on_device_gather(client, case.desc, plan.index_type, &data, &indices, model.len())?;
+        if kernel != model || raised != flagged {
+            return Err(format!(
+                "{:?}\n{w:?}\nkernel {kernel:?} (flag {raised})\nhost model {model:?} (flag {flagged})",
+                case.desc
+            ));
+        }
+    }
     for spread in [false, true] {
         let walk = RowWalk { spread, ..w.clone() };
         let mut out = vec![0u32; w.out_words as usize];
@@ -282,6 +298,7 @@ fn check_slice<const N: usize>(
     case: &generate::SliceCase,
     rng: &mut Rng,
     seen: &mut BTreeSet<String>,
+    device: Option<&Client>,
 ) -> Result<bool, String> {
     let re = &case.reference;
     let plan = case.desc.plan().map_err(|e| format!("{e}"))?;
@@ -290,6 +307,16 @@ fn check_slice<const N: usize>(
     seen.insert(kind(w));
     let input_bytes = rng.bytes(r::min_len(&re.sizes, &re.strides) * N);
     let data = words(&input_bytes, w.src_words as usize);
+    if let Some(client) = device {
+        let mut model = vec![0u32; w.out_words as usize];
+        run_rows(w, &data, &[], &mut model);
+        let op = stridex::SliceOp::<u8>::__from_checked(case.desc);
+        let kernel =
+            on_device(client, model.len(), &[&data], |inputs, out| op.launch(client, inputs[0], out))?.0;
+        if kernel != model {
+            return Err(format!("{:?}\n{w:?}\nkernel {kernel:?}\nhost model {model:?}", case.desc));
+        }
+    }
     let (_, buffer) = re.run(&elements::<N>(&input_bytes));
     for spread in [false, true] {
         let walk = RowWalk { spread, ..w.clone() };
@@ -316,19 +343,19 @@ fn row_walks_match_the_reference() {
         let mut rng = Rng::new(seed);
         let case = generate::gather_case(&mut rng, &DType::ALL);
         rows.0 += usize::from(
-            by_size!(case.desc.data.dtype.size(), check_gather(&case, &mut rng, &mut seen)).unwrap(),
+            by_size!(case.desc.data.dtype.size(), check_gather(&case, &mut rng, &mut seen, None)).unwrap(),
         );
         let mut rng = Rng::new(seed ^ 0x5eed);
         let case = generate::slice_case(&mut rng, &DType::ALL);
         rows.1 += usize::from(
-            by_size!(case.desc.input.dtype.size(), check_slice(&case, &mut rng, &mut seen)).unwrap(),
+            by_size!(case.desc.input.dtype.size(), check_slice(&case, &mut rng, &mut seen, None)).unwrap(),
         );
     }
     eprintln!("row walks checked: {} gathers, {} slices of 6000 each", rows.0, rows.1);
     assert!(rows.0 >= ROWS_CHECKED && rows.1 >= ROWS_CHECKED, "too few row walks checked: {rows:?}");
     let mut rng = Rng::new(7);
     for case in generate::channels_last_slices() {
-        by_size!(case.desc.input.dtype.size(), check_slice(&case, &mut rng, &mut seen)).unwrap();
+        by_size!(case.desc.input.dtype.size(), check_slice(&case, &mut rng, &mut seen, None)).unwrap();
     }
     for must in [
         "Lines (1 lanes, 1 words)",
@@ -385,4 +412,73 @@ fn fused_chains_match_the_stages_run_one_by_one() {
     // refuses the chain), or rows that are not whole 32-bit words (1- and 2-byte elements in
     // odd shapes; those chains run stage by stage).
     assert!(fused >= 1200, "only {fused} of 3000 chains fused");
+}
+
+/// Runs `launch` on device copies of `inputs` and a zeroed output of `out_words` words: the
+/// output's words, and whether the launch reported an index out of range.
+fn on_device(
+    client: &Client,
+    out_words: usize,
+    inputs: &[&[u32]],
+    launch: impl FnOnce(
+        &[&stridex::cubecl::server::Handle],
+        &stridex::cubecl::server::Handle,
+    ) -> Result<(), Error>,
+) -> Result<(Vec<u32>, bool), String> {
+    let handles: Vec<_> = inputs.iter().map(|w| client.create_from_slice(&bytes(w))).collect();
+    let out = client.create_from_slice(&vec![0u8; out_words * 4]);
+    let raised = match launch(&handles.iter().collect::<Vec<_>>(), &out) {
+        Ok(()) => false,
+        Err(Error::IndexOutOfRange { .. }) => true,
+        Err(e) => return Err(format!("launch: {e}")),
+    };
+    let read = client.read_one(out).map_err(|e| format!("read back: {e:?}"))?;
+    Ok((read.chunks(4).map(|b| u32::from_le_bytes(b.try_into().unwrap())).collect(), raised))
+}
+
+/// A gather's kernel on the device (its element type plays no part in the kernel: `u8` here).
+fn on_device_gather(
+    client: &Client,
+    desc: GatherDesc,
+    index: IndexType,
+    data: &[u32],
+    indices: &[u32],
+    out_words: usize,
+) -> Result<(Vec<u32>, bool), String> {
+    macro_rules! run {
+        ($i:ty) => {{
+            let op = stridex::GatherOp::<u8, $i>::__from_checked(desc);
+            on_device(client, out_words, &[data, indices], |h, out| op.launch(client, h[0], h[1], out))
+        }};
+    }
+    match index {
+        IndexType::I32 => run!(i32),
+        IndexType::I64 => run!(i64),
+        IndexType::U32 => run!(u32),
+        IndexType::U64 => run!(u64),
+    }
+}
+
+/// The row walk's host model and the kernel it models, on the same random descriptors and
+/// inputs: the output words and the out-of-range flag must be the same (so neither can drift
+/// while the other still agrees with the reference).
+#[test]
+fn the_host_model_is_the_kernel() {
+    let client = stridex::Device::default_device().expect("a device").client();
+    let (mut gathers, mut slices) = (0, 0);
+    for seed in 0..400u64 {
+        let mut seen = BTreeSet::new();
+        let mut rng = Rng::new(seed);
+        let case = generate::gather_case(&mut rng, &DType::ALL);
+        let ran =
+            by_size!(case.desc.data.dtype.size(), check_gather(&case, &mut rng, &mut seen, Some(client)));
+        gathers += usize::from(ran.unwrap());
+        let mut rng = Rng::new(seed ^ 0x5eed);
+        let case = generate::slice_case(&mut rng, &DType::ALL);
+        let ran =
+            by_size!(case.desc.input.dtype.size(), check_slice(&case, &mut rng, &mut seen, Some(client)));
+        slices += usize::from(ran.unwrap());
+    }
+    eprintln!("host model against the kernel: {gathers} gathers, {slices} slices");
+    assert!(gathers >= 150 && slices >= 150, "{gathers} gathers, {slices} slices took the row walk");
 }
