@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Mutation testing of stridex-core (cargo-mutants): each mutant of a source line must fail a
+# test. Default: the rule modules against core's own tests (no device, a few minutes on 2
+# cores). `scripts/mutants.sh all` mutates every core module. Results land in
+# target/mutants/mutants.out (caught.txt, missed.txt, unviable.txt); the summary is printed.
+# Known equivalent mutants (same output for every input) are listed, with why, in
+# scripts/mutants-equivalent.txt and excluded.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+command -v cargo-mutants >/dev/null || cargo install --locked cargo-mutants
+files=(-f core/src/gather.rs -f core/src/slice.rs -f core/src/layout.rs -f core/src/tensor.rs
+       -f core/src/rules.rs -f core/src/ranges.rs -f core/src/feature_level.rs)
+[ "${1:-}" = all ] && files=()
+exclude=()
+if [ -f scripts/mutants-equivalent.txt ]; then
+    while IFS= read -r line; do
+        case "$line" in ''|'#'*) continue ;; esac
+        exclude+=(--exclude-re "${line%%  #*}")
+    done < scripts/mutants-equivalent.txt
+fi
+cargo mutants -p stridex-core "${files[@]}" "${exclude[@]}" --output target/mutants --timeout 120 -j 2 "$@" || true
+for f in caught missed timeout unviable; do
+    printf '%-9s %s\n' "$f" "$(wc -l < "target/mutants/mutants.out/$f.txt" 2>/dev/null || echo 0)"
+done
