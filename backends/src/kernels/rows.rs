@@ -243,7 +243,12 @@ fn gather_tile<NI: Size, NO: Size>(
                 ats,
                 w.clone(),
             );
-            all_ok = all_ok && line_ok;
+            // A whole line's flag is the row's, already in `all_ok`.
+            if comptime!(w.access == RowAccess::Elements) {
+                if comptime!(w.access == RowAccess::Elements) {
+                    all_ok = all_ok && line_ok;
+                }
+            }
         }
     }
     #[unroll]
@@ -263,7 +268,9 @@ fn gather_tile<NI: Size, NO: Size>(
             ats,
             w.clone(),
         );
-        all_ok = all_ok && line_ok;
+        if comptime!(w.access == RowAccess::Elements) {
+            all_ok = all_ok && line_ok;
+        }
     }
     // A single gather raises the `error` policy's flag here; a chain's `error`-policy indices
     // are checked whole on the host (as running the stages one by one would), so its kernel
@@ -290,12 +297,13 @@ fn gather_line<NI: Size, NO: Size>(
     ats: &mut Array<u32>,
     #[comptime] w: RowWalk,
 ) -> bool {
-    let mut ok = row_ok;
+    // Each comptime branch is the value: no mutable flag (which WGSL keeps as a function
+    // variable, measured slower on lavapipe).
     if comptime!(w.access == RowAccess::Elements) {
         if comptime!(w.group.is_some()) {
-            ok = grouped_lines::<NI, NO>(data, index0, output, u, out_row, src, ats, w.clone());
+            grouped_lines::<NI, NO>(data, index0, output, u, out_row, src, ats, w.clone())
         } else {
-            ok = gather_elements::<NI, NO>(
+            gather_elements::<NI, NO>(
                 data,
                 index0,
                 index1,
@@ -308,7 +316,7 @@ fn gather_line<NI: Size, NO: Size>(
                 row_ok,
                 ats,
                 w.clone(),
-            );
+            )
         }
     } else {
         let mut v = line_of::<NI, NO>(data, u, usize::cast_from(src), w.clone());
@@ -316,8 +324,8 @@ fn gather_line<NI: Size, NO: Size>(
             v = Vector::<u32, NO>::new(0u32);
         }
         output[out_row + u] = v;
+        row_ok
     }
-    ok
 }
 
 /// Raises the status flag when `enabled` and an index was out of range.
