@@ -324,7 +324,21 @@ pub fn markdown(device: &str, settings: &Settings, r: &Results) -> String {
         r.backend,
         settings.reps
     ));
-    s.push_str(&format!("Backend: `{}` (stridex, the copy kernel and Burn all on it).\n\n", r.backend));
+    s.push_str(&format!("Backend: `{}` (stridex, the copy kernel and Burn all on it).", r.backend));
+    // Each backend's run writes its own file; wgpu's (lavapipe in CI) and the CPU runtime's
+    // are both kept in the repository, so each names the other.
+    let others: Vec<&str> = ["wgpu", "cpu"]
+        .into_iter()
+        .filter(|&b| b != r.backend)
+        .map(|b| {
+            if b == "wgpu" {
+                "[RESULTS.md](RESULTS.md) (wgpu)"
+            } else {
+                "[RESULTS-cpu.md](RESULTS-cpu.md) (CubeCL's CPU runtime)"
+            }
+        })
+        .collect();
+    s.push_str(&format!(" The same cases on other runtimes: {}.\n\n", others.join(", ")));
     s.push_str(
         "GB/s = (bytes read + bytes written) / time, the same bytes credited to every column of a \
          row. *copy* is a plain 128-bit-vector copy kernel moving those bytes on the same device; \
