@@ -245,9 +245,7 @@ fn gather_tile<NI: Size, NO: Size>(
             );
             // A whole line's flag is the row's, already in `all_ok`.
             if comptime!(w.access == RowAccess::Elements) {
-                if comptime!(w.access == RowAccess::Elements) {
-                    all_ok = all_ok && line_ok;
-                }
+                all_ok = all_ok && line_ok;
             }
         }
     }
