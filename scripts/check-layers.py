@@ -18,6 +18,7 @@ LAYERS = {
         ["kernel"],
         ["dynamic"],
         ["describe", "seeds"],
+        ["op"],
     ],
     "backends/src": [
         ["element", "error", "staging", "tensor"],

@@ -61,18 +61,12 @@ fn gather(case: &Value) {
     let name = case["name"].as_str().unwrap();
     let data = input(case, "data").or_else(|| input(case, "x")).unwrap();
     let indices = input(case, "indices").or_else(|| input(case, "i")).unwrap();
-    let desc = GatherDesc {
-        rules: GatherRules::Onnx,
-        data: TensorDecl::packed(dtype(data), Dims::of(&shape(data))),
-        indices: TensorDecl::packed(dtype(indices), Dims::of(&shape(indices))),
-        axis: case["attributes"]["axis"].as_i64().unwrap_or(0),
-        batch_dims: None,
-        index_dims: None,
-        out_of_range: None,
-        output: None,
-        feature_level: None,
-        dynamic_leading: false,
-    };
+    let desc = GatherDesc::new(
+        GatherRules::Onnx,
+        TensorDecl::packed(dtype(data), Dims::of(&shape(data))),
+        TensorDecl::packed(dtype(indices), Dims::of(&shape(indices))),
+        case["attributes"]["axis"].as_i64().unwrap_or(0),
+    );
     assert_eq!(case["expect_error"], false, "{name}");
     let op = GatherOp::<f32, i64>::new(desc).unwrap_or_else(|e| panic!("{name}: {e}"));
     let out_shape = expected_shape(case);

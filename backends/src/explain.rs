@@ -10,7 +10,7 @@
 #![cfg_attr(not(any(feature = "wgpu", feature = "cuda")), allow(dead_code, unused_imports, unused_variables))]
 
 use crate::error::Error;
-use crate::kernels::{ChainKernel, Launch};
+use crate::kernels::{ChainKernel, Launch, OpKernel};
 use cubecl::prelude::*;
 use cubecl::Compiler;
 use stridex_core::kernel::{GatherKernelDesc, SliceKernelDesc};
@@ -130,19 +130,20 @@ pub fn cuda_options(arch: u32) -> cubecl::cuda::CudaCompilationOptions {
 
 /// The kernel source of a gather descriptor (`None` for an empty output: no kernel).
 pub fn gather_source(desc: &stridex_core::GatherDesc, dialect: Dialect) -> Result<Option<String>, Error> {
-    let plan = desc.plan()?;
-    GatherKernelDesc::new(&plan).map(|k| source(&k, dialect)).transpose()
+    plan_source::<GatherKernelDesc>(&desc.plan()?, dialect)
 }
 
 /// The kernel source of a slice descriptor (`None` for an empty output: no kernel).
 pub fn slice_source(desc: &stridex_core::SliceDesc, dialect: Dialect) -> Result<Option<String>, Error> {
-    let plan = desc.plan()?;
-    SliceKernelDesc::new(&plan).map(|k| source(&k, dialect)).transpose()
+    plan_source::<SliceKernelDesc>(&desc.plan()?, dialect)
 }
 
 /// The kernel source of a chain descriptor: one kernel where the chain fuses, else each
 /// stage's (`None` for an empty output: no kernel).
 pub fn chain_source(desc: &stridex_core::ChainDesc, dialect: Dialect) -> Result<Option<String>, Error> {
-    let plan = desc.plan()?;
-    ChainKernel::of(&plan).map(|k| source(&k, dialect)).transpose()
+    plan_source::<ChainKernel>(&desc.plan()?, dialect)
+}
+
+fn plan_source<K: OpKernel>(plan: &K::Plan, dialect: Dialect) -> Result<Option<String>, Error> {
+    K::of(plan).map(|k| source(&k, dialect)).transpose()
 }

@@ -32,6 +32,25 @@ pub struct GatherDesc {
     pub dynamic_leading: bool,
 }
 
+impl GatherDesc {
+    /// A gather with its required keys and every optional one unset, as a macro leaves a key
+    /// not written: set the others on the result.
+    pub const fn new(rules: GatherRules, data: TensorDecl, indices: TensorDecl, axis: i64) -> GatherDesc {
+        GatherDesc {
+            rules,
+            data,
+            indices,
+            axis,
+            batch_dims: None,
+            index_dims: None,
+            out_of_range: None,
+            output: None,
+            feature_level: None,
+            dynamic_leading: false,
+        }
+    }
+}
+
 /// One output dimension of a validated gather, with the strides that move along it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct GatherDim {

@@ -14,7 +14,8 @@
 //!    chain's included;
 //! 6. [`dynamic`]: a `_` leading count on top, planning the layers below at a count it passes
 //!    down (and the `plan()` entry points, which dispatch to it);
-//! 7. readers of all the above: [`describe`], [`seeds`].
+//! 7. readers of all the above: [`describe`], [`seeds`];
+//! 8. [`op`]: the questions every op kind's descriptor and plan answer, for the generic op.
 
 pub mod chain;
 pub mod describe;
@@ -28,6 +29,7 @@ pub mod kernel;
 pub mod keys;
 pub mod layout;
 pub mod limits;
+pub mod op;
 pub mod ranges;
 pub mod rules;
 pub mod seeds;
@@ -43,6 +45,7 @@ pub use feature_level::FeatureLevel;
 pub use gather::{GatherDesc, GatherDim, GatherPlan};
 pub use kernel::ChainKernelDesc;
 pub use layout::{LayoutKind, Overlap, TensorLayout};
+pub use op::{OpDesc, OpPlan};
 pub use ranges::SliceRange;
 pub use rules::{GatherRules, OutOfRange, RuleSet, SliceForm};
 pub use slice::{SliceDesc, SliceDim, SlicePlan, SliceWindow};

@@ -42,6 +42,14 @@ pub struct SliceDesc {
     pub dynamic_leading: bool,
 }
 
+impl SliceDesc {
+    /// A slice of `input` through `window`, every optional key unset, as a macro leaves a key
+    /// not written: set the others on the result.
+    pub const fn new(input: TensorDecl, window: SliceWindow) -> SliceDesc {
+        SliceDesc { input, window, output: None, feature_level: None, dynamic_leading: false }
+    }
+}
+
 /// One output dimension of a validated slice.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct SliceDim {

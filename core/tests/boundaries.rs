@@ -2,46 +2,13 @@
 //! broad cases of `rules.rs` would not notice: found by mutation testing (`scripts/mutants.sh`),
 //! each test here fails for a mutant that survived the rest.
 
+mod common;
+
+use common::{d, onnx_slice};
 use stridex_core::*;
 
-fn d(v: &[usize]) -> Dims {
-    Dims::of(v)
-}
-
 fn gather(data: TensorDecl, indices: TensorDecl, axis: i64) -> GatherDesc {
-    GatherDesc {
-        rules: GatherRules::Onnx,
-        data,
-        indices,
-        axis,
-        batch_dims: None,
-        index_dims: None,
-        out_of_range: None,
-        output: None,
-        feature_level: None,
-        dynamic_leading: false,
-    }
-}
-
-fn onnx_slice(
-    input: &[usize],
-    starts: &[i64],
-    ends: &[i64],
-    axes: Option<&[i64]>,
-    steps: Option<&[i64]>,
-) -> SliceDesc {
-    SliceDesc {
-        input: TensorDecl::packed(DType::F32, d(input)),
-        window: SliceWindow::Onnx {
-            starts: SignedDims::of(starts),
-            ends: SignedDims::of(ends),
-            axes: axes.map(SignedDims::of),
-            steps: steps.map(SignedDims::of),
-        },
-        output: None,
-        feature_level: None,
-        dynamic_leading: false,
-    }
+    GatherDesc::new(GatherRules::Onnx, data, indices, axis)
 }
 
 #[test]

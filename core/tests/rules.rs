@@ -1,27 +1,18 @@
 //! Every rule of docs/rules.md (tensors, gathers, slices), accepting and rejecting, on plain data.
 
+mod common;
+
+use common::{d, onnx_slice};
 use stridex_core::*;
 
-fn d(v: &[usize]) -> Dims {
-    Dims::of(v)
-}
-
 fn gather(rules: GatherRules, data: &[usize], indices: &[usize], axis: i64) -> GatherDesc {
-    GatherDesc {
+    let index_type = if rules == GatherRules::Onnx { DType::I64 } else { DType::U32 };
+    GatherDesc::new(
         rules,
-        data: TensorDecl::packed(DType::F32, d(data)),
-        indices: TensorDecl::packed(
-            if rules == GatherRules::Onnx { DType::I64 } else { DType::U32 },
-            d(indices),
-        ),
+        TensorDecl::packed(DType::F32, d(data)),
+        TensorDecl::packed(index_type, d(indices)),
         axis,
-        batch_dims: None,
-        index_dims: None,
-        out_of_range: None,
-        output: None,
-        feature_level: None,
-        dynamic_leading: false,
-    }
+    )
 }
 
 fn shape(p: &GatherPlan) -> Vec<usize> {
@@ -336,27 +327,6 @@ fn slice1_rules() {
     assert_eq!(s.plan().unwrap().output.sizes.as_slice(), &[3, 1]);
     s.input.dtype = DType::Bool;
     assert!(matches!(e(s), RuleError::DataTypeNotAllowed { dtype: DType::Bool, .. }));
-}
-
-fn onnx_slice(
-    input: &[usize],
-    starts: &[i64],
-    ends: &[i64],
-    axes: Option<&[i64]>,
-    steps: Option<&[i64]>,
-) -> SliceDesc {
-    SliceDesc {
-        input: TensorDecl::packed(DType::F32, d(input)),
-        window: SliceWindow::Onnx {
-            starts: SignedDims::of(starts),
-            ends: SignedDims::of(ends),
-            axes: axes.map(SignedDims::of),
-            steps: steps.map(SignedDims::of),
-        },
-        output: None,
-        feature_level: None,
-        dynamic_leading: false,
-    }
 }
 
 #[test]

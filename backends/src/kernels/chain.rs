@@ -1,12 +1,13 @@
 //! How a chain runs: one fused row kernel where `ChainKernelDesc` lowers it, else each stage's
 //! own kernel, one after another, on intermediates that stay on the device.
 
-use super::{rows, Launch};
+use super::{index_bytes, rows, Launch, OpKernel};
+use crate::error::Error;
 use crate::launch::{self, Queued};
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 use stridex_core::kernel::{GatherKernelDesc, SliceKernelDesc, Walk};
-use stridex_core::{ChainKernelDesc, ChainPlan, StagePlan};
+use stridex_core::{ChainKernelDesc, ChainPlan, DynamicFault, Location, RuleError, StagePlan};
 
 /// How a chain runs: one fused kernel, or its stages' kernels one after another.
 #[derive(Clone, Debug)]
@@ -32,9 +33,11 @@ impl StageKernel {
     }
 }
 
-impl ChainKernel {
+impl OpKernel for ChainKernel {
+    type Plan = ChainPlan;
+
     /// `None` for an empty result; the fused kernel where the chain lowers to one.
-    pub(crate) fn of(plan: &ChainPlan) -> Option<ChainKernel> {
+    fn of(plan: &ChainPlan) -> Option<ChainKernel> {
         match ChainKernelDesc::new(plan) {
             Ok(None) => None,
             Ok(Some(k)) => Some(ChainKernel::Fused(k)),
@@ -49,14 +52,31 @@ impl ChainKernel {
             )),
         }
     }
+
+    fn with_walk(&self, at: impl FnOnce(&Walk) -> Result<Walk, Error>) -> Result<Self, Error> {
+        match self {
+            ChainKernel::Fused(k) => Ok(ChainKernel::Fused(ChainKernelDesc { walk: at(&k.walk)? })),
+            // The rules make a `_` chain fuse, or be empty for every count.
+            ChainKernel::Staged(_) => {
+                Err(Error::Rule(RuleError::Dynamic { fault: DynamicFault::Staged, at: Location::Chain }))
+            }
+        }
+    }
+
+    fn index_bytes(plan: &ChainPlan) -> usize {
+        plan.stages
+            .iter()
+            .filter_map(|s| match s {
+                StagePlan::Gather(g) => Some(index_bytes(g)),
+                StagePlan::Slice(_) => None,
+            })
+            .max()
+            .unwrap_or(0)
+    }
 }
 
 impl Launch for ChainKernelDesc {
-    fn first_walk(&self) -> Option<&Walk> {
-        Some(&self.walk)
-    }
-
-    fn last_walk(&self) -> Option<&Walk> {
+    fn walk(&self) -> Option<&Walk> {
         Some(&self.walk)
     }
 
@@ -83,6 +103,13 @@ impl Launch for ChainKernelDesc {
 }
 
 impl Launch for ChainKernel {
+    fn walk(&self) -> Option<&Walk> {
+        match self {
+            ChainKernel::Fused(k) => Some(&k.walk),
+            ChainKernel::Staged(_) => None,
+        }
+    }
+
     fn first_walk(&self) -> Option<&Walk> {
         match self {
             ChainKernel::Fused(k) => Some(&k.walk),

@@ -1,11 +1,15 @@
 use super::index::read_index;
-use super::{locate, mark_ran, offline_device, read_lane, rows, settings, Launch, BUFFER};
+use super::{
+    index_bytes, locate, offline_device, read_lane, rows, settings, start, Launch, OpKernel, BUFFER,
+};
+use crate::error::Error;
 use crate::launch::{self, Queued};
 use cubecl::ir::TargetProperties;
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 use std::sync::Arc;
 use stridex_core::kernel::{GatherKernelDesc, IndexRead, MoveDesc, Walk};
+use stridex_core::GatherPlan;
 
 /// Gather: invocation `ABSOLUTE_POS` writes output word (or vector of words) `ABSOLUTE_POS`.
 #[allow(clippy::too_many_arguments)]
@@ -21,14 +25,8 @@ pub fn gather_kernel<N: Size>(
     #[comptime] r: IndexRead,
 ) {
     let pos = ABSOLUTE_POS;
-    mark_ran(pos, status);
-    // A `_` walk is specialized without its count: `limit` and `slots` bound it.
-    let active = if comptime!(m.dynamic) {
-        pos < usize::cast_from(limit)
-    } else {
-        pos < comptime!(m.invocations as usize)
-    };
-    if active {
+    // `slots` bounds the output slots of a `_` walk (see `locate`).
+    if start(pos, status, limit, m.dynamic, m.invocations) {
         if comptime!(m.lanes == 1) {
             let (valid, src, index) = locate(pos, slots, m.clone());
             if valid {
@@ -74,12 +72,24 @@ fn gather_lanes<N: Size>(
     output[pos] = Vector::new(out);
 }
 
-impl Launch for GatherKernelDesc {
-    fn first_walk(&self) -> Option<&Walk> {
-        Some(&self.walk)
+impl OpKernel for GatherKernelDesc {
+    type Plan = GatherPlan;
+
+    fn of(plan: &GatherPlan) -> Option<Self> {
+        GatherKernelDesc::new(plan)
     }
 
-    fn last_walk(&self) -> Option<&Walk> {
+    fn with_walk(&self, at: impl FnOnce(&Walk) -> Result<Walk, Error>) -> Result<Self, Error> {
+        Ok(GatherKernelDesc { walk: at(&self.walk)?, index: self.index })
+    }
+
+    fn index_bytes(plan: &GatherPlan) -> usize {
+        index_bytes(plan)
+    }
+}
+
+impl Launch for GatherKernelDesc {
+    fn walk(&self) -> Option<&Walk> {
         Some(&self.walk)
     }
 

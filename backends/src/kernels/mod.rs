@@ -21,20 +21,30 @@ pub use gather::gather_kernel;
 pub use rows::rows_kernel;
 pub use slice::slice_kernel;
 
+use crate::error::Error;
 use crate::launch::{Queued, CUBE_DIM};
 use cubecl::ir::{DeviceIdentity, DeviceProperties, HardwareProperties, MemoryDeviceProperties};
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 use std::sync::Arc;
 use stridex_core::kernel::{MoveDesc, Walk};
+use stridex_core::{GatherPlan, OpPlan, TensorLayout};
 
 /// A kernel descriptor stridex queues and explains: one kernel, or a chain's kernels.
 pub(crate) trait Launch {
+    /// The walk of a descriptor that is one kernel (`None`: it launches nothing, or it is
+    /// several kernels, which name their first and last walks themselves).
+    fn walk(&self) -> Option<&Walk>;
+
     /// The walk of the kernel that reads the op's first input (`None`: it launches nothing).
-    fn first_walk(&self) -> Option<&Walk>;
+    fn first_walk(&self) -> Option<&Walk> {
+        self.walk()
+    }
 
     /// The walk of the kernel that writes the op's output (`None`: it launches nothing).
-    fn last_walk(&self) -> Option<&Walk>;
+    fn last_walk(&self) -> Option<&Walk> {
+        self.walk()
+    }
 
     /// Queues the kernel(s) on `inputs` (the data or input, then each index buffer the walks
     /// read, in order) and `output`, buffers the caller checked against the descriptor.
@@ -43,6 +53,34 @@ pub(crate) trait Launch {
     /// The kernel definitions, as `explain` compiles them: each with a heading where there is
     /// more than one, `None` for a stage that launches nothing.
     fn definitions(&self) -> Vec<(Option<String>, Option<KernelDefinition>)>;
+}
+
+/// The kernel of one op kind's plan: how it is made, moved to a `_` op's count, and how many
+/// bytes of indices it reads.
+pub(crate) trait OpKernel: Launch + Clone + std::fmt::Debug + Send + Sync + Sized {
+    type Plan: OpPlan;
+
+    /// The kernel of a plan (`None` for an empty output: nothing to launch).
+    fn of(plan: &Self::Plan) -> Option<Self>;
+
+    /// The same compiled kernel on the walk `at` makes of its own (a `_` op's walk at a
+    /// count: the invocation limit and buffer lengths change, the specialization does not).
+    fn with_walk(&self, at: impl FnOnce(&Walk) -> Result<Walk, Error>) -> Result<Self, Error>;
+
+    /// Bytes of the op's index buffer (a chain's largest; none for a slice).
+    fn index_bytes(_plan: &Self::Plan) -> usize {
+        0
+    }
+}
+
+/// Bytes of a gather's index buffer.
+pub(crate) fn index_bytes(g: &GatherPlan) -> usize {
+    word_bytes(&g.indices, g.index_type.words() * 4)
+}
+
+/// Bytes of a buffer of `layout` with `elem_bytes`-byte elements, in whole 32-bit words.
+pub(crate) fn word_bytes(layout: &TensorLayout, elem_bytes: usize) -> usize {
+    (layout.min_buffer_len().unwrap_or(0) * elem_bytes).div_ceil(4) * 4
 }
 
 /// What the launcher of a `launch_unchecked` kernel sets, for a definition made offline.
@@ -83,11 +121,24 @@ fn offline_device() -> Arc<DeviceProperties> {
 /// A buffer argument of a definition: read and written in place of nothing.
 const BUFFER: BufferCompilationArg = BufferCompilationArg { inplace: None };
 
-/// Marks the launch as having run (see [`RAN_MARKER`]).
+/// Marks the launch as having run (see [`RAN_MARKER`]), and says whether invocation `pos` has
+/// work: a `_` walk is specialized without its count, so `limit` bounds its invocations; other
+/// walks are bounded by their constant `invocations`.
 #[cube]
-pub(crate) fn mark_ran(pos: usize, status: &mut [u32]) {
+pub(crate) fn start(
+    pos: usize,
+    status: &mut [u32],
+    limit: u32,
+    #[comptime] dynamic: bool,
+    #[comptime] invocations: u32,
+) -> bool {
     if pos == 0 {
         status[1] = comptime!(RAN_MARKER);
+    }
+    if comptime!(dynamic) {
+        pos < usize::cast_from(limit)
+    } else {
+        pos < comptime!(invocations as usize)
     }
 }
 

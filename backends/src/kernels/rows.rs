@@ -1,5 +1,5 @@
 use super::index::index_of;
-use super::{mark_ran, offline_device, read_lane, settings, BUFFER};
+use super::{offline_device, read_lane, settings, start, BUFFER};
 use crate::launch;
 use cubecl::ir::TargetProperties;
 use cubecl::prelude::*;
@@ -36,14 +36,7 @@ pub fn rows_kernel<NI: Size, NO: Size>(
     #[comptime] w: RowWalk,
 ) {
     let pos = ABSOLUTE_POS;
-    mark_ran(pos, status);
-    // A `_` walk is specialized without its count: its invocations are bounded by `limit`.
-    let active = if comptime!(w.dynamic) {
-        pos < usize::cast_from(limit)
-    } else {
-        pos < comptime!(w.invocations as usize)
-    };
-    if active {
+    if start(pos, status, limit, w.dynamic, w.invocations) {
         let tiles = comptime!((w.row_lines / w.tile) as usize);
         // The tile's first line in its row; its other lines follow it, or lie `tiles` apart.
         let mut first = pos % tiles;

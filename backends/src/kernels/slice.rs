@@ -1,10 +1,12 @@
-use super::{locate, mark_ran, offline_device, read_lane, rows, settings, Launch, BUFFER};
+use super::{locate, offline_device, read_lane, rows, settings, start, Launch, OpKernel, BUFFER};
+use crate::error::Error;
 use crate::launch::{self, Queued};
 use cubecl::ir::TargetProperties;
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 use std::sync::Arc;
 use stridex_core::kernel::{MoveDesc, SliceKernelDesc, Walk};
+use stridex_core::SlicePlan;
 
 /// Slice: invocation `ABSOLUTE_POS` writes output word (or vector of words) `ABSOLUTE_POS`.
 #[cube(launch_unchecked)]
@@ -17,14 +19,8 @@ pub fn slice_kernel<N: Size>(
     #[comptime] m: MoveDesc,
 ) {
     let pos = ABSOLUTE_POS;
-    mark_ran(pos, status);
-    // A `_` walk is specialized without its count: `limit` and `slots` bound it.
-    let active = if comptime!(m.dynamic) {
-        pos < usize::cast_from(limit)
-    } else {
-        pos < comptime!(m.invocations as usize)
-    };
-    if active {
+    // `slots` bounds the output slots of a `_` walk (see `locate`).
+    if start(pos, status, limit, m.dynamic, m.invocations) {
         if comptime!(m.lanes == 1) {
             let (valid, forward, backward) = locate(pos, slots, m.clone());
             if valid {
@@ -49,12 +45,20 @@ pub fn slice_kernel<N: Size>(
     }
 }
 
-impl Launch for SliceKernelDesc {
-    fn first_walk(&self) -> Option<&Walk> {
-        Some(&self.walk)
+impl OpKernel for SliceKernelDesc {
+    type Plan = SlicePlan;
+
+    fn of(plan: &SlicePlan) -> Option<Self> {
+        SliceKernelDesc::new(plan)
     }
 
-    fn last_walk(&self) -> Option<&Walk> {
+    fn with_walk(&self, at: impl FnOnce(&Walk) -> Result<Walk, Error>) -> Result<Self, Error> {
+        Ok(SliceKernelDesc { walk: at(&self.walk)? })
+    }
+}
+
+impl Launch for SliceKernelDesc {
+    fn walk(&self) -> Option<&Walk> {
         Some(&self.walk)
     }
 

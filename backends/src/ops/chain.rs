@@ -1,13 +1,10 @@
 //! A chain of gathers and slices as one op: fused into one row-walk kernel where
 //! [`ChainKernelDesc`] can lower it, else run stage by stage on the device (intermediates stay
-//! on the device; only the result comes back). Its kind for [`Op`], its index buffers (one per
+//! on the device; only the result comes back). Its index buffers (one per
 //! gather, in stage order), and the `error` policy checked on the host before a launch.
 
 use super::error_policy::{check_error_policies, check_read_back, checked_gathers, gathers, in_stage};
-use super::{
-    check_len, check_type, leading_count, walk_at, word_bytes, IndexBuffer, IndexBuffers, IndexTypes, Op,
-    OpKind,
-};
+use super::{check_len, check_type, leading_count, ChainKind, IndexBuffer, IndexBuffers, IndexTypes, Op};
 use crate::device::Device;
 use crate::element::Element;
 use crate::error::Error;
@@ -16,81 +13,12 @@ use crate::launch;
 use crate::tensor::Tensor;
 use cubecl::prelude::*;
 use cubecl::server::Handle;
-use stridex_core::{
-    ChainCount, ChainDesc, ChainKernelDesc, ChainPlan, DType, GatherPlan, Operand, RuleError, StageDesc,
-    TensorLayout,
-};
-
-/// The chain kind of [`Op`].
-#[derive(Debug)]
-pub enum ChainKind {}
+use stridex_core::{ChainCount, ChainDesc, ChainPlan, DType, Operand, RuleError, StageDesc};
 
 /// A chain of gathers and slices checked stage by stage, run as one kernel where it fuses.
 /// `chain!` builds one at compile time; [`ChainOp::new`] (or `Chain`'s builder) at run time.
 /// `T` is the data's element type, `I` the tuple of the gathers' index types in stage order.
 pub type ChainOp<T, I> = Op<ChainKind, T, I>;
-
-impl OpKind for ChainKind {
-    type Desc = ChainDesc;
-    type Plan = ChainPlan;
-    type Kernel = ChainKernel;
-    const NAME: &'static str = "ChainOp";
-
-    fn plan(desc: &ChainDesc) -> Result<ChainPlan, RuleError> {
-        desc.plan()
-    }
-
-    fn plan_at(desc: &ChainDesc, count: usize) -> Result<ChainPlan, RuleError> {
-        stridex_core::dynamic::chain_at(desc, count)
-    }
-
-    fn kernel(plan: &ChainPlan) -> Option<ChainKernel> {
-        ChainKernel::of(plan)
-    }
-
-    fn kernel_at(k: &ChainKernel, plan: &ChainPlan, count: usize) -> Result<ChainKernel, Error> {
-        match k {
-            ChainKernel::Fused(k) => {
-                let walk = walk_at(&k.walk, count, &plan.data, &plan.output, plan.data_type.size())?;
-                Ok(ChainKernel::Fused(ChainKernelDesc { walk }))
-            }
-            // The rules make a `_` chain fuse, or be empty for every count.
-            ChainKernel::Staged(_) => Err(Error::Rule(RuleError::Dynamic {
-                fault: stridex_core::DynamicFault::Staged,
-                at: stridex_core::Location::Chain,
-            })),
-        }
-    }
-
-    fn describe(desc: &ChainDesc, plan: &ChainPlan) -> String {
-        stridex_core::describe::chain(desc, plan)
-    }
-
-    fn is_dynamic(desc: &ChainDesc) -> bool {
-        desc.dynamic_leading.is_some()
-    }
-
-    fn source(plan: &ChainPlan) -> &TensorLayout {
-        &plan.data
-    }
-
-    fn output(plan: &ChainPlan) -> &TensorLayout {
-        &plan.output
-    }
-
-    fn elem_bytes(plan: &ChainPlan) -> usize {
-        plan.data_type.size()
-    }
-
-    fn index_bytes(plan: &ChainPlan) -> usize {
-        gathers(plan).map(|(_, g)| index_bytes(g)).max().unwrap_or(0)
-    }
-}
-
-/// Bytes of a gather's index buffer.
-fn index_bytes(g: &GatherPlan) -> usize {
-    word_bytes(&g.indices, g.index_type.words() * 4)
-}
 
 impl<T: Element, I: IndexTypes> ChainOp<T, I> {
     /// Checks `desc` (every stage with the rules of its rule set) and the Rust types against it.
@@ -230,7 +158,7 @@ impl<T, I> ChainOp<T, I> {
         let (_, g) = gathers(plan)
             .nth(gather)
             .ok_or(Error::IndexBufferCount { expected: count, given: gather + 1 })?;
-        Ok(index_bytes(g))
+        Ok(crate::kernels::index_bytes(g))
     }
 
     /// [`ChainOp::launch`] for a caller that holds stridex's device lock; waits for the kernels

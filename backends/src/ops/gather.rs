@@ -1,7 +1,7 @@
-//! The gather op: its kind for [`Op`], and what only a gather has (its data and indices
+//! The gather op: what only a gather has (its data and indices
 //! buffers, and naming the first index out of range after its kernel raised the flag).
 
-use super::{check_len, check_type, first_bad_index, leading_count, walk_at, word_bytes, Op, OpKind};
+use super::{check_len, check_type, first_bad_index, leading_count, GatherKind, Op};
 use crate::device::Device;
 use crate::element::{Element, IndexElement};
 use crate::error::Error;
@@ -10,63 +10,11 @@ use crate::tensor::Tensor;
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 use stridex_core::kernel::GatherKernelDesc;
-use stridex_core::{GatherDesc, GatherPlan, Operand, OutOfRange, RuleError, TensorLayout};
-
-/// The gather kind of [`Op`].
-#[derive(Debug)]
-pub enum GatherKind {}
+use stridex_core::{GatherDesc, GatherPlan, Operand, OutOfRange};
 
 /// A gather checked against its rules, with its kernel specialized on the checked constants.
 /// `gather!` builds one at compile time; [`GatherOp::new`] (or `Gather`'s builder) at run time.
 pub type GatherOp<T, I> = Op<GatherKind, T, I>;
-
-impl OpKind for GatherKind {
-    type Desc = GatherDesc;
-    type Plan = GatherPlan;
-    type Kernel = GatherKernelDesc;
-    const NAME: &'static str = "GatherOp";
-
-    fn plan(desc: &GatherDesc) -> Result<GatherPlan, RuleError> {
-        desc.plan()
-    }
-
-    fn plan_at(desc: &GatherDesc, count: usize) -> Result<GatherPlan, RuleError> {
-        stridex_core::dynamic::gather_at(desc, count)
-    }
-
-    fn kernel(plan: &GatherPlan) -> Option<GatherKernelDesc> {
-        GatherKernelDesc::new(plan)
-    }
-
-    fn kernel_at(k: &GatherKernelDesc, plan: &GatherPlan, count: usize) -> Result<GatherKernelDesc, Error> {
-        let walk = walk_at(&k.walk, count, &plan.data, &plan.output, plan.data_type.size())?;
-        Ok(GatherKernelDesc { walk, index: k.index })
-    }
-
-    fn describe(desc: &GatherDesc, plan: &GatherPlan) -> String {
-        stridex_core::describe::gather(desc, plan)
-    }
-
-    fn is_dynamic(desc: &GatherDesc) -> bool {
-        desc.dynamic_leading
-    }
-
-    fn source(plan: &GatherPlan) -> &TensorLayout {
-        &plan.data
-    }
-
-    fn output(plan: &GatherPlan) -> &TensorLayout {
-        &plan.output
-    }
-
-    fn elem_bytes(plan: &GatherPlan) -> usize {
-        plan.data_type.size()
-    }
-
-    fn index_bytes(plan: &GatherPlan) -> usize {
-        word_bytes(&plan.indices, plan.index_type.words() * 4)
-    }
-}
 
 impl<T: Element, I: IndexElement> GatherOp<T, I> {
     /// Checks `desc` (the same rule functions the macro runs) and the Rust types against it.

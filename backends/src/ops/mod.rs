@@ -12,18 +12,18 @@ mod guarded;
 mod index_buffers;
 mod slice;
 
-pub use chain::{ChainKind, ChainOp};
+pub use chain::ChainOp;
 pub(crate) use error_policy::first_bad_index;
 #[cfg(feature = "burn")]
 pub(crate) use error_policy::{check_read_back, checked_gathers, gathers, in_stage};
-pub use gather::{GatherKind, GatherOp};
+pub use gather::GatherOp;
 pub use index_buffers::{IndexBuffer, IndexBuffers, IndexTypes};
-pub use slice::{SliceKind, SliceOp};
+pub use slice::SliceOp;
 
 use crate::device::{with_client, Device};
 use crate::element::Element;
 use crate::error::Error;
-use crate::kernels::Launch;
+use crate::kernels::{Launch, OpKernel};
 use crate::launch;
 use cubecl::bytes::Bytes;
 use cubecl::prelude::*;
@@ -32,39 +32,43 @@ use std::borrow::Cow;
 use std::marker::PhantomData;
 use std::sync::{Mutex, OnceLock};
 use stridex_core::kernel::Walk;
-use stridex_core::{Operand, RuleError, TensorLayout};
+use stridex_core::{OpDesc, OpPlan, Operand, RuleError, TensorLayout};
 
-/// What an op kind (gather, slice, chain) brings to [`Op`]: its descriptor, plan and kernel
-/// types, and the few facts about them that differ by kind. Implemented in this crate only: its
-/// kernel must be one stridex can launch (a crate-private bound), which seals it.
+/// What an op kind (gather, slice, chain) brings to [`Op`]: its descriptor (whose plan, name
+/// and description core's [`OpDesc`] gives) and its kernel (how it is made from the plan).
+/// Implemented in this crate only: its kernel must be one stridex can launch (a crate-private
+/// bound), which seals it.
 #[allow(private_bounds)]
 pub trait OpKind: Sized + 'static {
-    type Desc: Clone + std::fmt::Debug + Send + Sync;
-    type Plan: Clone + Send + Sync;
-    type Kernel: Launch + Clone + std::fmt::Debug + Send + Sync;
-    /// The op's name in `Debug` output.
-    const NAME: &'static str;
-
-    /// Every rule of the descriptor (at the placeholder count, for a `_` op).
-    fn plan(desc: &Self::Desc) -> Result<Self::Plan, RuleError>;
-    /// The plan of a `_` op for `count` leading steps.
-    fn plan_at(desc: &Self::Desc, count: usize) -> Result<Self::Plan, RuleError>;
-    /// The kernel of a plan (`None` for an empty output: nothing to launch).
-    fn kernel(plan: &Self::Plan) -> Option<Self::Kernel>;
-    /// A `_` op's kernel moved to `plan`, the plan for `count`: the same compiled kernel, with
-    /// that count's invocation limit and buffer lengths.
-    fn kernel_at(kernel: &Self::Kernel, plan: &Self::Plan, count: usize) -> Result<Self::Kernel, Error>;
-    fn describe(desc: &Self::Desc, plan: &Self::Plan) -> String;
-    /// Whether the descriptor has a `_` leading size.
-    fn is_dynamic(desc: &Self::Desc) -> bool;
-    /// The layout the op reads its elements from (a gather's or chain's data, a slice's input),
-    /// its output's, and its element size.
-    fn source(plan: &Self::Plan) -> &TensorLayout;
-    fn output(plan: &Self::Plan) -> &TensorLayout;
-    fn elem_bytes(plan: &Self::Plan) -> usize;
-    /// Bytes of the op's index buffer (a chain's largest; none for a slice).
-    fn index_bytes(plan: &Self::Plan) -> usize;
+    type Desc: OpDesc;
+    type Kernel: OpKernel<Plan = <Self::Desc as OpDesc>::Plan>;
 }
+
+/// Declares op kinds: uninhabited types, each naming its descriptor and its kernel.
+macro_rules! op_kinds {
+    ($($(#[$doc:meta])* $kind:ident: $desc:ty => $kernel:ty;)*) => {$(
+        $(#[$doc])*
+        #[derive(Debug)]
+        pub enum $kind {}
+
+        impl OpKind for $kind {
+            type Desc = $desc;
+            type Kernel = $kernel;
+        }
+    )*};
+}
+
+op_kinds! {
+    /// The gather kind of [`Op`]: [`GatherOp`].
+    GatherKind: stridex_core::GatherDesc => stridex_core::kernel::GatherKernelDesc;
+    /// The slice kind of [`Op`]: [`SliceOp`].
+    SliceKind: stridex_core::SliceDesc => stridex_core::kernel::SliceKernelDesc;
+    /// The chain kind of [`Op`]: [`ChainOp`].
+    ChainKind: stridex_core::ChainDesc => crate::kernels::ChainKernel;
+}
+
+/// The plan of an op kind's descriptor.
+pub type PlanOf<K> = <<K as OpKind>::Desc as OpDesc>::Plan;
 
 /// An op checked against its rules, with its kernel specialized on the checked constants:
 /// [`GatherOp`], [`SliceOp`] and [`ChainOp`] are this over their kind. `T` is the element type
@@ -83,17 +87,17 @@ pub struct Op<K: OpKind, T, I> {
 /// the same rules at compile time; building them again is cheap and keeps the unchecked
 /// launch's bounds derived by one code path).
 struct Prepared<K: OpKind> {
-    plan: K::Plan,
+    plan: PlanOf<K>,
     kernel: Option<K::Kernel>,
 }
 
 /// The plan and kernel of one launch: the op's own, borrowed, or those for a count.
 #[allow(type_alias_bounds)]
-pub(crate) type At<'a, K: OpKind> = (Cow<'a, K::Plan>, Option<Cow<'a, K::Kernel>>);
+pub(crate) type At<'a, K: OpKind> = (Cow<'a, PlanOf<K>>, Option<Cow<'a, K::Kernel>>);
 
 impl<K: OpKind, T, I> std::fmt::Debug for Op<K, T, I> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct(K::NAME).field("desc", &self.desc).finish_non_exhaustive()
+        f.debug_struct(K::Desc::NAME).field("desc", &self.desc).finish_non_exhaustive()
     }
 }
 
@@ -106,7 +110,7 @@ impl<K: OpKind, T, I> Op<K, T, I> {
 
     fn prepared(&self) -> Result<&Prepared<K>, Error> {
         self.prepared
-            .get_or_init(|| K::plan(&self.desc).map(|plan| Prepared { kernel: K::kernel(&plan), plan }))
+            .get_or_init(|| self.desc.plan().map(|plan| Prepared { kernel: K::Kernel::of(&plan), plan }))
             .as_ref()
             .map_err(|e| Error::Rule(e.clone()))
     }
@@ -116,7 +120,7 @@ impl<K: OpKind, T, I> Op<K, T, I> {
     }
 
     /// The validated, normalized form (for a `_` op, at the placeholder count).
-    pub fn plan(&self) -> Result<&K::Plan, Error> {
+    pub fn plan(&self) -> Result<&PlanOf<K>, Error> {
         Ok(&self.prepared()?.plan)
     }
 
@@ -125,7 +129,7 @@ impl<K: OpKind, T, I> Op<K, T, I> {
     /// which input element each output element reads.
     pub fn describe(&self) -> String {
         match self.prepared() {
-            Ok(p) => K::describe(&self.desc, &p.plan),
+            Ok(p) => self.desc.describe(&p.plan),
             Err(e) => format!("{:?}\n  broken: {e}", self.desc),
         }
     }
@@ -136,18 +140,18 @@ impl<K: OpKind, T, I> Op<K, T, I> {
         if self.is_dynamic() {
             return Err(Error::CountNeeded { call: "output_shape" });
         }
-        Ok(K::output(self.plan()?).sizes.as_slice())
+        Ok(self.plan()?.output().sizes.as_slice())
     }
 
     /// The output's shape for `count` leading steps of the `_` dimension (the indices' rows of
     /// a gather, the input's of a slice, the chain's count); for fixed sizes, the one shape.
     pub fn output_shape_at(&self, count: usize) -> Result<Vec<usize>, Error> {
-        Ok(K::output(&self.at(Some(count), "output_shape_at")?.0).sizes.to_vec())
+        Ok(self.at(Some(count), "output_shape_at")?.0.output().sizes.to_vec())
     }
 
     /// Whether a leading size is `_`, known at run time (it is then the output's leading size).
     pub fn is_dynamic(&self) -> bool {
-        K::is_dynamic(&self.desc)
+        self.desc.is_dynamic()
     }
 
     /// The constants the kernel is specialized on (`None` for an empty output).
@@ -169,9 +173,11 @@ impl<K: OpKind, T, I> Op<K, T, I> {
             return Ok((Cow::Borrowed(&p.plan), p.kernel.as_ref().map(Cow::Borrowed)));
         }
         let Some(count) = count else { return Err(Error::CountNeeded { call }) };
-        let plan = K::plan_at(&self.desc, count)?;
+        let plan = self.desc.plan_at(count)?;
         let kernel = match &p.kernel {
-            Some(k) if !K::output(&plan).is_empty() => Some(Cow::Owned(K::kernel_at(k, &plan, count)?)),
+            Some(k) if !plan.output().is_empty() => {
+                Some(Cow::Owned(k.with_walk(|w| walk_at(w, count, &plan))?))
+            }
             _ => None,
         };
         Ok((Cow::Owned(plan), kernel))
@@ -199,16 +205,16 @@ impl<K: OpKind, T, I> Op<K, T, I> {
     }
 
     /// Bytes a buffer for `tensor` needs for the launch of `plan` and `kernel` (from `at`).
-    pub(crate) fn bytes(plan: &K::Plan, kernel: Option<&K::Kernel>, tensor: Operand) -> usize {
-        let elem = K::elem_bytes(plan);
+    pub(crate) fn bytes(plan: &PlanOf<K>, kernel: Option<&K::Kernel>, tensor: Operand) -> usize {
+        let elem = plan.data_type().size();
         let walk = |w: Option<&Walk>, words: fn(&Walk) -> u32, layout| {
-            w.map_or_else(|| word_bytes(layout, elem), |w| words(w) as usize * 4)
+            w.map_or_else(|| crate::kernels::word_bytes(layout, elem), |w| words(w) as usize * 4)
         };
         match tensor {
-            Operand::Indices => K::index_bytes(plan),
-            Operand::Output => walk(kernel.and_then(Launch::last_walk), Walk::out_words, K::output(plan)),
+            Operand::Indices => K::Kernel::index_bytes(plan),
+            Operand::Output => walk(kernel.and_then(Launch::last_walk), Walk::out_words, plan.output()),
             Operand::Data | Operand::Input => {
-                walk(kernel.and_then(Launch::first_walk), Walk::src_words, K::source(plan))
+                walk(kernel.and_then(Launch::first_walk), Walk::src_words, plan.source())
             }
         }
     }
@@ -248,12 +254,12 @@ impl<K: OpKind, T: Element, I> Op<K, T, I> {
     fn run_bytes(
         &self,
         device: &Device,
-        plan: &K::Plan,
+        plan: &PlanOf<K>,
         kernel: &K::Kernel,
         inputs: &[&[u8]],
     ) -> Result<(bool, Bytes), Error> {
         let first_words = Self::bytes(plan, Some(kernel), Operand::Data) / 4;
-        let gaps = has_gaps(K::output(plan));
+        let gaps = has_gaps(plan.output());
         with_client!(device, c => {
             let (queued, out) = launch::on_device_thread(c, || {
                 let handles: Vec<Handle> = inputs
@@ -298,16 +304,11 @@ fn leading_count(tensor: Operand, sizes: &[usize], given: usize) -> Result<usize
 /// A `_` op's walk (planned at the placeholder count) for `count` leading steps, with the
 /// buffers of the plan for that count. The kernel it launches is specialized on
 /// [`stridex_core::kernel::RowWalk::count_free`], the same for every count.
-fn walk_at(
-    walk: &Walk,
-    count: usize,
-    src: &TensorLayout,
-    out: &TensorLayout,
-    elem_bytes: usize,
-) -> Result<Walk, Error> {
-    walk.with_count(count, src, out, elem_bytes).ok_or(Error::Rule(RuleError::TooLarge {
+fn walk_at(walk: &Walk, count: usize, plan: &impl OpPlan) -> Result<Walk, Error> {
+    let elem_bytes = plan.data_type().size();
+    walk.with_count(count, plan.source(), plan.output(), elem_bytes).ok_or(Error::Rule(RuleError::TooLarge {
         tensor: Operand::Output,
-        elements: Some(out.num_elements()),
+        elements: Some(plan.output().num_elements()),
         elem_bytes,
     }))
 }
@@ -322,11 +323,6 @@ fn check_type<T: Element>(tensor: Operand, declared: stridex_core::DType) -> Res
 /// Padding slots in the output are zero-initialized so no uninitialized device memory leaks.
 fn has_gaps(layout: &TensorLayout) -> bool {
     layout.min_buffer_len() != Some(layout.num_elements())
-}
-
-/// Bytes of a buffer of `layout` with `elem_bytes`-byte elements, in whole 32-bit words.
-fn word_bytes(layout: &TensorLayout, elem_bytes: usize) -> usize {
-    (layout.min_buffer_len().unwrap_or(0) * elem_bytes).div_ceil(4) * 4
 }
 
 /// The runtimes (by CubeCL's name for them) on which an op's kernel has been seen to run.

@@ -1,6 +1,6 @@
-//! The slice op: its kind for [`Op`], and its one input buffer.
+//! The slice op: what only a slice has, its one input buffer.
 
-use super::{check_len, check_type, leading_count, walk_at, Op, OpKind};
+use super::{check_len, check_type, leading_count, Op, SliceKind};
 use crate::device::Device;
 use crate::element::Element;
 use crate::error::Error;
@@ -9,64 +9,11 @@ use crate::tensor::Tensor;
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 use stridex_core::kernel::SliceKernelDesc;
-use stridex_core::{Operand, RuleError, SliceDesc, SlicePlan, TensorLayout};
-
-/// The slice kind of [`Op`].
-#[derive(Debug)]
-pub enum SliceKind {}
+use stridex_core::{Operand, SliceDesc, SlicePlan};
 
 /// A slice checked against its rules, with its kernel specialized on the checked constants.
 /// `slice!` builds one at compile time; [`SliceOp::new`] (or `Slice`'s builder) at run time.
 pub type SliceOp<T> = Op<SliceKind, T, ()>;
-
-impl OpKind for SliceKind {
-    type Desc = SliceDesc;
-    type Plan = SlicePlan;
-    type Kernel = SliceKernelDesc;
-    const NAME: &'static str = "SliceOp";
-
-    fn plan(desc: &SliceDesc) -> Result<SlicePlan, RuleError> {
-        desc.plan()
-    }
-
-    fn plan_at(desc: &SliceDesc, count: usize) -> Result<SlicePlan, RuleError> {
-        stridex_core::dynamic::slice_at(desc, count)
-    }
-
-    fn kernel(plan: &SlicePlan) -> Option<SliceKernelDesc> {
-        SliceKernelDesc::new(plan)
-    }
-
-    fn kernel_at(k: &SliceKernelDesc, plan: &SlicePlan, count: usize) -> Result<SliceKernelDesc, Error> {
-        Ok(SliceKernelDesc {
-            walk: walk_at(&k.walk, count, &plan.input, &plan.output, plan.data_type.size())?,
-        })
-    }
-
-    fn describe(desc: &SliceDesc, plan: &SlicePlan) -> String {
-        stridex_core::describe::slice(desc, plan)
-    }
-
-    fn is_dynamic(desc: &SliceDesc) -> bool {
-        desc.dynamic_leading
-    }
-
-    fn source(plan: &SlicePlan) -> &TensorLayout {
-        &plan.input
-    }
-
-    fn output(plan: &SlicePlan) -> &TensorLayout {
-        &plan.output
-    }
-
-    fn elem_bytes(plan: &SlicePlan) -> usize {
-        plan.data_type.size()
-    }
-
-    fn index_bytes(_: &SlicePlan) -> usize {
-        0
-    }
-}
 
 impl<T: Element> SliceOp<T> {
     /// Checks `desc` (the same rule functions the macro runs) and the element type against it.

@@ -1,0 +1,76 @@
+//! What every op's descriptor and plan answer, whatever the op: the generic op of the backends
+//! (and any tool over descriptors) asks these, so a new op kind brings its rules and its plan,
+//! and one `op!` line here, not another copy of the questions.
+
+use crate::{describe, dynamic, ChainDesc, ChainPlan, DType, GatherDesc, GatherPlan, RuleError, SliceDesc};
+use crate::{SlicePlan, TensorLayout};
+
+/// A descriptor as written (by a macro, a builder or a tool), before its rules ran.
+pub trait OpDesc: Clone + std::fmt::Debug + Send + Sync + 'static {
+    type Plan: OpPlan;
+    /// The op's name in `Debug` output ("GatherOp").
+    const NAME: &'static str;
+
+    /// Every rule of the descriptor (at the placeholder count, for a `_` descriptor).
+    fn plan(&self) -> Result<Self::Plan, RuleError>;
+    /// The plan of a `_` descriptor for `count` leading steps.
+    fn plan_at(&self, count: usize) -> Result<Self::Plan, RuleError>;
+    /// A text a person reads (see [`crate::describe`]).
+    fn describe(&self, plan: &Self::Plan) -> String;
+    /// Whether a leading size is `_`, known at run time.
+    fn is_dynamic(&self) -> bool;
+}
+
+/// A descriptor that passed its rules: what a kernel reads elements from and writes them to.
+pub trait OpPlan: Clone + Send + Sync + 'static {
+    /// The layout elements are read from (a gather's or chain's data, a slice's input).
+    fn source(&self) -> &TensorLayout;
+    fn output(&self) -> &TensorLayout;
+    fn data_type(&self) -> DType;
+}
+
+/// One op kind's answers: its descriptor and plan types, its name, the plan's source field,
+/// where its `_` plan and its description are written, and how its `_` flag reads.
+macro_rules! op {
+    ($desc:ty => $plan:ty, $name:literal, $source:ident, $at:path, $describe:path, |$d:ident| $dynamic:expr) => {
+        impl OpDesc for $desc {
+            type Plan = $plan;
+            const NAME: &'static str = $name;
+
+            fn plan(&self) -> Result<$plan, RuleError> {
+                <$desc>::plan(self)
+            }
+
+            fn plan_at(&self, count: usize) -> Result<$plan, RuleError> {
+                $at(self, count)
+            }
+
+            fn describe(&self, plan: &$plan) -> String {
+                $describe(self, plan)
+            }
+
+            fn is_dynamic(&self) -> bool {
+                let $d = self;
+                $dynamic
+            }
+        }
+
+        impl OpPlan for $plan {
+            fn source(&self) -> &TensorLayout {
+                &self.$source
+            }
+
+            fn output(&self) -> &TensorLayout {
+                &self.output
+            }
+
+            fn data_type(&self) -> DType {
+                self.data_type
+            }
+        }
+    };
+}
+
+op!(GatherDesc => GatherPlan, "GatherOp", data, dynamic::gather_at, describe::gather, |d| d.dynamic_leading);
+op!(SliceDesc => SlicePlan, "SliceOp", input, dynamic::slice_at, describe::slice, |d| d.dynamic_leading);
+op!(ChainDesc => ChainPlan, "ChainOp", data, dynamic::chain_at, describe::chain, |d| d.dynamic_leading.is_some());
