@@ -10,4 +10,4 @@ if ! { ldconfig -p || /sbin/ldconfig -p; } 2>/dev/null | grep 'libcuda\.so' >/de
     exit 0
 fi
 nvidia-smi -L
-STRIDEX_BACKEND=cuda cargo test --features cuda --test seeds --test dtypes --test runtime --test random --test conformance "$@"
+STRIDEX_BACKEND=cuda cargo test --features cuda --test suite "$@" -- seeds:: dtypes:: runtime:: random:: conformance::

@@ -1,6 +1,6 @@
 //! Compile-fail cases, one per rule of docs/rules.md, with their expected compiler output
 //! (`ui-tests/**/*.stderr`, written against Rust 1.95.0). `TRYBUILD=overwrite` regenerates them.
-//! The descriptors that must compile (`ui-tests/pass/`) are built and run by `tests/accepted.rs`.
+//! The descriptors that must compile (`ui-tests/pass/`) are built and run by `tests/suite/accepted.rs`.
 
 #[test]
 fn ui() {

@@ -2,7 +2,7 @@
 //! ([`crate::kernels`]: the kernel struct `#[cube(launch_unchecked)]` generates, built with the
 //! settings its launcher uses and offline device properties) goes through the compiler a runtime
 //! would use, with the options that runtime sets, so a user can see exactly what their macro
-//! emits. `tests/explain.rs` checks on a device that the
+//! emits. `tests/suite/explain.rs` checks on a device that the
 //! kernel launched and the kernel explained compile to the same WGSL.
 
 // A build with no runtime that has a source dialect (`cpu` alone) answers every dialect with an

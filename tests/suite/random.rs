@@ -4,12 +4,9 @@
 //! come back untouched. `PROPTEST_CASES` overrides the case counts (2000 gathers, 500 SLICE1
 //! slices, 300 ONNX slices). A failure shrinks to the smallest descriptor that still fails.
 
-#[macro_use]
-mod common;
-
-use common::generate::{self, Rng};
-use common::props::{cases, choices, device, FromI128};
-use common::reference::{self as r, Outcome};
+use crate::common::generate::{self, Rng};
+use crate::common::props::{cases, choices, device, FromI128};
+use crate::common::reference::{self as r, Outcome};
 use proptest::prelude::*;
 use stridex::{DType, Element, Error, GatherOp, SliceOp};
 

@@ -2,8 +2,6 @@
 //! (tests/data/, ONNX's own node-test vectors; see its README), through the runtime
 //! builder path, on a real launch.
 
-mod common;
-
 use serde_json::Value;
 use stridex::core::{Dims, SignedDims, SliceWindow, TensorDecl};
 use stridex::{DType, GatherDesc, GatherOp, GatherRules, SliceDesc, SliceOp};
@@ -150,7 +148,7 @@ fn check_slice<T: stridex::Element>(
     let y = op.run(values).unwrap_or_else(|e| panic!("{name}: {e}"));
     assert_eq!(y.shape(), out_shape, "{name}");
     let (ref_shape, ref_data) =
-        common::reference::onnx_slice(values, x_shape, w.starts, w.ends, w.axes, w.steps);
+        crate::common::reference::onnx_slice(values, x_shape, w.starts, w.ends, w.axes, w.steps);
     assert_eq!((ref_shape.as_slice(), ref_data.as_slice()), (y.shape(), y.data()), "{name}: reference");
     if let Some(expected) = expected {
         assert_eq!(y.data(), expected.as_slice(), "{name}");

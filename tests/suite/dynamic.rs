@@ -3,12 +3,9 @@
 //! reference at many counts (0 and 1 included), on macro, builder and random descriptors; and
 //! the run-time errors a count can cause.
 
-#[macro_use]
-mod common;
-
-use common::generate::{self, Rng};
-use common::props::{cases, choices, device, FromI128};
-use common::reference::{self as r, Outcome, Rules};
+use crate::common::generate::{self, Rng};
+use crate::common::props::{cases, choices, device, FromI128};
+use crate::common::reference::{self as r, Outcome, Rules};
 use proptest::prelude::*;
 use stridex::core::kernel::Walk;
 use stridex::{DType, Element, Error, Gather, GatherOp, Operand, Slice, SliceOp};
@@ -681,17 +678,17 @@ fn lifted(desc: &stridex::core::ChainDesc) -> Option<stridex::core::ChainDesc> {
 /// One random chain, lifted: `None` when it cannot be, else whether the lift was taken (a
 /// chain that fuses as written must be).
 fn check_lifted_chain(mut rng: Rng) -> Result<Option<bool>, String> {
-    let case = common::chains::chain_case(&mut rng, &DType::ALL);
+    let case = crate::common::chains::chain_case(&mut rng, &DType::ALL);
     let Some(desc) = lifted(&case.desc) else { return Ok(None) };
     with_data_type!(case.dtype, check_lifted(&case, desc, &mut rng)).map(Some)
 }
 
 fn check_lifted<T: Element>(
-    case: &common::chains::ChainCase,
+    case: &crate::common::chains::ChainCase,
     desc: stridex::core::ChainDesc,
     rng: &mut Rng,
 ) -> Result<bool, String> {
-    use common::chains::Staged;
+    use crate::common::chains::Staged;
     let fixed = stridex::ChainOp::<T, ()>::__from_checked(case.desc.clone());
     let op = stridex::ChainOp::<T, ()>::__from_checked(desc);
     if let Err(e) = op.plan() {

@@ -19,8 +19,8 @@ macro_rules! accepted {
 }
 
 accepted! {
-    chain_item: "../ui-tests/pass/chain_item.rs";
-    dynamic: "../ui-tests/pass/dynamic.rs";
-    feature_levels: "../ui-tests/pass/feature_levels.rs";
-    item_form_and_every_key: "../ui-tests/pass/item_form_and_every_key.rs";
+    chain_item: "../../ui-tests/pass/chain_item.rs";
+    dynamic: "../../ui-tests/pass/dynamic.rs";
+    feature_levels: "../../ui-tests/pass/feature_levels.rs";
+    item_form_and_every_key: "../../ui-tests/pass/item_form_and_every_key.rs";
 }

@@ -3,13 +3,10 @@
 //! one-stage chains; the typed front doors (`Chain` builder, index tuples, `launch`) and their
 //! errors. `PROPTEST_CASES` overrides the case count (300).
 
-#[macro_use]
-mod common;
-
-use common::chains::{self, ChainCase, StageRef, Staged};
-use common::generate::Rng;
-use common::props::{cases, device};
-use common::reference as r;
+use crate::common::chains::{self, ChainCase, StageRef, Staged};
+use crate::common::generate::Rng;
+use crate::common::props::{cases, device};
+use crate::common::reference as r;
 use proptest::prelude::*;
 use std::borrow::Cow;
 use stridex::core::{seeds, ChainDesc, GatherStage, StageDesc, TensorDecl};

@@ -6,11 +6,9 @@
 //! (`the_host_model_is_the_kernel`) also runs the kernel on the device with the same inputs and
 //! asserts the same words, so the model cannot drift from what it models.
 
-mod common;
-
-use common::chains::{self, Staged};
-use common::generate::{self, Rng};
-use common::reference::{self as r, Outcome};
+use crate::common::chains::{self, Staged};
+use crate::common::generate::{self, Rng};
+use crate::common::reference::{self as r, Outcome};
 use std::collections::BTreeSet;
 use stridex::core::kernel::{GatherKernelDesc, IndexRead, RowAccess, RowWalk, SliceKernelDesc, Walk};
 use stridex::core::{ChainKernelDesc, ChainPlan};
@@ -381,7 +379,7 @@ fn check_chain<const N: usize>(case: &chains::ChainCase, plan: &ChainPlan, rng: 
     let Ok(Some(k)) = ChainKernelDesc::new(plan) else { return };
     let Walk::Rows(w) = &k.walk else { panic!("a fused chain takes the row walk") };
     let data_bytes = rng.bytes(r::min_len(&case.data_sizes, &case.data_strides) * N);
-    // An `error`-policy index out of range fails the chain on the host (tests/chains.rs).
+    // An `error`-policy index out of range fails the chain on the host (tests/suite/chains.rs).
     let Staged::Ok { shape, buffer } = case.staged(&elements::<N>(&data_bytes)) else { return };
     assert_eq!(plan.output.sizes.as_slice(), shape.as_slice(), "{:?}", case.desc);
     let buffers: Vec<Vec<u32>> = case.index_bytes().iter().map(|b| words(b, 1)).collect();

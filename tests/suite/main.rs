@@ -1,0 +1,23 @@
+//! The integration tests, as one binary: each file of this folder is a module (`seeds`,
+//! `random`, ...), so `cargo test --test suite -- seeds::` runs one of them. One binary links
+//! wgpu, CubeCL (and, with `cpu` or `cuda`, LLVM) once instead of once per file, and compiles
+//! the shared `common` module once. The map of what each checks is `tests/README.md`.
+
+#[macro_use]
+mod common;
+
+mod accepted;
+#[cfg(feature = "burn")]
+mod burn;
+mod chains;
+mod conformance;
+mod cpu_runtime;
+mod describe;
+mod descriptors;
+mod dtypes;
+mod dynamic;
+mod explain;
+mod random;
+mod runtime;
+mod seeds;
+mod walks;
