@@ -68,9 +68,7 @@ fn main() {
                 }
                 match stridex::core::ChainKernelDesc::new(&plan) {
                     Ok(k) => println!("// fused into one kernel: {k:?}"),
-                    Err(()) => {
-                        println!("// runs stage by stage (an empty intermediate, or rows not whole words)")
-                    }
+                    Err(cause) => println!("// runs stage by stage: {cause}"),
                 }
             }
             chain_source(&desc, dialect)

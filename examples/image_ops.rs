@@ -1,8 +1,8 @@
 //! Image operations on a u8 batch: crop, horizontal flip, 2x downsample and BGR<->RGB channel
 //! reorder of an NCHW batch, then the same from an NHWC buffer through strides (no transpose
-//! first), and all of them fused into one kernel with `chain!`. Writes before/after PNGs of the
-//! first image so a person can look: `cargo run --example image_ops [-- OUT_DIR]` (default
-//! `target/image_ops`).
+//! first), and all of them fused into one kernel with `chain!`, also with a batch size known
+//! only at run time. Writes before/after PNGs of the first image so a person can look:
+//! `cargo run --example image_ops [-- OUT_DIR]` (default `target/image_ops`).
 
 use std::path::Path;
 
@@ -157,5 +157,22 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     // Read back in NCHW order, it equals the NCHW chain's result.
     assert_eq!(y.to_row_major(), fused.data());
     println!("  the same four ops from NHWC to NHWC: every pixel equals the NCHW result");
+
+    // A model server's batch changes per request: `_` leaves it to run time, read from the
+    // buffer's length (the `_` dimension stays outermost in memory: its stride spans an image).
+    // NHWC in, NCHW out, one kernel for every batch size.
+    let batch = stridex::chain! {
+        data: u8[_, 3, 64, 96] strides [18432, 1, 288, 3],
+        slice { s[.., .., 8..56, 16..80] },
+        slice { s[.., .., .., ..;-1] },
+        gather { indices: i32[3], axis: 1 },
+        slice { s[.., .., ..;2, ..;2] },
+    };
+    for images in 1..=N {
+        let y = batch.run(&nhwc[..images * H * W * C], (&[2i32, 1, 0],))?;
+        assert_eq!(y.shape(), [images, 3, 24, 32]);
+        assert_eq!(y.data(), &fused.data()[..images * 3 * 24 * 32]);
+    }
+    println!("  with a run-time batch (`_`), NHWC in and NCHW out: batches of 1 and 2 equal the NCHW result (one kernel: {})", batch.is_fused()?);
     Ok(())
 }

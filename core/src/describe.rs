@@ -234,12 +234,12 @@ pub fn chain(desc: &ChainDesc, p: &ChainPlan) -> String {
     }
     let note = if desc.output.is_some() { ", as declared" } else { ", inferred" };
     s += &tensor("output", p.data_type, &p.output, note);
-    s += match ChainKernelDesc::new(p) {
-        Ok(Some(_)) => "  runs as one kernel: no intermediate is written\n",
-        Ok(None) => "  the output is empty: nothing runs\n",
-        Err(()) => {
-            "  runs stage by stage on the device (an empty intermediate, or rows not whole 32-bit words)\n"
+    match ChainKernelDesc::new(p) {
+        Ok(Some(_)) => s += "  runs as one kernel: no intermediate is written\n",
+        Ok(None) => s += "  the output is empty: nothing runs\n",
+        Err(cause) => {
+            let _ = writeln!(s, "  runs stage by stage on the device: {cause}");
         }
-    };
+    }
     s
 }

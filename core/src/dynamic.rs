@@ -70,6 +70,52 @@ pub fn row_elements(sizes: &[usize]) -> usize {
     sizes.iter().skip(1).fold(1usize, |a, &n| a.saturating_mul(n))
 }
 
+/// Elements from one step of a `_` dimension to the next: the tensor's leading stride, or the
+/// elements of one row when it is packed.
+pub fn row_step(decl: &TensorDecl) -> usize {
+    match &decl.strides {
+        Some(strides) if !strides.is_empty() => strides[0],
+        _ => row_elements(&decl.sizes),
+    }
+}
+
+/// The count of a `_` tensor whose buffer holds `len` elements (`None`: a packed buffer that
+/// ends inside a row). A strided buffer's count is the steps its length reaches into: its last
+/// row may end where that row's elements end, not a whole stride later (the buffer is then
+/// checked against the span at that count).
+pub fn count_in(decl: &TensorDecl, len: usize) -> Option<usize> {
+    let step = row_step(decl);
+    if step == 0 {
+        return None;
+    }
+    match decl.strides {
+        Some(_) => Some(len.div_ceil(step)),
+        None => (len % step == 0).then_some(len / step),
+    }
+}
+
+/// A strided `_` tensor keeps its leading dimension outermost: a stride at least the span of
+/// the other dimensions (which rows of no element, refused before, never reach here).
+fn check_leading_stride(decl: &TensorDecl, tensor: Operand) -> Result<(), RuleError> {
+    let Some(strides) = &decl.strides else { return Ok(()) };
+    if strides.len() != decl.sizes.len() || strides.is_empty() {
+        return Ok(()); // the layout rules report a stride list of the wrong length
+    }
+    let span = decl
+        .sizes
+        .iter()
+        .zip(strides.iter())
+        .skip(1)
+        .try_fold(1usize, |span, (&n, &s)| span.checked_add(n.checked_sub(1)?.checked_mul(s)?));
+    match span {
+        Some(span) if strides[0] >= span => Ok(()),
+        span => Err(fault(
+            DynamicFault::LeadingStride { tensor, stride: strides[0], span: span.unwrap_or(usize::MAX) },
+            Location::Strides(tensor),
+        )),
+    }
+}
+
 /// Whether `range` takes a dimension whole, from 0, forwards (`..`, `0..`): what a `_`
 /// dimension's range must be.
 pub fn check_leading_range(range: &SliceRange) -> Result<(), RuleError> {
@@ -137,9 +183,6 @@ fn slice_plan(desc: &SliceDesc) -> Result<SlicePlan, RuleError> {
     if desc.input.sizes.is_empty() {
         return Err(fault(DynamicFault::Scalar { tensor: t }, Location::Shape(t)));
     }
-    if desc.input.strides.is_some() {
-        return Err(fault(DynamicFault::Strides { tensor: t }, Location::Strides(t)));
-    }
     if desc.output.is_some() {
         return Err(fault(DynamicFault::Output, Location::Shape(Operand::Output)));
     }
@@ -147,6 +190,7 @@ fn slice_plan(desc: &SliceDesc) -> Result<SlicePlan, RuleError> {
     if row_elements(&desc.input.sizes) == 0 {
         return Err(fault(DynamicFault::EmptyRows { tensor: t }, Location::Size(t, 0)));
     }
+    check_leading_stride(&desc.input, t)?;
     let p = slice_at(desc, PLACEHOLDER)?;
     let second = slice_at(desc, SECOND)?;
     let walks = |p: &SlicePlan| SliceKernelDesc::new(p).map(|k| (k.walk, ()));
@@ -337,12 +381,10 @@ fn check_chain(desc: &ChainDesc) -> Result<ChainPlan, RuleError> {
             if desc.data.sizes.is_empty() {
                 return Err(fault(DynamicFault::Scalar { tensor: t }, Location::Shape(t)));
             }
-            if desc.data.strides.is_some() {
-                return Err(fault(DynamicFault::Strides { tensor: t }, Location::Strides(t)));
-            }
             if row_elements(&desc.data.sizes) == 0 {
                 return Err(fault(DynamicFault::EmptyRows { tensor: t }, Location::Size(t, 0)));
             }
+            check_leading_stride(&desc.data, t)?;
             0
         }
         ChainCount::Indices { stage } => {
@@ -394,7 +436,7 @@ fn check_chain(desc: &ChainDesc) -> Result<ChainPlan, RuleError> {
     let second = chain_at(desc, SECOND)?;
     let walks = |p: &ChainPlan| match ChainKernelDesc::new(p) {
         Ok(k) => Ok(k.map(|k| (k.walk, ()))),
-        Err(()) => Err(fault(DynamicFault::Staged, Location::Chain)),
+        Err(cause) => Err(fault(DynamicFault::Staged { cause }, Location::Chain)),
     };
     check_one_kernel(walks(&p)?, walks(&second)?, &p.output, p.data_type.size(), Location::Chain)?;
     Ok(p)

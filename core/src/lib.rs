@@ -40,7 +40,7 @@ pub use chain::{ChainCount, ChainDesc, ChainPlan, GatherStage, StageDesc, StageP
 pub use dims::{Dims, SignedDims, MAX_RANK};
 pub use dtype::{DType, IndexType};
 pub use dynamic::DynamicFault;
-pub use error::{Location, Operand, RuleError, Window};
+pub use error::{Location, Operand, RuleError, Unfused, Window};
 pub use feature_level::FeatureLevel;
 pub use gather::{GatherDesc, GatherDim, GatherPlan};
 pub use kernel::ChainKernelDesc;

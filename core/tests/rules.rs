@@ -545,3 +545,42 @@ fn a_dynamic_leading_size_plans_one_kernel_for_every_count() {
     dml.dynamic_leading = true;
     assert_eq!(dml.plan().unwrap_err().location(), Location::Size(Operand::Indices, 0));
 }
+
+#[test]
+fn a_strided_count_keeps_its_dimension_outermost() {
+    let input = |strides: &[usize]| TensorDecl {
+        dtype: DType::U8,
+        sizes: d(&[1, 3, 4, 4]),
+        strides: Some(d(strides)),
+    };
+    let slice = |strides: &[usize]| SliceDesc {
+        dynamic_leading: true,
+        ..SliceDesc::new(
+            input(strides),
+            SliceWindow::DirectMl {
+                offsets: d(&[0, 0, 0, 0]),
+                sizes: d(&[1, 3, 4, 4]),
+                strides: SignedDims::of(&[1, 1, 1, 1]),
+            },
+        )
+    };
+    // NHWC viewed as NCHW: [3, 4, 4] with strides [1, 12, 3] spans 1 + 2 + 36 + 9 = 48.
+    assert!(slice(&[48, 1, 12, 3]).plan().is_ok());
+    assert!(slice(&[50, 1, 12, 3]).plan().is_ok());
+    match slice(&[47, 1, 12, 3]).plan() {
+        Err(RuleError::Dynamic {
+            fault: DynamicFault::LeadingStride { tensor: Operand::Input, stride: 47, span: 48 },
+            at: Location::Strides(Operand::Input),
+        }) => {}
+        r => panic!("{r:?}"),
+    }
+    // The count from a length: the strides it reaches into; whole rows when packed.
+    let strided = input(&[48, 1, 12, 3]);
+    assert_eq!(dynamic::row_step(&strided), 48);
+    let counts: Vec<_> = [0, 1, 48, 49, 96].iter().map(|&n| dynamic::count_in(&strided, n)).collect();
+    assert_eq!(counts, [Some(0), Some(1), Some(1), Some(2), Some(2)]);
+    let packed = TensorDecl::packed(DType::U8, d(&[1, 3, 4, 4]));
+    assert_eq!(dynamic::row_step(&packed), 48);
+    assert_eq!(dynamic::count_in(&packed, 96), Some(2));
+    assert_eq!(dynamic::count_in(&packed, 95), None);
+}

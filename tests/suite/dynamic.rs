@@ -284,19 +284,26 @@ fn check_gather<T: Element, I: FromI128>(case: &generate::GatherCase, rng: &mut 
     }
 }
 
-/// A random SLICE1 slice made dynamic: packed input, window taking dimension 0 whole and
-/// forwards, inferred output; run at a random count.
+/// A random SLICE1 slice made dynamic: window taking dimension 0 whole and forwards, inferred
+/// output; the input packed, or (half the cases) strided as generated with its leading stride
+/// moved to the span of the other dimensions or a little beyond; run at a random count.
 fn check_slice_case(choices: Vec<u64>, seed: u64) -> Result<Case, String> {
     let mut rng = Rng::from_choices(choices, seed);
     let mut case = generate::slice_case(&mut rng, &DType::ALL);
     let re = &mut case.reference;
-    re.strides = r::packed(&re.sizes);
+    let strided = rng.chance(50);
+    if strided {
+        let span = 1 + re.sizes.iter().zip(&re.strides).skip(1).map(|(&n, &s)| (n - 1) * s).sum::<usize>();
+        re.strides[0] = span + rng.below(3);
+    } else {
+        re.strides = r::packed(&re.sizes);
+    }
     re.offsets[0] = 0;
     re.window[0] = re.sizes[0];
     re.steps[0] = 1;
     re.out_sizes = None;
     re.out_strides = None;
-    case.desc.input.strides = None;
+    case.desc.input.strides = strided.then(|| generate::dims(&re.strides));
     case.desc.output = None;
     case.desc.window = stridex::core::SliceWindow::DirectMl {
         offsets: generate::dims(&re.offsets),
@@ -316,8 +323,14 @@ fn check_slice<T: Element>(case: &generate::SliceCase, rng: &mut Rng) -> Result<
     let mut re = case.reference.clone();
     re.sizes[0] = count;
     re.window[0] = count;
-    re.strides = r::packed(&re.sizes);
-    let input = T::from_bytes(&rng.bytes(re.sizes.iter().product::<usize>() * T::DTYPE.size()));
+    let mut len = r::min_len(&re.sizes, &re.strides);
+    if case.desc.input.strides.is_some() {
+        // A strided buffer may end with its last row's elements or a whole stride later.
+        len = len.max(count * re.strides[0] * usize::from(rng.chance(50)));
+    } else {
+        re.strides = r::packed(&re.sizes);
+    }
+    let input = T::from_bytes(&rng.bytes(len * T::DTYPE.size()));
     let y = op.__run_guarded(device(), &input).map_err(|e| format!("{e}\ncount {count}\n{:?}", case.desc))?;
     if count == 0 {
         let mut shape = re
@@ -463,6 +476,73 @@ fn a_chain_takes_its_count_from_a_gathers_indices() {
 
 /// The image batch of README's chain, its batch size `_`, in bytes: crop + flip, BGR->RGB, 2x
 /// down, against the host at every count.
+/// The preprocessing of a model server: NHWC u8 images with a run-time batch, viewed as NCHW
+/// through strides (the `_` dimension stays outermost in memory), come out packed NCHW, center
+/// cropped, BGR -> RGB and flipped, in one fused kernel; against a plain loop.
+#[test]
+fn an_nhwc_batch_comes_out_nchw_in_one_kernel() {
+    stridex::chain! {
+        static PREPROCESS;
+        data: u8[_, 3, 16, 16] strides [768, 1, 48, 3],
+        slice { s[.., .., 2..14, 2..14] },
+        slice { s[.., ..;-1, .., ..;-1] },
+    }
+    assert!(PREPROCESS.is_dynamic() && PREPROCESS.is_fused().unwrap());
+    for batch in [1usize, 3, 8] {
+        let nhwc: Vec<u8> = (0..batch * 768).map(|v| (v * 7 % 251) as u8).collect();
+        let y = PREPROCESS.run(&nhwc, ()).unwrap();
+        assert_eq!(y.shape(), [batch, 3, 12, 12]);
+        let mut expected = Vec::new();
+        for b in 0..batch {
+            for c in 0..3 {
+                for h in 0..12 {
+                    for w in 0..12 {
+                        let (row, col, channel) = (2 + h, 2 + (11 - w), 2 - c);
+                        expected.push(nhwc[b * 768 + (row * 16 + col) * 3 + channel]);
+                    }
+                }
+            }
+        }
+        assert_eq!(y.data(), expected, "batch {batch}");
+    }
+    // A strided buffer's count is the strides its length reaches into; its last image must
+    // still hold all its elements.
+    assert_eq!(PREPROCESS.output_shape_at(2).unwrap(), [2, 3, 12, 12]);
+    assert!(matches!(
+        PREPROCESS.run(&[0u8; 768 + 700], ()).unwrap_err(),
+        Error::BufferTooShort { tensor: Operand::Data, needed: 1536, given: 1468 }
+    ));
+}
+
+/// A single `_` slice of a strided input whose images lie apart (a padded pitch), and the
+/// rule that keeps the `_` dimension outermost, in the macro's words at run time.
+#[test]
+fn a_strided_count_reads_rows_that_lie_apart() {
+    let op = stridex::slice! { input: f32[_, 2, 3] strides [8, 3, 1], s[.., .., 1..] };
+    for count in [0usize, 1, 4] {
+        // Each row of 6 elements is followed by 2 of padding the slice must not read.
+        let x: Vec<f32> = (0..count * 8).map(|v| if v % 8 < 6 { v as f32 } else { -1.0 }).collect();
+        let y = op.run(&x).unwrap();
+        assert_eq!(y.shape(), [count, 2, 2]);
+        let expected: Vec<f32> =
+            (0..count * 4).map(|o| ((o / 4) * 8 + (o / 2 % 2) * 3 + 1 + o % 2) as f32).collect();
+        assert_eq!(y.data(), expected, "count {count}");
+    }
+    // The last row may end where its elements end: 3 rows of 8, the last without its padding.
+    assert_eq!(op.run(&[0.0f32; 22]).unwrap().shape(), [3, 2, 2]);
+    let refused = Slice::directml()
+        .input_strided::<f32>(&[0, 2, 3], Some(&[1, 6, 2]))
+        .window(&[0, 0, 0], &[0, 2, 3], &[1, 1, 1])
+        .dynamic_leading()
+        .build();
+    match refused.unwrap_err() {
+        Error::Rule(e) => {
+            assert!(e.to_string().contains("its leading stride is 1, less than the 11 elements"), "{e}")
+        }
+        e => panic!("{e}"),
+    }
+}
+
 #[test]
 fn a_chain_takes_its_count_from_the_data() {
     let op = stridex::chain! {
@@ -621,14 +701,12 @@ fn a_chains_count_on_device_buffers_and_in_describe() {
 
 /// A random chain lifted under a `_` count: each of `count` tensors of the chain's data shape
 /// goes through every stage (the data `[_, ..]`; gathers' and ONNX slices' axes one further
-/// out; SLICE1 windows taking the count whole). `None` where no stage may keep the count
-/// leading (a DirectML gather, batch dimensions) or the data is strided.
-fn lifted(desc: &stridex::core::ChainDesc) -> Option<stridex::core::ChainDesc> {
+/// out; SLICE1 windows taking the count whole). Strided data stays strided, its tensors `pad`
+/// elements apart beyond their span. `None` where no stage may keep the count leading (a
+/// DirectML gather, batch dimensions).
+fn lifted(desc: &stridex::core::ChainDesc, pad: usize) -> Option<stridex::core::ChainDesc> {
     use stridex::core::{ChainCount, Dims, SignedDims, SliceWindow, StageDesc, TensorDecl};
     use stridex::GatherRules;
-    if desc.data.strides.is_some_and(|s| s.as_slice() != r::packed(desc.data.sizes.as_slice())) {
-        return None;
-    }
     let prepend = |first: usize, rest: &[usize]| Dims::of(&[&[first][..], rest].concat());
     let stages = desc
         .stages
@@ -664,11 +742,13 @@ fn lifted(desc: &stridex::core::ChainDesc) -> Option<stridex::core::ChainDesc> {
             }
         })
         .collect::<Option<Vec<_>>>()?;
+    let sizes = prepend(stridex::core::dynamic::PLACEHOLDER, desc.data.sizes.as_slice());
+    let strides = desc.data.strides.map(|s| {
+        let span = r::min_len(desc.data.sizes.as_slice(), s.as_slice());
+        prepend(span + pad, s.as_slice())
+    });
     Some(stridex::core::ChainDesc {
-        data: TensorDecl::packed(
-            desc.data.dtype,
-            prepend(stridex::core::dynamic::PLACEHOLDER, desc.data.sizes.as_slice()),
-        ),
+        data: TensorDecl { dtype: desc.data.dtype, sizes, strides },
         stages: stages.into(),
         output: None,
         dynamic_leading: Some(ChainCount::Data),
@@ -679,7 +759,8 @@ fn lifted(desc: &stridex::core::ChainDesc) -> Option<stridex::core::ChainDesc> {
 /// chain that fuses as written must be).
 fn check_lifted_chain(mut rng: Rng) -> Result<Option<bool>, String> {
     let case = crate::common::chains::chain_case(&mut rng, &DType::ALL);
-    let Some(desc) = lifted(&case.desc) else { return Ok(None) };
+    let pad = rng.below(3);
+    let Some(desc) = lifted(&case.desc, pad) else { return Ok(None) };
     with_data_type!(case.dtype, check_lifted(&case, desc, &mut rng)).map(Some)
 }
 
@@ -698,8 +779,17 @@ fn check_lifted<T: Element>(
         return Ok(false);
     }
     let count = rng.range(0, 4) as usize;
-    let per: usize = case.data_sizes.iter().product();
-    let data = T::from_bytes(&rng.bytes(count * per * T::DTYPE.size()));
+    // Each tensor of the batch: `span` elements (its layout as written), `step` apart.
+    let span = match &case.desc.data.strides {
+        Some(s) => r::min_len(&case.data_sizes, s.as_slice()),
+        None => case.data_sizes.iter().product(),
+    };
+    let step = op.desc().data.strides.map_or(span, |s| s[0]);
+    let mut len = if count == 0 { 0 } else { (count - 1) * step + span };
+    if rng.chance(50) {
+        len = count * step;
+    }
+    let data = T::from_bytes(&rng.bytes(len * T::DTYPE.size()));
     let got = op.__run_erased(device(), &data, &case.index_bytes(), rng.chance(50));
     let context = || format!("count {count}\n{:?}\nkernel: {:?}", op.desc(), op.kernel());
     // The chain as written, on each of the `count` tensors.
@@ -707,7 +797,7 @@ fn check_lifted<T: Element>(
     shape.extend(fixed.output_shape().map_err(|e| e.to_string())?);
     let mut buffer = Vec::new();
     for b in 0..count {
-        match case.staged(&data[b * per..(b + 1) * per]) {
+        match case.staged(&data[b * step..b * step + span]) {
             Staged::Ok { buffer: v, .. } => buffer.extend(v),
             Staged::Err { stage, position, value } => {
                 let e = got

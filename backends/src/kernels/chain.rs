@@ -7,7 +7,7 @@ use crate::launch::{self, Queued};
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 use stridex_core::kernel::{GatherKernelDesc, SliceKernelDesc, Walk};
-use stridex_core::{ChainKernelDesc, ChainPlan, DynamicFault, Location, RuleError, StagePlan};
+use stridex_core::{ChainKernelDesc, ChainPlan, DynamicFault, Location, RuleError, StagePlan, Unfused};
 
 /// How a chain runs: one fused kernel, or its stages' kernels one after another.
 #[derive(Clone, Debug)]
@@ -41,7 +41,7 @@ impl OpKernel for ChainKernel {
         match ChainKernelDesc::new(plan) {
             Ok(None) => None,
             Ok(Some(k)) => Some(ChainKernel::Fused(k)),
-            Err(()) => Some(ChainKernel::Staged(
+            Err(_) => Some(ChainKernel::Staged(
                 plan.stages
                     .iter()
                     .map(|s| match s {
@@ -53,12 +53,20 @@ impl OpKernel for ChainKernel {
         }
     }
 
-    fn with_walk(&self, at: impl FnOnce(&Walk) -> Result<Walk, Error>) -> Result<Self, Error> {
+    fn with_walk(
+        &self,
+        plan: &ChainPlan,
+        at: impl FnOnce(&Walk) -> Result<Walk, Error>,
+    ) -> Result<Self, Error> {
         match self {
             ChainKernel::Fused(k) => Ok(ChainKernel::Fused(ChainKernelDesc { walk: at(&k.walk)? })),
             // The rules make a `_` chain fuse, or be empty for every count.
             ChainKernel::Staged(_) => {
-                Err(Error::Rule(RuleError::Dynamic { fault: DynamicFault::Staged, at: Location::Chain }))
+                let cause = ChainKernelDesc::new(plan).err().unwrap_or(Unfused::EmptyStage { stage: 1 });
+                Err(Error::Rule(RuleError::Dynamic {
+                    fault: DynamicFault::Staged { cause },
+                    at: Location::Chain,
+                }))
             }
         }
     }

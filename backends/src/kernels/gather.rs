@@ -79,7 +79,11 @@ impl OpKernel for GatherKernelDesc {
         GatherKernelDesc::new(plan)
     }
 
-    fn with_walk(&self, at: impl FnOnce(&Walk) -> Result<Walk, Error>) -> Result<Self, Error> {
+    fn with_walk(
+        &self,
+        _plan: &Self::Plan,
+        at: impl FnOnce(&Walk) -> Result<Walk, Error>,
+    ) -> Result<Self, Error> {
         Ok(GatherKernelDesc { walk: at(&self.walk)?, index: self.index })
     }
 

@@ -65,7 +65,11 @@ pub(crate) trait OpKernel: Launch + Clone + std::fmt::Debug + Send + Sync + Size
 
     /// The same compiled kernel on the walk `at` makes of its own (a `_` op's walk at a
     /// count: the invocation limit and buffer lengths change, the specialization does not).
-    fn with_walk(&self, at: impl FnOnce(&Walk) -> Result<Walk, Error>) -> Result<Self, Error>;
+    fn with_walk(
+        &self,
+        plan: &Self::Plan,
+        at: impl FnOnce(&Walk) -> Result<Walk, Error>,
+    ) -> Result<Self, Error>;
 
     /// Bytes of the op's index buffer (a chain's largest; none for a slice).
     fn index_bytes(_plan: &Self::Plan) -> usize {

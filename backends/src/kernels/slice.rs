@@ -52,7 +52,11 @@ impl OpKernel for SliceKernelDesc {
         SliceKernelDesc::new(plan)
     }
 
-    fn with_walk(&self, at: impl FnOnce(&Walk) -> Result<Walk, Error>) -> Result<Self, Error> {
+    fn with_walk(
+        &self,
+        _plan: &Self::Plan,
+        at: impl FnOnce(&Walk) -> Result<Walk, Error>,
+    ) -> Result<Self, Error> {
         Ok(SliceKernelDesc { walk: at(&self.walk)? })
     }
 }

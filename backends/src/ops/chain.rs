@@ -64,13 +64,14 @@ impl<T: Element, I: IndexTypes> ChainOp<T, I> {
     ) -> Result<Tensor<T>, Error> {
         let lens: Vec<usize> = indices.iter().map(|b| b.len).collect();
         let (plan, kernel) = self.at(self.count_of(data.len(), &lens)?, "run")?;
-        check_len(Operand::Data, &plan.data, data.len())?;
+        check_len(Operand::Data, &plan.data, &self.desc().data, data.len())?;
         let count = gathers(&plan).count();
         if indices.len() != count {
             return Err(Error::IndexBufferCount { expected: count, given: indices.len() });
         }
-        for ((stage, g), buffer) in gathers(&plan).zip(&indices) {
-            check_len(Operand::Indices, &g.indices, buffer.len).map_err(|e| in_stage(stage, e))?;
+        for (((stage, g), buffer), decl) in gathers(&plan).zip(&indices).zip(self.desc().gathers()) {
+            check_len(Operand::Indices, &g.indices, &decl.indices, buffer.len)
+                .map_err(|e| in_stage(stage, e))?;
         }
         check_error_policies(&plan, |g| &indices[g])?;
         let Some(kernel) = kernel.as_deref() else {
@@ -133,7 +134,7 @@ impl<T, I> ChainOp<T, I> {
         let desc = self.desc();
         match desc.dynamic_leading {
             None => Ok(None),
-            Some(ChainCount::Data) => leading_count(Operand::Data, &desc.data.sizes, data).map(Some),
+            Some(ChainCount::Data) => leading_count(Operand::Data, &desc.data, data).map(Some),
             Some(ChainCount::Indices { stage }) => {
                 let g = desc.stages[..stage - 1].iter().filter(|s| matches!(s, StageDesc::Gather(_))).count();
                 let Some(StageDesc::Gather(decl)) = desc.stages.get(stage - 1) else {
@@ -146,7 +147,7 @@ impl<T, I> ChainOp<T, I> {
                     expected: desc.gathers().count(),
                     given: indices.len(),
                 })?;
-                leading_count(Operand::Indices, &decl.indices.sizes, given)
+                leading_count(Operand::Indices, &decl.indices, given)
                     .map(Some)
                     .map_err(|e| in_stage(stage, e))
             }

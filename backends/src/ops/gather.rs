@@ -31,7 +31,7 @@ impl<T: Element, I: IndexElement> GatherOp<T, I> {
         if !self.is_dynamic() {
             return Ok(None);
         }
-        leading_count(Operand::Indices, &self.desc().indices.sizes, indices.len()).map(Some)
+        leading_count(Operand::Indices, &self.desc().indices, indices.len()).map(Some)
     }
 
     /// Runs on the default device (see [`Device::default_device`]).
@@ -59,8 +59,8 @@ impl<T: Element, I: IndexElement> GatherOp<T, I> {
     /// The plan and kernel for host buffers, checked against their lengths.
     pub(super) fn checked_at(&self, data: &[T], indices: &[I]) -> Result<super::At<'_, GatherKind>, Error> {
         let at = self.at(self.count_of(indices)?, "run")?;
-        check_len(Operand::Data, &at.0.data, data.len())?;
-        check_len(Operand::Indices, &at.0.indices, indices.len())?;
+        check_len(Operand::Data, &at.0.data, &self.desc().data, data.len())?;
+        check_len(Operand::Indices, &at.0.indices, &self.desc().indices, indices.len())?;
         Ok(at)
     }
 

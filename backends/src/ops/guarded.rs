@@ -126,7 +126,7 @@ impl<T: Element, I: super::IndexTypes> super::ChainOp<T, I> {
         let lens: Vec<usize> = buffers.iter().map(|b: &super::IndexBuffer| b.len).collect();
         let count = self.count_of(data.len(), &lens)?;
         let (plan, kernel) = self.at(count, "run")?;
-        super::check_len(Operand::Data, &plan.data, data.len())?;
+        super::check_len(Operand::Data, &plan.data, &self.desc().data, data.len())?;
         let bytes_of = |t| Self::bytes(&plan, kernel.as_deref(), t);
         let data_bytes = padded(&T::bytes(data), bytes_of(Operand::Data));
         with_client!(device, c => {

@@ -32,7 +32,7 @@ use std::borrow::Cow;
 use std::marker::PhantomData;
 use std::sync::{Mutex, OnceLock};
 use stridex_core::kernel::Walk;
-use stridex_core::{OpDesc, OpPlan, Operand, RuleError, TensorLayout};
+use stridex_core::{OpDesc, OpPlan, Operand, RuleError, TensorDecl, TensorLayout};
 
 /// What an op kind (gather, slice, chain) brings to [`Op`]: its descriptor (whose plan, name
 /// and description core's [`OpDesc`] gives) and its kernel (how it is made from the plan).
@@ -176,7 +176,7 @@ impl<K: OpKind, T, I> Op<K, T, I> {
         let plan = self.desc.plan_at(count)?;
         let kernel = match &p.kernel {
             Some(k) if !plan.output().is_empty() => {
-                Some(Cow::Owned(k.with_walk(|w| walk_at(w, count, &plan))?))
+                Some(Cow::Owned(k.with_walk(&plan, |w| walk_at(w, count, &plan))?))
             }
             _ => None,
         };
@@ -281,24 +281,32 @@ impl<K: OpKind, T: Element, I> Op<K, T, I> {
 
 /// A host buffer for `tensor`: a packed layout takes exactly its elements (a longer buffer
 /// would be read only in part, hiding a batch-size mistake); a strided one at least its span.
-fn check_len(tensor: Operand, layout: &TensorLayout, given: usize) -> Result<(), Error> {
+/// `declared` is the tensor as the descriptor states it: one declared with strides is strided
+/// even where its layout at a count is packed (a `_` count of 1 with its images apart).
+fn check_len(
+    tensor: Operand,
+    layout: &TensorLayout,
+    declared: &TensorDecl,
+    given: usize,
+) -> Result<(), Error> {
     let needed = layout.min_buffer_len().unwrap_or(usize::MAX);
     if given < needed {
         return Err(Error::BufferTooShort { tensor, needed, given });
     }
-    if layout.is_packed() && given > needed {
+    if declared.strides.is_none() && layout.is_packed() && given > needed {
         return Err(Error::BufferTooLong { tensor, expected: needed, given });
     }
     Ok(())
 }
 
-/// The count of a `_` tensor's leading dimension: its buffer's length in whole rows.
-fn leading_count(tensor: Operand, sizes: &[usize], given: usize) -> Result<usize, Error> {
-    let row = stridex_core::dynamic::row_elements(sizes);
-    if given % row != 0 {
-        return Err(Error::PartialRow { tensor, given, row });
-    }
-    Ok(given / row)
+/// The count of a `_` tensor's leading dimension from its buffer's length: whole rows of a
+/// packed tensor, the steps of its leading stride for a strided one.
+fn leading_count(tensor: Operand, decl: &stridex_core::TensorDecl, given: usize) -> Result<usize, Error> {
+    stridex_core::dynamic::count_in(decl, given).ok_or(Error::PartialRow {
+        tensor,
+        given,
+        row: stridex_core::dynamic::row_step(decl),
+    })
 }
 
 /// A `_` op's walk (planned at the placeholder count) for `count` leading steps, with the

@@ -43,11 +43,11 @@ impl<T: Element> SliceOp<T> {
     /// The plan and kernel for a host input, checked against its length.
     pub(super) fn checked_at(&self, input: &[T]) -> Result<super::At<'_, SliceKind>, Error> {
         let count = match self.is_dynamic() {
-            true => Some(leading_count(Operand::Input, &self.desc().input.sizes, input.len())?),
+            true => Some(leading_count(Operand::Input, &self.desc().input, input.len())?),
             false => None,
         };
         let at = self.at(count, "run")?;
-        check_len(Operand::Input, &at.0.input, input.len())?;
+        check_len(Operand::Input, &at.0.input, &self.desc().input, input.len())?;
         Ok(at)
     }
 

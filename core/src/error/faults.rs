@@ -25,6 +25,57 @@ pub enum RangeFault {
     },
 }
 
+/// Why a chain does not fuse into one row-walk kernel (it then runs stage by stage; a `_`
+/// chain must fuse).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Unfused {
+    /// Stage `stage`'s output is empty while the chain's is not.
+    EmptyStage { stage: usize },
+    /// Stage `stage` gathers along an axis of size 0: every index is out of range.
+    EmptyAxis { stage: usize },
+    /// An offset through stage `stage` leaves 64-bit arithmetic (a huge step or stride).
+    Overflow { stage: usize },
+    /// The result's rows (its last dimension, `size` elements of `elem_bytes` bytes) are not
+    /// whole 32-bit words, which the fused kernel writes.
+    Rows { size: usize, elem_bytes: usize },
+}
+
+impl Unfused {
+    /// What the user can change.
+    pub fn fix(self) -> String {
+        match self {
+            Unfused::Rows { elem_bytes, .. } => format!(
+                "make the result's last dimension a multiple of {} element{} (whole words), or give the leading size",
+                4 / elem_bytes.clamp(1, 4),
+                if elem_bytes >= 4 { "" } else { "s" }
+            ),
+            _ => "give the leading size".to_string(),
+        }
+    }
+}
+
+impl fmt::Display for Unfused {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Unfused::EmptyStage { stage } => {
+                write!(f, "stage {stage}'s output is empty, so the stages after it have nothing to read")
+            }
+            Unfused::EmptyAxis { stage } => {
+                write!(f, "stage {stage} gathers along an axis of size 0, so every index is out of range")
+            }
+            Unfused::Overflow { stage } => {
+                write!(f, "an offset through stage {stage} leaves 64-bit arithmetic (a step or stride that large)")
+            }
+            Unfused::Rows { size, elem_bytes } => write!(
+                f,
+                "the result's rows (its last dimension) are {size} elements of {elem_bytes} byte{}, {} bytes, not a whole number of 32-bit words, which the one kernel writes",
+                if elem_bytes == 1 { "" } else { "s" },
+                size * elem_bytes
+            ),
+        }
+    }
+}
+
 /// Why a descriptor cannot keep a `_` leading dimension.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum DynamicFault {
@@ -32,8 +83,12 @@ pub enum DynamicFault {
     DirectMl,
     /// `_` on a tensor with no dimension (builders only: the macros read `_` in a size list).
     Scalar { tensor: Operand },
-    /// The `_` tensor declared with strides: its count is read from a packed length.
+    /// The `_` tensor declared with strides where none are taken (a gather's indices: their
+    /// count is read from a packed length).
     Strides { tensor: Operand },
+    /// A strided `_` tensor whose leading dimension is not outermost in memory: its stride is
+    /// below the span of the other dimensions, so a buffer's length does not give the count.
+    LeadingStride { tensor: Operand, stride: usize, span: usize },
     /// A declared output: its leading size would be the count.
     Output,
     /// A gather along another axis: the output leads with the data's dimensions.
@@ -52,7 +107,7 @@ pub enum DynamicFault {
     /// Chains: a second `_` (one count per chain).
     SecondCount,
     /// Chains: the chain would run stage by stage, and a `_` chain runs as one kernel.
-    Staged,
+    Staged { cause: Unfused },
     /// Chains: an explicit SLICE1 window after the count (it cannot say `_` there).
     StageWindow,
     /// Chains: a descriptor that puts the count on the indices of a stage that is no gather.
@@ -78,6 +133,10 @@ impl fmt::Display for DynamicFault {
             Strides { tensor } => write!(
                 f,
                 "`{tensor}` with a `_` leading dimension is read packed (its count comes from its length): remove `strides [..]`, or give the leading size"
+            ),
+            LeadingStride { tensor, stride, span } => write!(
+                f,
+                "`{tensor}` with a `_` leading dimension must keep it outermost in memory, so that its buffer's length gives the count: its leading stride is {stride}, less than the {span} elements the other dimensions span; make the leading stride at least {span} (the `_` dimension first in memory), or give the leading size"
             ),
             Output => write!(
                 f,
@@ -123,9 +182,10 @@ impl fmt::Display for DynamicFault {
                 f,
                 "the chain's `_` count is put on the indices of stage {stage}, which is not a gather; put it on a gather's indices or on the data"
             ),
-            Staged => write!(
+            Staged { cause } => write!(
                 f,
-                "a chain with a `_` count runs as one kernel, and this one would run stage by stage (an intermediate tensor is empty, or the result's rows are not whole 32-bit words); give the leading size"
+                "a chain with a `_` count runs as one kernel, and this one would run stage by stage: {cause}; {}",
+                cause.fix()
             ),
             Layout { output, elem_bytes } => {
                 let mut shown: Vec<String> = output.iter().map(|n| n.to_string()).collect();

@@ -4,7 +4,7 @@
 mod faults;
 mod messages;
 
-pub use faults::{DynamicFault, RangeFault};
+pub use faults::{DynamicFault, RangeFault, Unfused};
 
 impl From<crate::feature_level::Refusal> for RuleError {
     fn from(r: crate::feature_level::Refusal) -> RuleError {

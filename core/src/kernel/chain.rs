@@ -4,6 +4,7 @@
 
 use super::{Dim, IndexRead, MoveRead, Moves, RowWalk, Walk, MAX_READS};
 use crate::chain::{ChainPlan, StagePlan};
+use crate::error::Unfused;
 use crate::MAX_RANK;
 
 /// `constant + sum(coords[d] * c_d) + sum(values[j] * r_j)`: a position (coordinate or offset)
@@ -73,18 +74,17 @@ pub struct ChainKernelDesc {
 }
 
 impl ChainKernelDesc {
-    /// The fused kernel of `plan`: `Ok(None)` for an empty output, `Err(())` when the chain
-    /// cannot be fused into the row walk (an intermediate tensor is empty, the output's
-    /// innermost dimension is not whole aligned lines, or a step so large that an offset
-    /// coefficient leaves `i64`): it then runs stage by stage.
-    #[allow(clippy::result_unit_err)]
-    pub fn new(plan: &ChainPlan) -> Result<Option<ChainKernelDesc>, ()> {
+    /// The fused kernel of `plan`: `Ok(None)` for an empty output, `Err` with the reason when
+    /// the chain cannot be fused into the row walk (an intermediate tensor is empty, the
+    /// output's rows are not whole words, or a step so large that an offset coefficient leaves
+    /// `i64`): it then runs stage by stage.
+    pub fn new(plan: &ChainPlan) -> Result<Option<ChainKernelDesc>, Unfused> {
         if plan.output.is_empty() {
             return Ok(None);
         }
         let n = plan.stages.len();
-        if plan.stages[..n - 1].iter().any(|s| s.output().is_empty()) {
-            return Err(());
+        if let Some(i) = plan.stages[..n - 1].iter().position(|s| s.output().is_empty()) {
+            return Err(Unfused::EmptyStage { stage: i + 1 });
         }
         // The last stage's output coordinates are the output's; walk back to the data.
         let out_rank = plan.output.rank();
@@ -100,9 +100,11 @@ impl ChainKernelDesc {
             })
             .collect();
         for (s, stage) in plan.stages.iter().enumerate().rev() {
+            let overflow = Unfused::Overflow { stage: s + 1 };
             y = match stage {
                 StagePlan::Slice(p) => {
-                    let (offsets, sizes, strides) = p.window.as_ref().ok_or(())?;
+                    let (offsets, sizes, strides) =
+                        p.window.as_ref().ok_or(Unfused::EmptyStage { stage: s + 1 })?;
                     (0..p.input.rank())
                         .map(|i| {
                             let start =
@@ -110,19 +112,19 @@ impl ChainKernelDesc {
                             Affine::constant(start).plus(y[i].scaled(strides[i])?)
                         })
                         .collect::<Option<Vec<Affine>>>()
-                        .ok_or(())?
+                        .ok_or(overflow)?
                 }
                 StagePlan::Gather(p) => {
                     let j = reads.len();
                     if p.axis_size == 0 {
-                        // Nothing to read from: every index is out of range.
-                        return Err(());
+                        return Err(Unfused::EmptyAxis { stage: s + 1 });
                     }
                     let mut offset = Affine::default();
                     let mut x = vec![Affine::default(); p.data.rank()];
                     for d in &p.dims {
-                        offset =
-                            offset.plus(y[d.output_dim].scaled(d.index_stride as i64).ok_or(())?).ok_or(())?;
+                        offset = offset
+                            .plus(y[d.output_dim].scaled(d.index_stride as i64).ok_or(overflow)?)
+                            .ok_or(overflow)?;
                         if let Some(i) = d.data_dim {
                             x[i] = y[d.output_dim];
                         }
@@ -149,7 +151,7 @@ impl ChainKernelDesc {
             .iter()
             .zip(plan.data.strides.iter())
             .try_fold(Affine::default(), |acc, (c, &s)| acc.plus(c.scaled(s as i64)?))
-            .ok_or(())?;
+            .ok_or(Unfused::Overflow { stage: 1 })?;
         let dims: Vec<Dim> = (0..out_rank)
             .filter(|&d| plan.output.sizes[d] > 1)
             .map(|d| {
@@ -185,7 +187,11 @@ impl ChainKernelDesc {
             out: &plan.output,
             dynamic: plan.dynamic_leading,
         };
-        let walk = RowWalk::build(&moves).ok_or(())?;
+        let rows = Unfused::Rows {
+            size: plan.output.sizes.last().copied().unwrap_or(1),
+            elem_bytes: plan.data_type.size(),
+        };
+        let walk = RowWalk::build(&moves).ok_or(rows)?;
         Ok(Some(ChainKernelDesc { walk: Walk::Rows(walk) }))
     }
 }
