@@ -1,5 +1,6 @@
-//! A `_` leading size against fixed-shape ops: the same gather (an embedding lookup) and the
-//! same slice (a batch crop), at several counts, each count once with an op written for that
+//! A `_` leading size against fixed-shape ops: the same gather (an embedding lookup), the same
+//! slice (a batch crop) and the same image chain (from NCHW, and from NHWC images viewed as NCHW
+//! through strides), at several counts, each count once with an op written for that
 //! count and once with the one `_` op, on device buffers, beside the copy of the same bytes and
 //! Burn's op. And what a count never seen before costs: a fixed op must be built and its kernel
 //! compiled; the `_` op launches the kernel it already has.
@@ -36,7 +37,7 @@ impl CountRow {
 }
 
 pub fn all(env: &Env) -> Vec<DynamicOutcome> {
-    vec![embedding(env), batch_crop(env), batch_chain(env)]
+    vec![embedding(env), batch_crop(env), batch_chain(env), batch_nhwc(env)]
 }
 
 /// The median seconds of `f` at each of `counts`, synced: from a count to its result.
@@ -200,9 +201,6 @@ fn batch_crop(env: &Env) -> DynamicOutcome {
 
 /// A chain with a `_` batch: crop + flip, BGR->RGB, 2x down of an NCHW batch, one kernel.
 fn batch_chain(env: &Env) -> DynamicOutcome {
-    let case = "chain f32[_,3,256,256]: crop 224 + flip, BGR->RGB, 2x down";
-    let c = env.client;
-    let (h, w, k, off, half) = (256usize, 256usize, 224usize, 16usize, 112usize);
     stridex::chain! {
         static ANY;
         data: f32[_, 3, 256, 256],
@@ -210,7 +208,7 @@ fn batch_chain(env: &Env) -> DynamicOutcome {
         gather { indices: i32[3], axis: 1, out_of_range: clamp },
         slice { s[.., .., ..;2, ..;2] },
     }
-    let fixed: [(usize, stridex::ChainOp<f32, (i32,)>); 3] = [
+    let fixed: [(usize, ImageChain); 3] = [
         (
             1,
             stridex::chain! {
@@ -239,10 +237,74 @@ fn batch_chain(env: &Env) -> DynamicOutcome {
             },
         ),
     ];
+    image_chain(env, "chain f32[_,3,256,256]: crop 224 + flip, BGR->RGB, 2x down", &ANY, &fixed, None)
+}
+
+/// The same chain from NHWC images (`[b, 256, 256, 3]` in memory) viewed as NCHW through
+/// strides, NCHW out: a model server's preprocessing with a batch that changes per request.
+fn batch_nhwc(env: &Env) -> DynamicOutcome {
+    stridex::chain! {
+        static ANY;
+        data: f32[_, 3, 256, 256] strides [196608, 1, 768, 3],
+        slice { s[.., .., 16..240, 16..240;-1] },
+        gather { indices: i32[3], axis: 1, out_of_range: clamp },
+        slice { s[.., .., ..;2, ..;2] },
+    }
+    let fixed: [(usize, ImageChain); 3] = [
+        (
+            1,
+            stridex::chain! {
+                data: f32[1, 3, 256, 256] strides [196608, 1, 768, 3],
+                slice { s[.., .., 16..240, 16..240;-1] },
+                gather { indices: i32[3], axis: 1, out_of_range: clamp },
+                slice { s[.., .., ..;2, ..;2] },
+            },
+        ),
+        (
+            8,
+            stridex::chain! {
+                data: f32[8, 3, 256, 256] strides [196608, 1, 768, 3],
+                slice { s[.., .., 16..240, 16..240;-1] },
+                gather { indices: i32[3], axis: 1, out_of_range: clamp },
+                slice { s[.., .., ..;2, ..;2] },
+            },
+        ),
+        (
+            32,
+            stridex::chain! {
+                data: f32[32, 3, 256, 256] strides [196608, 1, 768, 3],
+                slice { s[.., .., 16..240, 16..240;-1] },
+                gather { indices: i32[3], axis: 1, out_of_range: clamp },
+                slice { s[.., .., ..;2, ..;2] },
+            },
+        ),
+    ];
+    let case = "NHWC f32[_,256,256,3] -> NCHW: crop 224 + flip, BGR->RGB, 2x down";
+    image_chain(env, case, &ANY, &fixed, Some([196608, 1, 768, 3]))
+}
+
+type ImageChain = stridex::ChainOp<f32, (i32,)>;
+
+/// Measures an image chain (`any` with a `_` batch, `fixed` for three batch sizes) on images
+/// laid out NCHW, or with `strides` (the NCHW view of NHWC memory).
+fn image_chain(
+    env: &Env,
+    case: &'static str,
+    any: &ImageChain,
+    fixed: &[(usize, ImageChain)],
+    strides: Option<[usize; 4]>,
+) -> DynamicOutcome {
+    let c = env.client;
+    let (h, w, k, off, half) = (256usize, 256usize, 224usize, 16usize, 112usize);
+    // Where element (b, ch, y, x) of the NCHW view lies in memory.
+    let at = |b: usize, ch: usize, y: usize, x: usize| match strides {
+        Some(s) => b * s[0] + ch * s[1] + y * s[2] + x * s[3],
+        None => ((b * 3 + ch) * h + y) * w + x,
+    };
     let bgr = upload(c, &[2i32, 1, 0], 16);
     let bi = Tensor::<1, Int>::from_data(TensorData::new(vec![2i32, 1, 0], [3]), &env.device);
     let mut rows = Vec::new();
-    for (count, op) in &fixed {
+    for (count, op) in fixed {
         let count = *count;
         let x: Vec<f32> = (0..count * 3 * h * w).map(|i| i as f32).collect();
         let n = count * 3 * half * half;
@@ -250,23 +312,27 @@ fn batch_chain(env: &Env) -> DynamicOutcome {
             .map(|o| {
                 let (b, ch, y, x_) =
                     (o / (3 * half * half), o / (half * half) % 3, o / half % half, o % half);
-                x[((b * 3 + 2 - ch) * h + off + 2 * y) * w + off + k - 1 - 2 * x_]
+                x[at(b, 2 - ch, off + 2 * y, off + k - 1 - 2 * x_)]
             })
             .collect();
-        let input = upload(c, &x, ANY.buffer_bytes_at(count, Operand::Data).unwrap());
+        let input = upload(c, &x, any.buffer_bytes_at(count, Operand::Data).unwrap());
         let out_f = c.empty(op.buffer_bytes(Operand::Output).unwrap());
-        let out_d = c.empty(ANY.buffer_bytes_at(count, Operand::Output).unwrap());
+        let out_d = c.empty(any.buffer_bytes_at(count, Operand::Output).unwrap());
         let t_fixed = median(env.settings.reps, || {
             op.launch(c, &input, &[&bgr], &out_f).expect("fixed launch");
             sync(c);
         });
         let t_dyn = median(env.settings.reps, || {
-            ANY.launch_at(c, count, &input, &[&bgr], &out_d).expect("dynamic launch");
+            any.launch_at(c, count, &input, &[&bgr], &out_d).expect("dynamic launch");
             sync(c);
         });
         check("fixed", case, count, &read(c, &out_f, n), &expected);
         check("`_`", case, count, &read(c, &out_d, n), &expected);
-        let bx = Tensor::<4>::from_data(TensorData::new(x.clone(), [count, 3, h, w]), &env.device);
+        let bx = match strides {
+            Some(_) => Tensor::<4>::from_data(TensorData::new(x.clone(), [count, h, w, 3]), &env.device)
+                .permute([0, 3, 1, 2]),
+            None => Tensor::<4>::from_data(TensorData::new(x.clone(), [count, 3, h, w]), &env.device),
+        };
         let (t_burn, bo) = env.burn(&env.device, || {
             bx.clone()
                 .slice(s![.., .., off..off + k, off..off + k])
@@ -290,12 +356,12 @@ fn batch_chain(env: &Env) -> DynamicOutcome {
     let new_counts = new_counts(2, 40);
     let max = new_counts[4];
     let x = vec![0f32; max * 3 * h * w];
-    let input = upload(c, &x, ANY.buffer_bytes_at(max, Operand::Data).unwrap());
-    let out = c.empty(ANY.buffer_bytes_at(max, Operand::Output).unwrap());
+    let input = upload(c, &x, any.buffer_bytes_at(max, Operand::Data).unwrap());
+    let out = c.empty(any.buffer_bytes_at(max, Operand::Output).unwrap());
     let ranges =
         |first: SliceRange| [SliceRange::FULL, SliceRange::FULL, first, SliceRange::new(16, 240).step(-1)];
     let new_count_fixed = first_use(c, &new_counts, |n| {
-        let op = stridex::Chain::data::<f32>(&[n, 3, h, w])
+        let op = stridex::Chain::data_strided::<f32>(&[n, 3, h, w], strides.as_ref().map(|s| &s[..]))
             .slice(stridex::Slice::directml().ranges(&ranges(SliceRange::new(16, 240))))
             .gather(
                 stridex::Gather::onnx().indices::<i32>(&[3]).axis(1).out_of_range(stridex::OutOfRange::Clamp),
@@ -311,7 +377,7 @@ fn batch_chain(env: &Env) -> DynamicOutcome {
         op.launch(c, &input, &[&bgr], &out).expect("fixed first launch");
     });
     let new_count_dynamic =
-        first_use(c, &new_counts, |n| ANY.launch_at(c, n, &input, &[&bgr], &out).expect("dynamic launch"));
+        first_use(c, &new_counts, |n| any.launch_at(c, n, &input, &[&bgr], &out).expect("dynamic launch"));
     DynamicOutcome { case, rows, new_count_fixed, new_count_dynamic }
 }
 
