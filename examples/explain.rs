@@ -19,7 +19,8 @@ use stridex::Dialect;
 
 fn usage() -> ! {
     eprintln!(
-        "usage: explain [--dialect wgsl|spirv|cuda|sm_80|sm_90] gather|slice|chain '<keys as in the macro>'"
+        "usage: explain [--dialect wgsl|spirv|cuda|sm_80|sm_90] gather|slice|chain '<keys as in the macro>'\n       \
+         explain describe gather|slice|chain '<keys as in the macro>'   (the rules' reading, with the grid)"
     );
     std::process::exit(2)
 }

@@ -241,5 +241,79 @@ pub fn chain(desc: &ChainDesc, p: &ChainPlan) -> String {
             let _ = writeln!(s, "  runs stage by stage on the device: {cause}");
         }
     }
+    s += "  which data element each output element reads (iK[..]: the value of stage K's indices[..]):\n";
+    s += &grid(&p.output.sizes, |c| {
+        let mut at: Vec<Coord> = c.iter().map(|&v| Coord::At(v as i64)).collect();
+        for (k, stage) in p.stages.iter().enumerate().rev() {
+            at = match stage {
+                StagePlan::Slice(sl) => match &sl.window {
+                    Some((offsets, sizes, strides)) => (0..at.len())
+                        .map(|i| {
+                            let start =
+                                offsets[i] as i64 + if strides[i] < 0 { sizes[i] as i64 - 1 } else { 0 };
+                            at[i].affine(start, strides[i])
+                        })
+                        .collect(),
+                    None => return "-".into(),
+                },
+                StagePlan::Gather(g) => {
+                    let mut data = vec![Coord::At(0); g.data.rank()];
+                    let mut offset = Some(0usize);
+                    let mut read = Vec::new();
+                    for d in &g.dims {
+                        if d.index_stride != 0 {
+                            read.push(at[d.output_dim].clone());
+                            offset = match &at[d.output_dim] {
+                                Coord::At(v) => offset.map(|o| o + *v as usize * d.index_stride),
+                                Coord::Read(_) => None,
+                            };
+                        }
+                        if let Some(i) = d.data_dim {
+                            data[i] = at[d.output_dim].clone();
+                        }
+                    }
+                    // Where every coordinate is known, the indices' own (a broadcast or
+                    // permuted index layout included); else the output's, as read.
+                    let position = match offset {
+                        Some(o) => coords_text(&coords_of(&g.indices, o)),
+                        None => read.iter().map(ToString::to_string).collect::<Vec<_>>().join(", "),
+                    };
+                    data[g.axis] = Coord::Read(format!("i{}[{position}]", k + 1));
+                    data
+                }
+            };
+        }
+        let at: Vec<String> = at.iter().map(ToString::to_string).collect();
+        format!("data[{}]", at.join(", "))
+    });
     s
+}
+
+/// A data coordinate of a chain's output element: a number, or the value an index read gives
+/// (with what the later slices did to it).
+#[derive(Clone)]
+enum Coord {
+    At(i64),
+    Read(String),
+}
+
+impl Coord {
+    fn affine(&self, start: i64, stride: i64) -> Coord {
+        match self {
+            Coord::At(v) => Coord::At(start + stride * v),
+            Coord::Read(r) if start == 0 && stride == 1 => Coord::Read(r.clone()),
+            Coord::Read(r) if stride == 1 => Coord::Read(format!("{start}+{r}")),
+            Coord::Read(r) if stride == -1 => Coord::Read(format!("{start}-{r}")),
+            Coord::Read(r) => Coord::Read(format!("{start}{stride:+}*{r}")),
+        }
+    }
+}
+
+impl std::fmt::Display for Coord {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Coord::At(v) => write!(f, "{v}"),
+            Coord::Read(r) => f.write_str(r),
+        }
+    }
 }

@@ -147,3 +147,30 @@ fn ops_describe_themselves() {
     );
     assert!(text.contains("runs as one kernel"), "{text}");
 }
+
+/// A chain's grid walks each output element back through every stage: a slice's offsets and
+/// signed strides, each gather's read (`iK[..]`: stage K's indices), to the data.
+#[test]
+fn a_chain_grid_follows_every_stage_to_the_data() {
+    let op = stridex::chain! {
+        data: f32[5, 4],
+        slice { s[1..4, ..;-1] },
+        gather { indices: i32[2], axis: 1 },
+        gather { indices: i32[2, 2], axis: 0 },
+    };
+    let text = op.describe();
+    let grid = text.split_once("stage K's indices[..]):\n").expect("a grid").1;
+    assert_eq!(
+        grid,
+        "  [[[data[1+i3[0, 0], 3-i2[0]], data[1+i3[0, 0], 3-i2[1]]],\n    \
+         [data[1+i3[0, 1], 3-i2[0]], data[1+i3[0, 1], 3-i2[1]]]],\n   \
+         [[data[1+i3[1, 0], 3-i2[0]], data[1+i3[1, 0], 3-i2[1]]],\n    \
+         [data[1+i3[1, 1], 3-i2[0]], data[1+i3[1, 1], 3-i2[1]]]]]\n"
+    );
+    // A slice of a gather's output: plain coordinates once past the read.
+    let op =
+        stridex::chain! { data: f32[4, 5], gather { indices: i64[3], axis: 0 }, slice { s[.., 1..4;2] } };
+    assert!(op.describe().ends_with(
+        "  [[data[i1[0], 1], data[i1[0], 3]],\n   [data[i1[1], 1], data[i1[1], 3]],\n   [data[i1[2], 1], data[i1[2], 3]]]\n"
+    ));
+}
