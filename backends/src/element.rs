@@ -10,6 +10,10 @@ pub trait Element: Copy + Default + PartialEq + std::fmt::Debug + Send + Sync + 
     fn bytes(data: &[Self]) -> std::borrow::Cow<'_, [u8]>;
     /// Elements back from device bytes (`bytes.len()` is a multiple of the element size).
     fn from_bytes(bytes: &[u8]) -> Vec<Self>;
+    /// [`Element::from_bytes`] into `out`, which holds `bytes.len()` / size elements.
+    fn write_bytes(bytes: &[u8], out: &mut [Self]) {
+        out.copy_from_slice(&Self::from_bytes(bytes));
+    }
 }
 
 /// A type that can be the element of an indices tensor.
@@ -29,6 +33,9 @@ macro_rules! pod_element {
             fn from_bytes(bytes: &[u8]) -> Vec<Self> {
                 bytemuck::pod_collect_to_vec(bytes)
             }
+            fn write_bytes(bytes: &[u8], out: &mut [Self]) {
+                bytemuck::cast_slice_mut::<Self, u8>(out).copy_from_slice(bytes);
+            }
         }
     )*};
 }
@@ -47,6 +54,11 @@ impl Element for bool {
     }
     fn from_bytes(bytes: &[u8]) -> Vec<Self> {
         bytes.iter().map(|&b| b != 0).collect()
+    }
+    fn write_bytes(bytes: &[u8], out: &mut [Self]) {
+        for (o, &b) in out.iter_mut().zip(bytes) {
+            *o = b != 0;
+        }
     }
 }
 

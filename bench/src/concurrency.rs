@@ -33,20 +33,22 @@ impl Concurrency {
 
 fn worker(device: &stridex::Device, thread: usize, table: &[f32], until: Instant) -> (usize, usize) {
     let (mut ops, mut errors) = (0, 0);
+    // One output buffer per thread, reused for every request (`run_into`: no tensor per call).
+    let mut out = vec![0f32; 32 * 64];
     while Instant::now() < until {
         let ids: Vec<i64> = (0..32).map(|i| ((thread * 131 + ops * 17 + i * 7) % 4096) as i64).collect();
         if ops % BAD_EVERY == BAD_EVERY - 1 {
             let mut bad = ids.clone();
             bad[5] = 4096;
-            match SERVE.run_on(device, table, &bad) {
+            match SERVE.run_into_on(device, table, &bad, &mut out) {
                 Err(stridex::Error::IndexOutOfRange { position, value: 4096, .. }) if position == [5] => {
                     errors += 1
                 }
                 other => panic!("thread {thread}: expected IndexOutOfRange, got {other:?}"),
             }
         } else {
-            let y = SERVE.run_on(device, table, &ids).expect("gather");
-            for (row, &id) in y.data().chunks_exact(64).zip(&ids) {
+            SERVE.run_into_on(device, table, &ids, &mut out).expect("gather");
+            for (row, &id) in out.chunks_exact(64).zip(&ids) {
                 assert_eq!(row, &table[id as usize * 64..][..64], "thread {thread}: wrong row {id}");
             }
         }

@@ -408,3 +408,36 @@ fn the_slice_builder_takes_ranges() {
     let e = Slice::onnx().input::<f32>(&[4]).ranges(&[SliceRange::FULL]).build().unwrap_err();
     assert!(matches!(e, Error::Rule(stridex::RuleError::RangesWith { other: "rules: onnx" })), "{e}");
 }
+
+/// `run_into` writes what `run` returns into the caller's buffer, reused across calls and
+/// counts; a buffer of the wrong length is an `Err` before anything runs.
+#[test]
+fn run_into_fills_the_callers_buffer() {
+    let table: Vec<f32> = (0..40).map(|v| v as f32).collect();
+    let gather = stridex::gather! { data: f32[10, 4], indices: i64[_, 2] };
+    let mut out = vec![0.0f32; 3 * 2 * 4];
+    for ids in [[1i64, 2, 3, 4, 5, 6], [9, 0, 8, 1, 7, 2]] {
+        gather.run_into(&table, &ids, &mut out).unwrap();
+        assert_eq!(out, gather.run(&table, &ids).unwrap().data());
+    }
+    let mut short = vec![0.0f32; 8];
+    assert_eq!(
+        gather.run_into(&table, &[1, 2, 3, 4, 5, 6], &mut short).unwrap_err(),
+        Error::BufferTooShort { tensor: Operand::Output, needed: 24, given: 8 }
+    );
+    // A padded output: the buffer spans its strides, as `run`'s tensor does.
+    let slice = stridex::slice! { input: u8[4, 6], s[1..3, ..], output: [2, 6] strides [8, 1] };
+    let input: Vec<u8> = (0..24).collect();
+    let mut out = vec![7u8; 14];
+    slice.run_into(&input, &mut out).unwrap();
+    assert_eq!(out, slice.run(&input).unwrap().data());
+    assert_eq!(
+        slice.run_into(&input, &mut [0u8; 16]).unwrap_err(),
+        Error::BufferTooLong { tensor: Operand::Output, expected: 14, given: 16 }
+    );
+    let chain =
+        stridex::chain! { data: f32[10, 4], gather { indices: i32[3], axis: 0 }, slice { s[.., ..;-1] } };
+    let mut out = vec![0.0f32; 12];
+    chain.run_into(&table, (&[3, 1, 4],), &mut out).unwrap();
+    assert_eq!(out, chain.run(&table, (&[3, 1, 4],)).unwrap().data());
+}

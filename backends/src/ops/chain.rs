@@ -4,7 +4,10 @@
 //! gather, in stage order), and the `error` policy checked on the host before a launch.
 
 use super::error_policy::{check_error_policies, check_read_back, checked_gathers, gathers, in_stage};
-use super::{check_len, check_type, leading_count, ChainKind, IndexBuffer, IndexBuffers, IndexTypes, Op};
+use super::{
+    check_len, check_type, leading_count, ChainKind, IndexBuffer, IndexBuffers, IndexTypes, IntoSlice,
+    NewTensor, Op, Sink,
+};
 use crate::device::Device;
 use crate::element::Element;
 use crate::error::Error;
@@ -52,16 +55,39 @@ impl<T: Element, I: IndexTypes> ChainOp<T, I> {
         data: &[T],
         indices: impl IndexBuffers<'a, I>,
     ) -> Result<Tensor<T>, Error> {
-        self.run_buffers(device, data, indices.buffers())
+        self.run_buffers(device, data, indices.buffers(), NewTensor)
     }
 
-    /// `run_on` with the index buffers' types erased (checked against the plan's).
-    pub(super) fn run_buffers(
+    /// [`ChainOp::run`] into `out`, which holds exactly the output's buffer; see
+    /// [`crate::GatherOp::run_into`].
+    pub fn run_into<'a>(
+        &self,
+        data: &[T],
+        indices: impl IndexBuffers<'a, I>,
+        out: &mut [T],
+    ) -> Result<(), Error> {
+        self.run_into_on(Device::default_device()?, data, indices, out)
+    }
+
+    /// [`ChainOp::run_into`] on `device`.
+    pub fn run_into_on<'a>(
+        &self,
+        device: &Device,
+        data: &[T],
+        indices: impl IndexBuffers<'a, I>,
+        out: &mut [T],
+    ) -> Result<(), Error> {
+        self.run_buffers(device, data, indices.buffers(), IntoSlice(out))
+    }
+
+    /// `run_on` with the index buffers' types erased (checked against the plan's), into `sink`.
+    pub(super) fn run_buffers<S: Sink<T>>(
         &self,
         device: &Device,
         data: &[T],
         indices: Vec<IndexBuffer<'_>>,
-    ) -> Result<Tensor<T>, Error> {
+        sink: S,
+    ) -> Result<S::Out, Error> {
         let lens: Vec<usize> = indices.iter().map(|b| b.len).collect();
         let (plan, kernel) = self.at(self.count_of(data.len(), &lens)?, "run")?;
         check_len(Operand::Data, &plan.data, &self.desc().data, data.len())?;
@@ -73,15 +99,16 @@ impl<T: Element, I: IndexTypes> ChainOp<T, I> {
             check_len(Operand::Indices, &g.indices, &decl.indices, buffer.len)
                 .map_err(|e| in_stage(stage, e))?;
         }
+        sink.check(&plan.output)?;
         check_error_policies(&plan, |g| &indices[g])?;
         let Some(kernel) = kernel.as_deref() else {
-            return Ok(Tensor::from_bytes(&plan.output, &[]));
+            return sink.finish(&plan.output, &[]);
         };
         let data = T::bytes(data);
         let mut inputs: Vec<&[u8]> = vec![&data];
         inputs.extend(indices.iter().map(|b| &*b.bytes));
         let (_, bytes) = self.run_bytes(device, &plan, kernel, &inputs)?;
-        Ok(Tensor::from_bytes(&plan.output, &bytes))
+        sink.finish(&plan.output, &bytes)
     }
 
     /// Bytes the index buffer of the chain's `gather`-th gather (0-based, stage order) needs.

@@ -1,7 +1,9 @@
 //! The gather op: what only a gather has (its data and indices
 //! buffers, and naming the first index out of range after its kernel raised the flag).
 
-use super::{check_len, check_type, first_bad_index, leading_count, GatherKind, Op};
+use super::{
+    check_len, check_type, first_bad_index, leading_count, GatherKind, IntoSlice, NewTensor, Op, Sink,
+};
 use crate::device::Device;
 use crate::element::{Element, IndexElement};
 use crate::error::Error;
@@ -43,17 +45,47 @@ impl<T: Element, I: IndexElement> GatherOp<T, I> {
     /// length over the elements of one leading row (a partial row is an `Err`), and the
     /// output's leading size is that count.
     pub fn run_on(&self, device: &Device, data: &[T], indices: &[I]) -> Result<Tensor<T>, Error> {
+        self.run_to(device, data, indices, NewTensor)
+    }
+
+    /// [`GatherOp::run`] into `out`, which holds exactly the output's buffer (the elements
+    /// `run`'s tensor would hold, in its strides; for a `_` op, at the count the indices give):
+    /// no tensor is allocated, so a server loop can reuse one buffer. A wrong length is an `Err`
+    /// before anything runs.
+    pub fn run_into(&self, data: &[T], indices: &[I], out: &mut [T]) -> Result<(), Error> {
+        self.run_into_on(Device::default_device()?, data, indices, out)
+    }
+
+    /// [`GatherOp::run_into`] on `device`.
+    pub fn run_into_on(
+        &self,
+        device: &Device,
+        data: &[T],
+        indices: &[I],
+        out: &mut [T],
+    ) -> Result<(), Error> {
+        self.run_to(device, data, indices, IntoSlice(out))
+    }
+
+    fn run_to<S: Sink<T>>(
+        &self,
+        device: &Device,
+        data: &[T],
+        indices: &[I],
+        sink: S,
+    ) -> Result<S::Out, Error> {
         let (plan, kernel) = self.checked_at(data, indices)?;
+        sink.check(&plan.output)?;
         let Some(kernel) = kernel else {
             // Empty output: nothing to gather, no launch.
-            return Ok(Tensor::from_bytes(&plan.output, &[]));
+            return sink.finish(&plan.output, &[]);
         };
         let (flagged, bytes) =
             self.run_bytes(device, &plan, &kernel, &[&T::bytes(data), &I::bytes(indices)])?;
         if flagged {
             return Err(first_bad_index(&plan, indices));
         }
-        Ok(Tensor::from_bytes(&plan.output, &bytes))
+        sink.finish(&plan.output, &bytes)
     }
 
     /// The plan and kernel for host buffers, checked against their lengths.

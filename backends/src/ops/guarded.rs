@@ -121,7 +121,7 @@ impl<T: Element, I: super::IndexTypes> super::ChainOp<T, I> {
         let buffers: Vec<_> =
             types.iter().zip(indices).map(|(&t, b)| super::IndexBuffer::of_bytes(t, b)).collect();
         if !guarded_run {
-            return self.run_buffers(device, data, buffers);
+            return self.run_buffers(device, data, buffers, super::NewTensor);
         }
         let lens: Vec<usize> = buffers.iter().map(|b: &super::IndexBuffer| b.len).collect();
         let count = self.count_of(data.len(), &lens)?;

@@ -25,6 +25,7 @@ use crate::element::Element;
 use crate::error::Error;
 use crate::kernels::{Launch, OpKernel};
 use crate::launch;
+use crate::tensor::Tensor;
 use cubecl::bytes::Bytes;
 use cubecl::prelude::*;
 use cubecl::server::Handle;
@@ -276,6 +277,53 @@ impl<K: OpKind, T: Element, I> Op<K, T, I> {
             let (flagged, mut bytes) = launch::wait_all(c, queued, vec![out])?;
             Ok((flagged, bytes.remove(0)))
         })
+    }
+}
+
+/// Where a host run puts its result: a new [`Tensor`] (`run`), or the caller's slice
+/// (`run_into`), checked against the output before the launch.
+pub(crate) trait Sink<T: Element> {
+    type Out;
+    fn check(&self, output: &TensorLayout) -> Result<(), Error>;
+    /// `bytes`: the output buffer as read back (at least the layout's elements).
+    fn finish(self, output: &TensorLayout, bytes: &[u8]) -> Result<Self::Out, Error>;
+}
+
+/// `run`'s sink.
+pub(crate) struct NewTensor;
+
+impl<T: Element> Sink<T> for NewTensor {
+    type Out = Tensor<T>;
+    fn check(&self, _: &TensorLayout) -> Result<(), Error> {
+        Ok(())
+    }
+    fn finish(self, output: &TensorLayout, bytes: &[u8]) -> Result<Tensor<T>, Error> {
+        Ok(Tensor::from_bytes(output, bytes))
+    }
+}
+
+/// `run_into`'s sink: a slice of exactly the output's buffer (the elements `run`'s tensor holds,
+/// in its strides).
+pub(crate) struct IntoSlice<'o, T>(pub(crate) &'o mut [T]);
+
+impl<T: Element> Sink<T> for IntoSlice<'_, T> {
+    type Out = ();
+    fn check(&self, output: &TensorLayout) -> Result<(), Error> {
+        let needed = output.min_buffer_len().unwrap_or(0);
+        match self.0.len() {
+            given if given < needed => Err(Error::BufferTooShort { tensor: Operand::Output, needed, given }),
+            given if given > needed => {
+                Err(Error::BufferTooLong { tensor: Operand::Output, expected: needed, given })
+            }
+            _ => Ok(()),
+        }
+    }
+    fn finish(self, _: &TensorLayout, bytes: &[u8]) -> Result<(), Error> {
+        let n = self.0.len() * T::DTYPE.size();
+        if n > 0 {
+            T::write_bytes(&bytes[..n], self.0);
+        }
+        Ok(())
     }
 }
 

@@ -1,6 +1,6 @@
 //! The slice op: what only a slice has, its one input buffer.
 
-use super::{check_len, check_type, leading_count, Op, SliceKind};
+use super::{check_len, check_type, leading_count, IntoSlice, NewTensor, Op, Sink, SliceKind};
 use crate::device::Device;
 use crate::element::Element;
 use crate::error::Error;
@@ -32,12 +32,28 @@ impl<T: Element> SliceOp<T> {
     /// Runs on `device`. When the input's leading size is `_`, the count is the input's length
     /// over the elements of one leading row (a partial row is an `Err`).
     pub fn run_on(&self, device: &Device, input: &[T]) -> Result<Tensor<T>, Error> {
+        self.run_to(device, input, NewTensor)
+    }
+
+    /// [`SliceOp::run`] into `out`, which holds exactly the output's buffer; see
+    /// [`crate::GatherOp::run_into`].
+    pub fn run_into(&self, input: &[T], out: &mut [T]) -> Result<(), Error> {
+        self.run_into_on(Device::default_device()?, input, out)
+    }
+
+    /// [`SliceOp::run_into`] on `device`.
+    pub fn run_into_on(&self, device: &Device, input: &[T], out: &mut [T]) -> Result<(), Error> {
+        self.run_to(device, input, IntoSlice(out))
+    }
+
+    fn run_to<S: Sink<T>>(&self, device: &Device, input: &[T], sink: S) -> Result<S::Out, Error> {
         let (plan, kernel) = self.checked_at(input)?;
+        sink.check(&plan.output)?;
         let Some(kernel) = kernel else {
-            return Ok(Tensor::from_bytes(&plan.output, &[]));
+            return sink.finish(&plan.output, &[]);
         };
         let (_, bytes) = self.run_bytes(device, &plan, &kernel, &[&T::bytes(input)])?;
-        Ok(Tensor::from_bytes(&plan.output, &bytes))
+        sink.finish(&plan.output, &bytes)
     }
 
     /// The plan and kernel for a host input, checked against its length.
