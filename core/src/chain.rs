@@ -113,6 +113,16 @@ pub struct ChainPlan {
     pub dynamic_leading: bool,
 }
 
+impl ChainPlan {
+    /// The gathers, each with its 1-based stage number, in stage order.
+    pub fn gathers(&self) -> impl Iterator<Item = (usize, &GatherPlan)> {
+        self.stages.iter().enumerate().filter_map(|(i, s)| match s {
+            StagePlan::Gather(g) => Some((i + 1, g)),
+            StagePlan::Slice(_) => None,
+        })
+    }
+}
+
 impl ChainDesc {
     /// The gathers' index tensors, in stage order.
     pub fn gathers(&self) -> impl Iterator<Item = &GatherStage> {

@@ -10,7 +10,7 @@ use crate::element::{Element, IndexElement};
 use crate::error::Error;
 use crate::kernels::{ChainKernel, Launch};
 use crate::launch;
-use crate::ops::{check_read_back, checked_gathers, gathers, in_stage};
+use crate::ops::{check_read_back, checked_gathers, in_stage};
 use crate::ops::{ChainOp, IndexTypes};
 use burn_cubecl::tensor::CubeTensor;
 use burn_tensor::{Int, Tensor};
@@ -70,7 +70,7 @@ impl<T: Element, J: IndexTypes> ChainOp<T, J> {
         check_rank(Operand::Data, &plan.data, D)?;
         check_rank(Operand::Output, &plan.output, DO)?;
         let indices = indices.primitives()?;
-        for ((stage, g), &(_, rank)) in gathers(plan).zip(&indices) {
+        for ((stage, g), &(_, rank)) in plan.gathers().zip(&indices) {
             check_rank(Operand::Indices, &g.indices, rank).map_err(|e| in_stage(stage, e))?;
         }
         let indices = indices.into_iter().map(|(p, _)| p).collect();
@@ -117,7 +117,7 @@ fn on_cube<T: Element, J: IndexTypes>(
     check_meta(Operand::Data, data.dtype, data.meta.shape(), T::DTYPE, &plan.data)?;
     let data = lay_out(Operand::Data, data, &plan.data)?;
     // Each index tensor against its gather, an `Err` naming the stage.
-    let indices = (gathers(&plan).zip(indices))
+    let indices = (plan.gathers().zip(indices))
         .map(|((stage, g), t)| {
             check_meta(Operand::Indices, t.dtype, t.meta.shape(), g.index_type.dtype(), &g.indices)
                 .and_then(|()| lay_out(Operand::Indices, t, &g.indices))
@@ -163,7 +163,7 @@ fn fused<T: Element, J: IndexTypes>(
     let (plan, _) = op.at(count_of(op, &data.shape, &shapes), "apply")?;
     check_meta(Operand::Data, data.dtype, &data.shape, T::DTYPE, &plan.data)?;
     fusion::check_packed(Operand::Data, &plan.data)?;
-    for ((stage, g), t) in gathers(&plan).zip(&indices) {
+    for ((stage, g), t) in plan.gathers().zip(&indices) {
         check_meta(Operand::Indices, t.dtype, &t.shape, g.index_type.dtype(), &g.indices)
             .and_then(|()| fusion::check_packed(Operand::Indices, &g.indices))
             .map_err(|e| in_stage(stage, e))?;

@@ -72,14 +72,7 @@ impl OpKernel for ChainKernel {
     }
 
     fn index_bytes(plan: &ChainPlan) -> usize {
-        plan.stages
-            .iter()
-            .filter_map(|s| match s {
-                StagePlan::Gather(g) => Some(index_bytes(g)),
-                StagePlan::Slice(_) => None,
-            })
-            .max()
-            .unwrap_or(0)
+        plan.gathers().map(|(_, g)| index_bytes(g)).max().unwrap_or(0)
     }
 }
 

@@ -3,7 +3,7 @@
 //! on the device; only the result comes back). Its index buffers (one per
 //! gather, in stage order), and the `error` policy checked on the host before a launch.
 
-use super::error_policy::{check_error_policies, check_read_back, checked_gathers, gathers, in_stage};
+use super::error_policy::{check_error_policies, check_read_back, checked_gathers, in_stage};
 use super::{
     check_len, check_type, leading_count, ChainKind, IndexBuffer, IndexBuffers, IndexTypes, IntoSlice,
     NewTensor, Op, Sink,
@@ -91,11 +91,11 @@ impl<T: Element, I: IndexTypes> ChainOp<T, I> {
         let lens: Vec<usize> = indices.iter().map(|b| b.len).collect();
         let (plan, kernel) = self.at(self.count_of(data.len(), &lens)?, "run")?;
         check_len(Operand::Data, &plan.data, &self.desc().data, data.len())?;
-        let count = gathers(&plan).count();
+        let count = plan.gathers().count();
         if indices.len() != count {
             return Err(Error::IndexBufferCount { expected: count, given: indices.len() });
         }
-        for (((stage, g), buffer), decl) in gathers(&plan).zip(&indices).zip(self.desc().gathers()) {
+        for (((stage, g), buffer), decl) in plan.gathers().zip(&indices).zip(self.desc().gathers()) {
             check_len(Operand::Indices, &g.indices, &decl.indices, buffer.len)
                 .map_err(|e| in_stage(stage, e))?;
         }
@@ -182,8 +182,9 @@ impl<T, I> ChainOp<T, I> {
     }
 
     pub(crate) fn index_bytes_of(plan: &ChainPlan, gather: usize) -> Result<usize, Error> {
-        let count = gathers(plan).count();
-        let (_, g) = gathers(plan)
+        let count = plan.gathers().count();
+        let (_, g) = plan
+            .gathers()
             .nth(gather)
             .ok_or(Error::IndexBufferCount { expected: count, given: gather + 1 })?;
         Ok(crate::kernels::index_bytes(g))
@@ -202,13 +203,13 @@ impl<T, I> ChainOp<T, I> {
         wait: bool,
     ) -> Result<(), Error> {
         let (plan, kernel) = self.at(count, if count.is_some() { "launch_at" } else { "launch" })?;
-        let n = gathers(&plan).count();
+        let n = plan.gathers().count();
         if indices.len() != n {
             return Err(Error::IndexBufferCount { expected: n, given: indices.len() });
         }
         let bytes = |t| Self::bytes(&plan, kernel.as_deref(), t);
         launch::check_handle(Operand::Data, data, bytes(Operand::Data))?;
-        for (g, (&(stage, _), h)) in gathers(&plan).collect::<Vec<_>>().iter().zip(indices).enumerate() {
+        for (g, (&(stage, _), h)) in plan.gathers().collect::<Vec<_>>().iter().zip(indices).enumerate() {
             launch::check_handle(Operand::Indices, h, Self::index_bytes_of(&plan, g)?)
                 .map_err(|e| in_stage(stage, e))?;
         }

@@ -4,7 +4,7 @@
 use super::index_buffers::{erased, IndexBuffer};
 use crate::error::Error;
 use stridex_core::layout::next_coords;
-use stridex_core::{ChainPlan, DType, GatherPlan, OutOfRange, StagePlan};
+use stridex_core::{ChainPlan, DType, GatherPlan, OutOfRange};
 
 /// The first index, row-major over the gather's indices, outside `[-s, s-1]` (or `[0, s-1]`
 /// for unsigned types); `value(i)` reads element `i` of the indices buffer.
@@ -36,18 +36,10 @@ pub(crate) fn in_stage(stage: usize, error: Error) -> Error {
     Error::InStage { stage, error: Box::new(error) }
 }
 
-/// The chain's gathers: their stage (1-based) and plan, in stage order.
-pub(crate) fn gathers(plan: &ChainPlan) -> impl Iterator<Item = (usize, &GatherPlan)> {
-    plan.stages.iter().enumerate().filter_map(|(i, s)| match s {
-        StagePlan::Gather(g) => Some((i + 1, g)),
-        StagePlan::Slice(_) => None,
-    })
-}
-
 /// The gathers (0-based, in stage order) whose indices are read back and checked in full before
 /// a launch: those under the `error` policy whose output is not empty.
 pub(crate) fn checked_gathers(plan: &ChainPlan) -> Vec<usize> {
-    gathers(plan)
+    plan.gathers()
         .enumerate()
         .filter(|(_, (_, g))| g.out_of_range == OutOfRange::Error && !g.output.is_empty())
         .map(|(i, _)| i)
@@ -60,7 +52,7 @@ pub(crate) fn check_read_back(
     checked: &[usize],
     bytes: &[impl std::ops::Deref<Target = [u8]>],
 ) -> Result<(), Error> {
-    let types: Vec<DType> = gathers(plan).map(|(_, g)| g.index_type.dtype()).collect();
+    let types: Vec<DType> = plan.gathers().map(|(_, g)| g.index_type.dtype()).collect();
     let read: Vec<IndexBuffer> = checked.iter().zip(bytes).map(|(&g, b)| erased(types[g], b)).collect();
     check_error_policies(plan, |g| {
         &read[checked.iter().position(|&c| c == g).expect("an error-policy gather")]
@@ -74,7 +66,7 @@ pub(super) fn check_error_policies<'s, 'b: 's>(
     plan: &ChainPlan,
     buffer: impl Fn(usize) -> &'s IndexBuffer<'b>,
 ) -> Result<(), Error> {
-    for (g, (stage, p)) in gathers(plan).enumerate() {
+    for (g, (stage, p)) in plan.gathers().enumerate() {
         // As the single op: a gather whose output is empty reads no index, so none can fail.
         if p.out_of_range != OutOfRange::Error || p.output.is_empty() {
             continue;

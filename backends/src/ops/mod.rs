@@ -15,7 +15,7 @@ mod slice;
 pub use chain::ChainOp;
 pub(crate) use error_policy::first_bad_index;
 #[cfg(feature = "burn")]
-pub(crate) use error_policy::{check_read_back, checked_gathers, gathers, in_stage};
+pub(crate) use error_policy::{check_read_back, checked_gathers, in_stage};
 pub use gather::GatherOp;
 pub use index_buffers::{IndexBuffer, IndexBuffers, IndexTypes};
 pub use slice::SliceOp;
@@ -320,9 +320,7 @@ impl<T: Element> Sink<T> for IntoSlice<'_, T> {
     }
     fn finish(self, _: &TensorLayout, bytes: &[u8]) -> Result<(), Error> {
         let n = self.0.len() * T::DTYPE.size();
-        if n > 0 {
-            T::write_bytes(&bytes[..n], self.0);
-        }
+        T::write_bytes(&bytes[..n], self.0);
         Ok(())
     }
 }
