@@ -101,13 +101,17 @@ fn coords_of(layout: &TensorLayout, offset: usize) -> Vec<usize> {
 }
 
 /// What a `_` leading size means, before the figures (which are for the placeholder count).
-fn dynamic_note(tensor: &str, possessive: &str, sizes: &[usize]) -> String {
-    let mut shown: Vec<String> = sizes.iter().map(ToString::to_string).collect();
+fn dynamic_note(tensor: &str, possessive: &str, decl: &crate::TensorDecl) -> String {
+    let mut shown: Vec<String> = decl.sizes.iter().map(ToString::to_string).collect();
     shown[0] = "_".into();
+    let step = crate::dynamic::row_step(decl);
+    let steps = match decl.strides {
+        Some(_) => format!("in steps of its leading stride, {step} element(s)"),
+        None => format!("in rows of {step} element(s)"),
+    };
     format!(
-        "  {tensor} [{}]: the leading size `_` is the count, read at run time from the {possessive} length in rows of {} element(s); one kernel serves every count (figures below for a count of {})\n",
+        "  {tensor} [{}]: the leading size `_` is the count, read at run time from the {possessive} length {steps}; one kernel serves every count (figures below for a count of {})\n",
         shown.join(", "),
-        crate::dynamic::row_elements(sizes),
         crate::dynamic::PLACEHOLDER
     )
 }
@@ -119,7 +123,7 @@ fn coords_text(c: &[usize]) -> String {
 pub fn gather(desc: &GatherDesc, p: &GatherPlan) -> String {
     let mut s = format!("gather: {} (rules: {})\n", p.rules.op_name(), p.rules.name());
     if p.dynamic_leading {
-        s += &dynamic_note("indices", "indices'", &desc.indices.sizes);
+        s += &dynamic_note("indices", "indices'", &desc.indices);
     }
     s += &tensor("data", p.data_type, &p.data, "");
     s += &tensor("indices", p.index_type.dtype(), &p.indices, "");
@@ -165,7 +169,7 @@ pub fn slice(desc: &SliceDesc, p: &SlicePlan) -> String {
         }
     );
     if p.dynamic_leading {
-        s += &dynamic_note("input", "input's", &desc.input.sizes);
+        s += &dynamic_note("input", "input's", &desc.input);
     }
     s += &tensor("input", p.data_type, &p.input, "");
     if let Some((offsets, sizes, strides)) = &p.window {
@@ -204,10 +208,10 @@ pub fn slice(desc: &SliceDesc, p: &SlicePlan) -> String {
 pub fn chain(desc: &ChainDesc, p: &ChainPlan) -> String {
     let mut s = format!("chain: {} stage(s)\n", p.stages.len());
     match desc.dynamic_leading {
-        Some(crate::ChainCount::Data) => s += &dynamic_note("data", "data's", &desc.data.sizes),
+        Some(crate::ChainCount::Data) => s += &dynamic_note("data", "data's", &desc.data),
         Some(crate::ChainCount::Indices { stage }) => {
-            if let Some(StagePlan::Gather(g)) = p.stages.get(stage - 1) {
-                s += &dynamic_note(&format!("stage {stage}'s indices"), "indices'", &g.indices.sizes);
+            if let Some(crate::chain::StageDesc::Gather(g)) = desc.stages.get(stage - 1) {
+                s += &dynamic_note(&format!("stage {stage}'s indices"), "indices'", &g.indices);
             }
         }
         None => {}

@@ -528,6 +528,7 @@ fn a_strided_count_reads_rows_that_lie_apart() {
             (0..count * 4).map(|o| ((o / 4) * 8 + (o / 2 % 2) * 3 + 1 + o % 2) as f32).collect();
         assert_eq!(y.data(), expected, "count {count}");
     }
+    assert!(op.describe().contains("from the input's length in steps of its leading stride, 8 element(s)"));
     // The last row may end where its elements end: 3 rows of 8, the last without its padding.
     assert_eq!(op.run(&[0.0f32; 22]).unwrap().shape(), [3, 2, 2]);
     let refused = Slice::directml()
