@@ -505,6 +505,18 @@ fn an_nhwc_batch_comes_out_nchw_in_one_kernel() {
         }
         assert_eq!(y.data(), expected, "batch {batch}");
     }
+    // The builder takes the same strided `_` data and makes the same fused kernel.
+    use stridex::{Chain, SliceRange};
+    let full = SliceRange::FULL;
+    let built = Chain::data_strided::<u8>(&[0, 3, 16, 16], Some(&[768, 1, 48, 3]))
+        .dynamic_leading()
+        .slice(Slice::directml().ranges(&[full, full, SliceRange::new(2, 14), SliceRange::new(2, 14)]))
+        .slice(Slice::directml().ranges(&[full, full.step(-1), full, full.step(-1)]))
+        .build()
+        .unwrap();
+    assert!(built.is_dynamic() && built.is_fused().unwrap());
+    let nhwc: Vec<u8> = (0..3 * 768).map(|v| (v * 5 % 253) as u8).collect();
+    assert_eq!(built.run(&nhwc, ()).unwrap().data(), PREPROCESS.run(&nhwc, ()).unwrap().data());
     // A strided buffer's count is the strides its length reaches into; its last image must
     // still hold all its elements.
     assert_eq!(PREPROCESS.output_shape_at(2).unwrap(), [2, 3, 12, 12]);

@@ -35,12 +35,22 @@ pub enum Unfused {
     EmptyAxis { stage: usize },
     /// An offset through stage `stage` leaves 64-bit arithmetic (a huge step or stride).
     Overflow { stage: usize },
-    /// The result's rows (its last dimension, `size` elements of `elem_bytes` bytes) are not
-    /// whole 32-bit words, which the fused kernel writes.
-    Rows { size: usize, elem_bytes: usize },
+    /// The result's rows (its last dimension, `size` elements of `elem_bytes` bytes, as the
+    /// last stage, `stage`, leaves it) are not whole 32-bit words, which the fused kernel writes.
+    Rows { stage: usize, size: usize, elem_bytes: usize },
 }
 
 impl Unfused {
+    /// The stage (1-based) the cause lies in: where a front end points its error.
+    pub const fn stage(self) -> usize {
+        match self {
+            Unfused::EmptyStage { stage }
+            | Unfused::EmptyAxis { stage }
+            | Unfused::Overflow { stage }
+            | Unfused::Rows { stage, .. } => stage,
+        }
+    }
+
     /// What the user can change.
     pub fn fix(self) -> String {
         match self {
@@ -66,11 +76,12 @@ impl fmt::Display for Unfused {
             Unfused::Overflow { stage } => {
                 write!(f, "an offset through stage {stage} leaves 64-bit arithmetic (a step or stride that large)")
             }
-            Unfused::Rows { size, elem_bytes } => write!(
+            Unfused::Rows { stage, size, elem_bytes } => write!(
                 f,
-                "the result's rows (its last dimension) are {size} elements of {elem_bytes} byte{}, {} bytes, not a whole number of 32-bit words, which the one kernel writes",
+                "the result's rows (its last dimension, as stage {stage} leaves it) are {size} element{} of {elem_bytes} byte{}, {} bytes, not a whole number of 32-bit words, which the one kernel writes",
+                if size == 1 { "" } else { "s" },
                 if elem_bytes == 1 { "" } else { "s" },
-                size * elem_bytes
+                size.saturating_mul(elem_bytes)
             ),
         }
     }

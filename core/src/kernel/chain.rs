@@ -188,6 +188,7 @@ impl ChainKernelDesc {
             dynamic: plan.dynamic_leading,
         };
         let rows = Unfused::Rows {
+            stage: n,
             size: plan.output.sizes.last().copied().unwrap_or(1),
             elem_bytes: plan.data_type.size(),
         };

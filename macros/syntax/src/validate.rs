@@ -189,6 +189,14 @@ pub fn chain(input: &ChainInput) -> syn::Result<ChainDesc> {
     let output = input.output.as_ref().map(output_decl).transpose().map_err(|e| chain_spans.error(e))?;
     let desc = ChainDesc { data, stages: stages.into(), output, dynamic_leading };
     desc.plan().map_err(|e| match (&e, count) {
+        // A chain that would run stage by stage: on the stage that keeps it from fusing.
+        (RuleError::Dynamic { fault: DynamicFault::Staged { cause }, .. }, _) => {
+            let at = input
+                .stages
+                .get(cause.stage().wrapping_sub(1))
+                .map_or(Span::call_site(), |s| s.keyword().span());
+            syn::Error::new(at, e.to_string())
+        }
         // What concerns the count as a whole points at its `_`.
         (RuleError::Dynamic { at: Location::Chain, .. }, Some((_, sizes))) => {
             syn::Error::new_spanned(&sizes.items[0].tokens, e.to_string())
