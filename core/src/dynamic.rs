@@ -391,11 +391,10 @@ fn check_chain(desc: &ChainDesc) -> Result<ChainPlan, RuleError> {
             let Some(StageDesc::Gather(g)) = stage.checked_sub(1).and_then(|i| desc.stages.get(i)) else {
                 return Err(fault(DynamicFault::NoGatherAt { stage }, Location::Chain));
             };
-            // The single gather's `_` rules on the shape this stage receives (packed: the
-            // chain's data layout plays no part in them).
+            // The single gather's `_` rules (`gather_plan`) on the shape this stage receives
+            // (packed: the chain's data layout plays no part in them).
             let data = TensorDecl::packed(desc.data.dtype, Dims::of(&received(stage)?));
-            let single = GatherDesc { dynamic_leading: true, ..g.desc(data, None) };
-            gather_plan(&single).map_err(|e| in_stage(stage, e))?;
+            gather_plan(&g.desc(data, None)).map_err(|e| in_stage(stage, e))?;
             stage
         }
     };

@@ -12,6 +12,83 @@ fn gather(data: TensorDecl, indices: TensorDecl, axis: i64) -> GatherDesc {
 }
 
 #[test]
+fn vocabulary_prints_and_parses() {
+    for t in DType::ALL {
+        assert_eq!(DType::from_name(t.name()), Some(t));
+    }
+    assert_eq!(DType::from_name("f31"), None);
+    assert_eq!(IndexType::ALL.map(|t| t.to_string()), ["i32", "i64", "u32", "u64"]);
+    assert_eq!(format!("{:?} {}", d(&[2, 3]), d(&[4, 5, 6])), "[2, 3] [4, 5, 6]");
+    assert_eq!(format!("{}", d(&[])), "[]");
+}
+
+/// Where each fault points (what the macros span): the tensor, key or window entry at fault.
+#[test]
+fn faults_point_at_their_token() {
+    let operands = [Operand::Data, Operand::Indices, Operand::Output, Operand::Input];
+    assert_eq!(operands.map(|o| o.to_string()), ["data", "indices", "output", "input"]);
+    assert_eq!(operands.map(Operand::key), ["data", "indices", "output", "input"]);
+    let windows = [
+        Window::Offsets,
+        Window::Sizes,
+        Window::Strides,
+        Window::Starts,
+        Window::Ends,
+        Window::Axes,
+        Window::Steps,
+    ];
+    assert_eq!(windows.map(Window::key), ["offsets", "sizes", "strides", "starts", "ends", "axes", "steps"]);
+    for t in operands {
+        for at in [Location::DType(t), Location::Shape(t), Location::Size(t, 1), Location::Strides(t)] {
+            assert_eq!(at.operand(), Some(t));
+        }
+    }
+    assert_eq!(Location::Axis.operand(), None);
+    assert_eq!(Location::WindowAt(Window::Sizes, 0).operand(), None);
+    // ONNX takes neither `batch_dims` nor `index_dims`: each on its own key.
+    let onnx = gather(TensorDecl::packed(DType::F32, d(&[4, 5])), TensorDecl::packed(DType::I64, d(&[2])), 0);
+    let batch = GatherDesc { batch_dims: Some(0), ..onnx }.plan().unwrap_err();
+    assert_eq!(batch.location(), Location::BatchDims, "{batch}");
+    let index = GatherDesc { index_dims: Some(1), ..onnx }.plan().unwrap_err();
+    assert_eq!(index.location(), Location::IndexDims, "{index}");
+    // A SLICE1 window past its input: on the offset when the offset alone is past it.
+    let window = |offset: usize, size: usize| {
+        let input = TensorDecl::packed(DType::F32, d(&[4]));
+        let w =
+            SliceWindow::DirectMl { offsets: d(&[offset]), sizes: d(&[size]), strides: SignedDims::of(&[1]) };
+        SliceDesc::new(input, w).plan().unwrap_err().location()
+    };
+    assert_eq!(window(4, 1), Location::WindowAt(Window::Offsets, 0));
+    assert_eq!(window(5, 1), Location::WindowAt(Window::Offsets, 0));
+    assert_eq!(window(2, 3), Location::WindowAt(Window::Sizes, 0));
+}
+
+#[test]
+fn seeds_are_found_by_name() {
+    let seed = seeds::gather_seed("openvino_6_negative_indices");
+    assert_eq!(seed.name, "openvino_6_negative_indices");
+    assert_eq!(seeds::slice_seed("slice1_2_negative_stride").name, "slice1_2_negative_stride");
+    // Some examples run in integer types too, some only in floats.
+    assert!(seed.integral());
+    assert!(seeds::GATHERS.iter().any(|s| !s.integral()));
+}
+
+/// A buffer is at least one element and one vector of words, 8-byte elements two words.
+#[test]
+fn buffer_words_round_up_to_elements_and_vectors() {
+    use stridex_core::kernel::buffer_words;
+    let empty = TensorLayout::packed(d(&[0, 3]));
+    assert_eq!(buffer_words(&empty, 8, 1), 2);
+    assert_eq!(buffer_words(&empty, 4, 1), 1);
+    assert_eq!(buffer_words(&empty, 1, 4), 4);
+    let three = TensorLayout::packed(d(&[3]));
+    assert_eq!(buffer_words(&three, 1, 1), 1);
+    assert_eq!(buffer_words(&three, 8, 4), 8);
+    // The most words a buffer spans: 2^32 - 1 rounded down to whole vectors of four.
+    assert_eq!(stridex_core::limits::MAX_WORDS, (1 << 32) - 4);
+}
+
+#[test]
 fn names_round_trip_and_display() {
     let policies = [OutOfRange::Error, OutOfRange::Zero, OutOfRange::Clamp];
     assert_eq!(policies.map(OutOfRange::name), ["error", "zero", "clamp"]);

@@ -13,7 +13,6 @@ mod chains;
 mod conformance;
 mod cpu_runtime;
 mod describe;
-mod descriptors;
 mod dtypes;
 mod dynamic;
 mod explain;

@@ -11,7 +11,8 @@ impl fmt::Display for RuleError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         use RuleError::*;
         match self {
-            Rank { tensor, rank, max, .. } if rank > max => write!(
+            // Past the limit of every tensor (a rule's own range is the next arms').
+            Rank { tensor, rank, max, .. } if rank > max && *max == crate::MAX_RANK => write!(
                 f,
                 "tensor rank: `{tensor}` has {rank} dimensions, but stridex tensors have at most {max} (DirectML's limit); merge or drop dimensions"
             ),

@@ -5,8 +5,9 @@
 use super::generate::{self, Rng};
 use super::reference::{self as r, Outcome, Policy, Rules};
 use std::borrow::Cow;
-use stridex::core::{ChainDesc, GatherStage, SignedDims, SliceWindow, StageDesc, TensorDecl};
-use stridex::{DType, GatherRules, OutOfRange};
+use stridex_core::{
+    ChainDesc, DType, GatherRules, GatherStage, OutOfRange, SignedDims, SliceWindow, StageDesc, TensorDecl,
+};
 
 /// One stage of a chain case, as the reference runs it.
 pub enum StageRef {

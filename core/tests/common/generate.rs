@@ -1,8 +1,10 @@
 //! Random descriptors that are valid by construction, with hostile data and indices.
 
 use super::reference::{self as r, Policy, Rules};
-use stridex::core::{Dims, OutputDecl, SignedDims, SliceDesc, SliceWindow, TensorDecl};
-use stridex::{DType, GatherDesc, GatherRules, OutOfRange};
+use stridex_core::{
+    DType, Dims, GatherDesc, GatherRules, OutOfRange, OutputDecl, SignedDims, SliceDesc, SliceWindow,
+    TensorDecl,
+};
 
 /// The generators' source of choices. From a seed, every choice is pseudo-random (SplitMix64).
 /// From a choice sequence (which proptest draws and shrinks), the structure of a case is read
@@ -397,11 +399,14 @@ pub fn channels_last_slices() -> Vec<SliceCase> {
             (vec![0, 0, 0, 0], sizes.clone(), vec![1, 1, -1, 1]),
             (vec![0, 1, 0, 0], vec![n, c - 1, h, w], vec![1, 1, 1, 1]),
         ] {
-            let desc = stridex::Slice::directml()
-                .input_strided::<f32>(&sizes, Some(&strides))
-                .window(&offsets, &window, &steps)
-                .desc()
-                .unwrap();
+            let desc = SliceDesc::new(
+                TensorDecl { dtype: DType::F32, sizes: dims(&sizes), strides: Some(dims(&strides)) },
+                SliceWindow::DirectMl {
+                    offsets: dims(&offsets),
+                    sizes: dims(&window),
+                    strides: SignedDims::of(&steps),
+                },
+            );
             let reference = r::Slice1 {
                 sizes: sizes.clone(),
                 strides: strides.clone(),

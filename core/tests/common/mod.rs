@@ -1,6 +1,14 @@
-//! Shorthands the rule tests share.
+//! Shared by core's tests: shorthands, the naive reference written from the rules
+//! (`reference`), random descriptors (`generate`, `chains`) and the row walk's host model. The
+//! integration suite includes the last four too (`tests/suite/common/mod.rs`).
 
-#![allow(dead_code)]
+#![allow(dead_code, unused_macros)]
+
+pub mod chains;
+pub mod generate;
+#[macro_use]
+pub mod host_model;
+pub mod reference;
 
 use stridex_core::*;
 

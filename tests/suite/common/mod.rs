@@ -1,4 +1,5 @@
-//! Shared by the integration tests: the naive reference and a random descriptor generator.
+//! Shared by the integration tests: the naive reference, random descriptor generators and the
+//! row walk's host model (from `core/tests/common`), and the property-test strategies.
 
 #![allow(dead_code, unused_macros)]
 
@@ -23,7 +24,15 @@ macro_rules! with_data_type {
     };
 }
 
+// The reference, the generators and the row walk's host model are core's (its own tests run
+// them without a device); the suite runs the kernels against them.
+#[path = "../../../core/tests/common/chains.rs"]
 pub mod chains;
+#[path = "../../../core/tests/common/generate.rs"]
 pub mod generate;
+#[macro_use]
+#[path = "../../../core/tests/common/host_model.rs"]
+pub mod host_model;
 pub mod props;
+#[path = "../../../core/tests/common/reference.rs"]
 pub mod reference;

@@ -1,0 +1,157 @@
+//! Snapshots of the kernel descriptors (`GatherKernelDesc`, `SliceKernelDesc`,
+//! `ChainKernelDesc`) of the seeds, of edge layouts (padded, broadcast and permuted tensors,
+//! negative strides, 1-, 2- and 8-byte elements) and of random gathers, slices and chains. A
+//! change to the walk a descriptor takes, its line widths, tiles, groups or strides shows up here
+//! as a diff to review (the host model in `walks.rs` checks only that the values stay right);
+//! `STRIDEX_BLESS=1 cargo test -p stridex-core --test descriptors` rewrites
+//! `snapshots/kernel_descriptors.txt` after such a review.
+
+mod common;
+
+use common::{chains, d, generate, generate::Rng};
+use stridex_core::kernel::{GatherKernelDesc, SliceKernelDesc};
+use stridex_core::seeds::{GATHERS, SLICES};
+use stridex_core::{
+    ChainKernelDesc, DType, GatherDesc, GatherRules, OutOfRange, OutputDecl, SignedDims, SliceDesc,
+    SliceWindow, TensorDecl,
+};
+
+enum Case {
+    Gather(GatherDesc),
+    Slice(SliceDesc),
+}
+
+fn tensor(dtype: DType, sizes: &[usize], strides: Option<&[usize]>) -> TensorDecl {
+    TensorDecl { dtype, sizes: d(sizes), strides: strides.map(d) }
+}
+
+fn onnx(data: TensorDecl, index: DType, indices: &[usize], axis: i64) -> GatherDesc {
+    GatherDesc::new(GatherRules::Onnx, data, TensorDecl::packed(index, d(indices)), axis)
+}
+
+fn output(sizes: &[usize], strides: &[usize]) -> Option<OutputDecl> {
+    Some(OutputDecl { dtype: None, sizes: d(sizes), strides: Some(d(strides)) })
+}
+
+fn window(input: TensorDecl, offsets: &[usize], sizes: &[usize], strides: &[i64]) -> SliceDesc {
+    SliceDesc::new(
+        input,
+        SliceWindow::DirectMl { offsets: d(offsets), sizes: d(sizes), strides: SignedDims::of(strides) },
+    )
+}
+
+fn cases() -> Vec<(String, Case)> {
+    use DType::*;
+    let mut all: Vec<(String, Case)> = vec![];
+    for s in GATHERS {
+        let index = if s.rules == GatherRules::Onnx { I64 } else { I32 };
+        all.push((format!("seed {}", s.name), Case::Gather(s.desc(F32, index))));
+    }
+    for s in SLICES {
+        all.push((format!("seed {}", s.name), Case::Slice(s.desc(F32))));
+    }
+    let g = |name: &str, d: GatherDesc| (name.to_string(), Case::Gather(d));
+    let s = |name: &str, d: SliceDesc| (name.to_string(), Case::Slice(d));
+    let packed = |t, sizes: &[usize]| tensor(t, sizes, None);
+    let vino = |data, indices: &[usize]| {
+        GatherDesc::new(GatherRules::OpenVino, data, TensorDecl::packed(I32, d(indices)), 0)
+    };
+    all.extend([
+        g("embedding f32 rows", onnx(packed(F32, &[100, 64]), I32, &[8], 0)),
+        g("embedding f16 rows, i64 ids", onnx(packed(F16, &[100, 64]), I64, &[8], 0)),
+        g("columns f32 (grouped rows)", onnx(packed(F32, &[16, 64]), I32, &[8], 1)),
+        g("columns u8 (lanes)", onnx(packed(U8, &[16, 64]), I32, &[8], 1)),
+        g("columns bf16, odd count (slots)", onnx(packed(BF16, &[4, 9]), I32, &[3], 1)),
+        g("rows f64", onnx(packed(F64, &[32, 6]), I64, &[4], 0)),
+        g("permuted data", onnx(tensor(F32, &[8, 16, 4], Some(&[4, 32, 1])), I64, &[5], 1)),
+        g("broadcast data", vino(tensor(F32, &[6, 8], Some(&[0, 1])), &[3])),
+        g(
+            "padded output",
+            GatherDesc { output: output(&[4, 6], &[8, 1]), ..onnx(packed(F32, &[10, 6]), I32, &[4], 0) },
+        ),
+        g(
+            "column-major output",
+            GatherDesc { output: output(&[4, 6], &[1, 4]), ..onnx(packed(F32, &[10, 6]), I32, &[4], 0) },
+        ),
+        g(
+            "batch_dims 1, clamp",
+            GatherDesc {
+                axis: 1,
+                batch_dims: Some(1),
+                out_of_range: Some(OutOfRange::Clamp),
+                ..vino(packed(F32, &[4, 8, 32]), &[4, 2])
+            },
+        ),
+        g("scalar index", onnx(packed(U16, &[5, 8]), I64, &[], 0)),
+        s("reverse rows f32", window(packed(F32, &[8, 16]), &[0, 0], &[8, 16], &[1, -1])),
+        s("reverse rows u8", window(packed(U8, &[8, 16]), &[0, 0], &[8, 16], &[1, -1])),
+        s("step 2 f32", window(packed(F32, &[8, 16]), &[0, 0], &[8, 16], &[2, 2])),
+        s("crop, unaligned rows", window(packed(F32, &[8, 16]), &[1, 1], &[6, 6], &[1, 1])),
+        s(
+            "NHWC read NCHW (transposed blocks)",
+            window(tensor(F32, &[2, 16, 4, 8], Some(&[512, 1, 128, 16])), &[0; 4], &[2, 16, 4, 8], &[1; 4]),
+        ),
+        s("negative strides u16", window(packed(U16, &[16, 32]), &[2, 1], &[12, 30], &[-3, -2])),
+        s(
+            "onnx negative steps",
+            SliceDesc::new(
+                packed(F32, &[20, 10, 5]),
+                SliceWindow::Onnx {
+                    starts: SignedDims::of(&[20, 10, 4]),
+                    ends: SignedDims::of(&[0, 0, 1]),
+                    axes: None,
+                    steps: Some(SignedDims::of(&[-1, -3, -2])),
+                },
+            ),
+        ),
+        s(
+            "padded output u8",
+            SliceDesc {
+                output: output(&[5, 3], &[4, 1]),
+                ..window(packed(U8, &[5, 5]), &[0, 0], &[5, 5], &[1, 2])
+            },
+        ),
+    ]);
+    all
+}
+
+fn snapshot() -> String {
+    let mut out = String::new();
+    for (name, case) in cases() {
+        let desc = match case {
+            Case::Gather(d) => format!("{:#?}", GatherKernelDesc::new(&d.plan().unwrap())),
+            Case::Slice(d) => format!("{:#?}", SliceKernelDesc::new(&d.plan().unwrap())),
+        };
+        out.push_str(&format!("== {name}\n{desc}\n"));
+    }
+    // Random descriptors, one line each: every walk choice the generators reach.
+    for seed in 0..60u64 {
+        let g = generate::gather_case(&mut Rng::new(seed), &DType::ALL).desc;
+        out.push_str(&format!("== random gather {seed}\n{:?}\n", GatherKernelDesc::new(&g.plan().unwrap())));
+        let s = generate::slice_case(&mut Rng::new(seed), &DType::ALL).desc;
+        out.push_str(&format!("== random slice {seed}\n{:?}\n", SliceKernelDesc::new(&s.plan().unwrap())));
+        let c = chains::chain_case(&mut Rng::new(seed), &DType::ALL).desc;
+        out.push_str(&format!("== random chain {seed}\n{:?}\n", ChainKernelDesc::new(&c.plan().unwrap())));
+    }
+    out
+}
+
+#[test]
+fn kernel_descriptors_match_their_snapshot() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/snapshots/kernel_descriptors.txt");
+    let now = snapshot();
+    if std::env::var_os("STRIDEX_BLESS").is_some() {
+        std::fs::write(path, &now).unwrap();
+        return;
+    }
+    let then = std::fs::read_to_string(path).expect("a snapshot (STRIDEX_BLESS=1 writes it)");
+    if now != then {
+        let first = now.lines().zip(then.lines()).position(|(a, b)| a != b).unwrap_or(0);
+        let context: Vec<&str> = now.lines().skip(first.saturating_sub(12)).take(24).collect();
+        panic!(
+            "kernel descriptors changed from the snapshot at line {}; review, then STRIDEX_BLESS=1 to accept:\n{}",
+            first + 1,
+            context.join("\n")
+        );
+    }
+}
