@@ -255,15 +255,5 @@ fn corpus() -> Vec<(String, String)> {
 #[test]
 fn describe_texts_are_as_recorded() {
     let texts: String = corpus().iter().map(|(name, text)| format!("== {name}\n{text}")).collect();
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/snapshots/describe.txt");
-    if std::env::var_os("STRIDEX_BLESS").is_some() {
-        std::fs::write(path, &texts).unwrap();
-        return;
-    }
-    let recorded = std::fs::read_to_string(path).expect("the recorded texts (STRIDEX_BLESS=1 writes them)");
-    if texts != recorded {
-        let (a, b) =
-            texts.split("\n== ").zip(recorded.split("\n== ")).find(|(a, b)| a != b).unwrap_or_default();
-        panic!("a describe() text changed (STRIDEX_BLESS=1 records the new ones):\nnow:\n== {a}\nrecorded:\n== {b}");
-    }
+    common::check_recorded("describe.txt", "a describe() text", &texts);
 }

@@ -138,20 +138,5 @@ fn snapshot() -> String {
 
 #[test]
 fn kernel_descriptors_match_their_snapshot() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/snapshots/kernel_descriptors.txt");
-    let now = snapshot();
-    if std::env::var_os("STRIDEX_BLESS").is_some() {
-        std::fs::write(path, &now).unwrap();
-        return;
-    }
-    let then = std::fs::read_to_string(path).expect("a snapshot (STRIDEX_BLESS=1 writes it)");
-    if now != then {
-        let first = now.lines().zip(then.lines()).position(|(a, b)| a != b).unwrap_or(0);
-        let context: Vec<&str> = now.lines().skip(first.saturating_sub(12)).take(24).collect();
-        panic!(
-            "kernel descriptors changed from the snapshot at line {}; review, then STRIDEX_BLESS=1 to accept:\n{}",
-            first + 1,
-            context.join("\n")
-        );
-    }
+    common::check_recorded("kernel_descriptors.txt", "a kernel descriptor", &snapshot());
 }

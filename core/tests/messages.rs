@@ -143,17 +143,7 @@ fn corpus() -> Vec<(String, String)> {
 #[test]
 fn refusals_say_what_is_recorded() {
     let texts: String = corpus().iter().map(|(name, text)| format!("== {name}\n{text}\n")).collect();
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/snapshots/messages.txt");
-    if std::env::var_os("STRIDEX_BLESS").is_some() {
-        std::fs::write(path, &texts).unwrap();
-        return;
-    }
-    let recorded = std::fs::read_to_string(path).expect("the recorded texts (STRIDEX_BLESS=1 writes them)");
-    if texts != recorded {
-        let (a, b) =
-            texts.split("\n== ").zip(recorded.split("\n== ")).find(|(a, b)| a != b).unwrap_or_default();
-        panic!("a message changed (STRIDEX_BLESS=1 records the new ones):\nnow:\n== {a}\nrecorded:\n== {b}");
-    }
+    common::check_recorded("messages.txt", "a message", &texts);
 }
 
 /// The fixes a fused `_` chain's causes name.

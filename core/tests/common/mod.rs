@@ -32,3 +32,23 @@ pub fn onnx_slice(
     };
     SliceDesc::new(TensorDecl::packed(DType::F32, d(input)), window)
 }
+
+/// Checks `text` (sections headed `== name`) against `tests/snapshots/{file}`, or records it
+/// there under `STRIDEX_BLESS=1`; a difference names the first section that changed.
+pub fn check_recorded(file: &str, what: &str, text: &str) {
+    let path = format!("{}/tests/snapshots/{file}", env!("CARGO_MANIFEST_DIR"));
+    if std::env::var_os("STRIDEX_BLESS").is_some() {
+        std::fs::write(&path, text).unwrap();
+        return;
+    }
+    let recorded = std::fs::read_to_string(&path).expect("the recorded texts (STRIDEX_BLESS=1 writes them)");
+    if text != recorded {
+        // Each section after a newline, the first one too.
+        let (now, then) = (format!("\n{text}"), format!("\n{recorded}"));
+        let (now, then) =
+            now.split("\n== ").zip(then.split("\n== ")).find(|(a, b)| a != b).unwrap_or_default();
+        panic!(
+            "{what} changed (review, then STRIDEX_BLESS=1 records it):\nnow:\n== {now}\nrecorded:\n== {then}"
+        );
+    }
+}
