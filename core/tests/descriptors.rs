@@ -9,16 +9,19 @@
 mod common;
 
 use common::{chains, d, generate, generate::Rng};
-use stridex_core::kernel::{GatherKernelDesc, SliceKernelDesc};
+use std::borrow::Cow;
+use stridex_core::kernel::{GatherKernelDesc, SliceKernelDesc, WalkChoice};
+use stridex_core::limits::PLACEHOLDER;
 use stridex_core::seeds::{GATHERS, SLICES};
 use stridex_core::{
-    ChainKernelDesc, DType, GatherDesc, GatherRules, OutOfRange, OutputDecl, SignedDims, SliceDesc,
-    SliceWindow, TensorDecl,
+    ChainCount, ChainDesc, ChainKernelDesc, DType, GatherDesc, GatherRules, GatherStage, OutOfRange,
+    OutputDecl, SignedDims, SliceDesc, SliceWindow, StageDesc, TensorDecl,
 };
 
 enum Case {
     Gather(GatherDesc),
     Slice(SliceDesc),
+    Chain(ChainDesc),
 }
 
 fn tensor(dtype: DType, sizes: &[usize], strides: Option<&[usize]>) -> TensorDecl {
@@ -38,6 +41,24 @@ fn window(input: TensorDecl, offsets: &[usize], sizes: &[usize], strides: &[i64]
         input,
         SliceWindow::DirectMl { offsets: d(offsets), sizes: d(sizes), strides: SignedDims::of(strides) },
     )
+}
+
+/// A chain of one gather along the last axis of `data` (`[_, rows, n]`: its count is the
+/// data's), taking `indices` of it.
+fn counted_gather_along_rows(dtype: DType, rows: usize, n: usize, indices: usize) -> ChainDesc {
+    ChainDesc {
+        data: TensorDecl::packed(dtype, d(&[PLACEHOLDER, rows, n])),
+        stages: Cow::Owned(vec![StageDesc::Gather(GatherStage {
+            rules: GatherRules::Onnx,
+            indices: TensorDecl::packed(DType::I32, d(&[indices])),
+            axis: 2,
+            batch_dims: None,
+            index_dims: None,
+            out_of_range: None,
+        })]),
+        output: None,
+        dynamic_leading: Some(ChainCount::Data),
+    }
 }
 
 fn cases() -> Vec<(String, Case)> {
@@ -105,6 +126,58 @@ fn cases() -> Vec<(String, Case)> {
             ),
         ),
         s(
+            "column-major input (transposed blocks, the outermost dimension)",
+            window(tensor(F32, &[4, 8], Some(&[1, 4])), &[0, 0], &[4, 8], &[1, 1]),
+        ),
+        s(
+            "broadcast columns (a zero source stride along the row)",
+            window(tensor(F32, &[4, 16], Some(&[1, 0])), &[0, 0], &[4, 16], &[1, 1]),
+        ),
+        g(
+            "u8 rows of 5 (elements, read once per row)",
+            onnx(tensor(U8, &[8, 5, 4], Some(&[25, 5, 1])), I32, &[2], 1),
+        ),
+        g("u8 along 3 rows of 64 (elements, tiles of 2 lines)", onnx(packed(U8, &[3, 64]), I32, &[64], 1)),
+        s(
+            "`_` rows reversed",
+            SliceDesc {
+                dynamic_leading: true,
+                ..window(packed(F32, &[PLACEHOLDER, 16]), &[0, 0], &[PLACEHOLDER, 16], &[1, -1])
+            },
+        ),
+        s(
+            "`_` NHWC read NCHW (transposed blocks)",
+            SliceDesc {
+                dynamic_leading: true,
+                ..window(
+                    tensor(F32, &[PLACEHOLDER, 16, 4, 8], Some(&[512, 1, 128, 16])),
+                    &[0; 4],
+                    &[PLACEHOLDER, 16, 4, 8],
+                    &[1; 4],
+                )
+            },
+        ),
+        (
+            "`_` u8 along rows, groups of 2 rows".to_string(),
+            Case::Chain(counted_gather_along_rows(U8, 4, 64, 64)),
+        ),
+        (
+            "`_` u8 along rows, 3 rows: no group across the count".to_string(),
+            Case::Chain(counted_gather_along_rows(U8, 3, 64, 64)),
+        ),
+        (
+            "`_` f32 along rows, groups of 8 rows".to_string(),
+            Case::Chain(counted_gather_along_rows(F32, 8, 16, 4)),
+        ),
+        s("u8 [4]: one word", window(packed(U8, &[4]), &[0], &[4], &[1])),
+        s(
+            "`_` u16 rows of 2: one word",
+            SliceDesc {
+                dynamic_leading: true,
+                ..window(packed(U16, &[PLACEHOLDER, 2]), &[0, 0], &[PLACEHOLDER, 2], &[1, 1])
+            },
+        ),
+        s(
             "padded output u8",
             SliceDesc {
                 output: output(&[5, 3], &[4, 1]),
@@ -119,8 +192,19 @@ fn snapshot() -> String {
     let mut out = String::new();
     for (name, case) in cases() {
         let desc = match case {
-            Case::Gather(d) => format!("{:#?}", GatherKernelDesc::new(&d.plan().unwrap())),
-            Case::Slice(d) => format!("{:#?}", SliceKernelDesc::new(&d.plan().unwrap())),
+            // The walk launched, and the slot walk where that is the row walk (it takes every
+            // layout, and `WalkChoice::Slots` tests one against the other).
+            Case::Gather(d) => {
+                let p = d.plan().unwrap();
+                let slots = GatherKernelDesc::with(&p, WalkChoice::Slots).unwrap();
+                format!("{:#?}\nslot walk: {:?}", GatherKernelDesc::new(&p), slots.walk)
+            }
+            Case::Slice(d) => {
+                let p = d.plan().unwrap();
+                let slots = SliceKernelDesc::with(&p, WalkChoice::Slots).unwrap();
+                format!("{:#?}\nslot walk: {:?}", SliceKernelDesc::new(&p), slots.walk)
+            }
+            Case::Chain(d) => format!("{:#?}", d.plan().map(|p| ChainKernelDesc::new(&p))),
         };
         out.push_str(&format!("== {name}\n{desc}\n"));
     }

@@ -1,5 +1,5 @@
-//! The row walk's host model (`core/tests/common/host_model.rs`, checked against the naive
-//! reference by core's own tests) and the kernel it models, on the same random descriptors and
+//! The walks' host models (`core/tests/common/host_model.rs`, checked against the naive
+//! reference by core's own tests) and the kernels they model, on the same random descriptors and
 //! inputs: the output words and the out-of-range flag must be the same.
 
 use crate::common::generate::{self, Rng};
@@ -60,7 +60,7 @@ fn same(kernel: &[u32], raised: bool, model: &[u32], flagged: bool) -> Result<()
     Err(format!("kernel {kernel:?} (flag {raised})\nhost model {model:?} (flag {flagged})"))
 }
 
-/// The row walk's host model and the kernel it models, on the same random descriptors and
+/// The host models of both walks and the kernels they model, on the same random descriptors and
 /// inputs: the output words and the out-of-range flag must be the same (so neither can drift
 /// while the other still agrees with the reference).
 #[test]
@@ -97,5 +97,5 @@ fn the_host_model_is_the_kernel() {
         slices += usize::from(ran.unwrap());
     }
     eprintln!("host model against the kernel: {gathers} gathers, {slices} slices");
-    assert!(gathers >= 150 && slices >= 150, "{gathers} gathers, {slices} slices took the row walk");
+    assert!(gathers >= 150 && slices >= 150, "{gathers} gathers, {slices} slices had a kernel");
 }

@@ -269,8 +269,7 @@ impl SliceKernelDesc {
 
 /// The walk for `moves`, and the gathered axis' stride in the slot walk's source units.
 fn walk(moves: &Moves, choice: WalkChoice) -> (Walk, u32) {
-    // A `_` leading dimension takes the row walk or none (the dynamic rules then refuse it).
-    if choice == WalkChoice::Best || moves.dynamic {
+    if choice == WalkChoice::Best {
         if let Some(rows) = RowWalk::build(moves) {
             return (Walk::Rows(rows), 0);
         }

@@ -154,16 +154,16 @@ impl RowWalk {
         };
         let base = moves.base;
         // A row dimension that is contiguous in the source, for transposed blocks (slices).
-        let transposable =
-            (moves.reads.is_empty() && eb == 4 && line == 4 && inner.src > 0 && aligned(inner.src))
-                .then(|| {
-                    outer
-                        .iter()
-                        .rposition(|d| d.src == 1 && d.size % 4 == 0 && d.size > 1)
-                        .filter(|&t| !(moves.dynamic && t == 0))
-                })
-                .flatten()
-                .filter(|&t| rows_aligned(base, Some(t)));
+        let transposable = (moves.reads.is_empty()
+            && eb == 4
+            && line == 4
+            && inner.src > 0
+            && aligned(inner.src))
+        .then(|| {
+            outer.iter().rposition(|d| d.src == 1 && d.size % 4 == 0).filter(|&t| !(moves.dynamic && t == 0))
+        })
+        .flatten()
+        .filter(|&t| rows_aligned(base, Some(t)));
         let access = if !any_per_element && inner.src == 1 && rows_aligned(base, None) {
             RowAccess::Lines
         } else if !any_per_element && inner.src == -1 && rows_aligned(base + 1, None) {
@@ -174,11 +174,9 @@ impl RowWalk {
             RowAccess::Elements
         };
         let unit = if access == RowAccess::Elements { 1 } else { e as i64 };
-        let first = match access {
-            // The source line holding the first output line's elements, last element first.
-            RowAccess::ReversedLines => (base + 1).div_euclid(unit) - 1,
-            _ => base.div_euclid(unit),
-        };
+        // The source line holding the first output element: for reversed lines, the line it
+        // ends (`base + 1` is a line boundary there), which holds the first output line.
+        let first = base.div_euclid(unit);
         let row_lines = inner.size / e;
 
         // Rows moved together: transposed blocks of rows, or (one gather along the row) up to
@@ -189,11 +187,12 @@ impl RowWalk {
             RowAccess::Transposed => transposable
                 .map(|t| (t, [16, 8, 4].into_iter().find(|&n| outer[t].size % n == 0).unwrap_or(4))),
             RowAccess::Elements if single_gather_along_row => {
+                // At least 2: a line holds at most 16 elements (`e`).
                 let rows = (32 / e).min(8);
                 outer
                     .iter()
                     .rposition(|d| d.reads.iter().all(|&r| r == 0) && d.size % rows == 0)
-                    .filter(|&g| rows > 1 && !(moves.dynamic && g == 0))
+                    .filter(|&g| !(moves.dynamic && g == 0))
                     .map(|g| (g, rows))
             }
             _ => None,
@@ -207,8 +206,9 @@ impl RowWalk {
         });
         // Elements one invocation reads: at most 32, so the unrolled kernel stays small (measured
         // on columns of f32: groups of 4 rows 0.47x a copy, 8 rows 0.55-0.62x, 16 rows 0.40x).
+        // A group takes tiles of one line, `e * rows` <= 32 elements by its choice of `rows`.
         let elems = |k: usize| match access {
-            RowAccess::Elements => k * e * group.map_or(1, |g| g.rows as usize),
+            RowAccess::Elements => k * e,
             _ => 0,
         };
         let max_tile = if group.is_some() { 1 } else { 4 };

@@ -70,11 +70,7 @@ impl MoveDesc {
         );
         // Output memory order, so consecutive invocations write consecutive addresses.
         let dynamic = moves.dynamic;
-        let mut dims = in_output_order(&moves.dims, dynamic);
-        if dynamic && dims.len() == 1 {
-            // Only the `_` dimension is left: slots of one element each along it.
-            dims.push(Dim { size: 1, out: 1, src: 0, reads: [0; MAX_READS] });
-        }
+        let mut dims = with_unit_inner(in_output_order(&moves.dims, dynamic), dynamic);
         let mut base = usize::try_from(moves.base).expect("a single op's source starts at an offset");
         let mut axis_stride = moves.reads.first().map_or(0, |r| r.data as usize);
         let index_words = moves.reads.first().map_or(0, |r| r.index.index_words as usize);
@@ -127,9 +123,10 @@ impl MoveDesc {
         };
         let src_elems = src.min_buffer_len().unwrap_or(0);
         let out_elems = out.min_buffer_len().unwrap_or(0);
-        // Slots in units: elements (lanes > 1), or words / lines.
-        let out_slots = if lanes > 1 { out_elems } else { scale.apply(out_elems) };
-        let invocations = if lanes > 1 { out_slots.div_ceil(lanes) } else { out_slots };
+        // Slots in units: elements (lanes > 1: the scale is then 1), or words / lines; an
+        // invocation per word of lanes, or per unit.
+        let out_slots = scale.apply(out_elems);
+        let invocations = out_slots.div_ceil(lanes);
         let slot_range = invocations * lanes;
         let src_words = (src_elems * elem_bytes).div_ceil(4).div_ceil(line) * line;
         let out_words = words_per_unit(out_slots);
@@ -198,9 +195,20 @@ fn rescale(dims: &mut [Dim], base: &mut usize, axis_stride: &mut usize, v: usize
     *axis_stride /= v;
 }
 
-/// Drops dims that rescaling left with one element, then merges what became contiguous.
+/// Drops dims that rescaling left with one element (never a `_` dimension, whatever its
+/// count), then merges what became contiguous.
 fn tidy(dims: Vec<Dim>, dynamic: bool) -> Vec<Dim> {
-    merge_after(dims.into_iter().filter(|d| d.size > 1).collect(), dynamic)
+    let kept = dims.into_iter().enumerate().filter(|(i, d)| d.size > 1 || (dynamic && *i == 0));
+    with_unit_inner(merge_after(kept.map(|(_, d)| d).collect(), dynamic), dynamic)
+}
+
+/// A `_` dimension is never the innermost one: the walk's choices (whole words, lines) would
+/// then depend on the count. When it is all that is left, slots of one unit each follow it.
+fn with_unit_inner(mut dims: Vec<Dim>, dynamic: bool) -> Vec<Dim> {
+    if dynamic && dims.len() == 1 {
+        dims.push(Dim { size: 1, out: 1, src: 0, reads: [0; MAX_READS] });
+    }
+    dims
 }
 
 /// [`merge`], keeping a `_` leading dimension (`dynamic`: `dims[0]`) on its own.
@@ -241,7 +249,7 @@ impl MoveDesc {
         // Units: elements when lanes are assembled, else words or lines (exact: the walk was
         // chosen because whole words or lines travel together).
         let out_slots = if lanes > 1 { out_elems } else { out_elems * elem_bytes / (4 * line) };
-        let invocations = if lanes > 1 { out_slots.div_ceil(lanes) } else { out_slots };
+        let invocations = out_slots.div_ceil(lanes);
         let out_words = if lanes > 1 { out_slots.div_ceil(lanes) } else { out_slots * line };
         let src_words = (src.min_buffer_len()? * elem_bytes).div_ceil(4).div_ceil(line) * line;
         let mut m = self.clone();

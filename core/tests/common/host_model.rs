@@ -8,7 +8,9 @@ use super::chains::{self, Staged};
 use super::generate::{self, Rng};
 use super::reference::{self as r, Outcome};
 use std::collections::BTreeSet;
-use stridex_core::kernel::{GatherKernelDesc, IndexRead, RowAccess, RowWalk, SliceKernelDesc, Walk};
+use stridex_core::kernel::{
+    GatherKernelDesc, IndexRead, MoveDesc, RowAccess, RowWalk, SliceKernelDesc, Walk, WalkChoice,
+};
 use stridex_core::{ChainKernelDesc, ChainPlan, IndexType, OutOfRange};
 
 /// The device side of a check, where there is one: given the inputs' words, the host model's
@@ -189,6 +191,109 @@ pub fn run_rows(w: &RowWalk, data: &[u32], indices: &[&[u32]], out: &mut [u32]) 
     flagged
 }
 
+/// Runs `m` as `gather_kernel` (with `index`) or `slice_kernel` (without) do, invocation by
+/// invocation: specialized on `m.count_free()` and launched with `m.invocations` and
+/// `m.out_slots` as the `limit` and `slots` arguments; returns whether the error flag was
+/// raised. Every word it reads or writes is checked against the lengths the launch gives the
+/// kernel (`src_words`, `out_words`, the indices' length), as the kernel runs unchecked.
+pub fn run_slots(
+    m: &MoveDesc,
+    index: Option<&IndexRead>,
+    data: &[u32],
+    indices: &[u32],
+    out: &mut [u32],
+) -> bool {
+    let k = m.count_free();
+    let (limit, slots) = (m.invocations as usize, m.out_slots as usize);
+    let (line, lanes) = (k.line as usize, k.lanes as usize);
+    assert!(lanes == 1 || line == 1, "{m:?}");
+    assert!(data.len() >= m.src_words as usize && out.len() >= m.out_words as usize, "{m:?}");
+    // The kernel's `locate`: whether the slot is an element, its forward source sum and the
+    // second sum (backward source steps of a slice, the index word of a gather).
+    let locate = |slot: usize| -> (bool, usize, usize) {
+        let mut valid = !k.check_total || slot < if k.dynamic { slots } else { k.out_slots as usize };
+        let (mut rem, mut forward, mut second) = (slot, k.base as usize, 0usize);
+        for d in &k.dims {
+            if d.check || d.src_stride != 0 || d.index_stride != 0 {
+                let c = if d.out_stride == 1 { rem } else { rem / d.out_stride as usize };
+                valid &= !d.check || c < d.size as usize;
+                if d.src_backwards {
+                    second += c * d.src_stride as usize;
+                } else {
+                    forward += c * d.src_stride as usize;
+                }
+                second += c * d.index_stride as usize;
+            }
+            if d.out_stride != 1 {
+                rem %= d.out_stride as usize;
+            }
+        }
+        (valid && (!k.check_rem || rem == 0), forward, second)
+    };
+    let mut flagged = false;
+    // The source unit a valid slot reads, or `None` for an index out of range (a zero).
+    let mut source = |forward: usize, second: usize| -> Option<usize> {
+        let Some(r) = index else { return Some(forward - second) };
+        assert!(
+            second + r.index_words as usize <= indices.len(),
+            "index word {second} past the indices: {m:?}"
+        );
+        let (ok, v) = index_of(indices, second, r);
+        flagged |= !ok && r.policy == OutOfRange::Error;
+        ok.then(|| forward + v * r.axis_stride as usize)
+    };
+    // The grid covers whole cubes: invocations past the work do nothing.
+    let started = |pos: usize| pos < if k.dynamic { limit } else { k.invocations as usize };
+    for pos in (0..limit + 64).filter(|&p| started(p)) {
+        assert!((pos + 1) * line <= m.out_words as usize, "output word {pos} past the output: {m:?}");
+        if lanes == 1 {
+            let (valid, forward, second) = locate(pos);
+            if !valid {
+                continue;
+            }
+            let mut v = vec![0u32; line];
+            if let Some(unit) = source(forward, second) {
+                assert!(
+                    (unit + 1) * line <= m.src_words as usize,
+                    "source unit {unit} past the source: {m:?}"
+                );
+                v.copy_from_slice(&data[unit * line..unit * line + line]);
+            }
+            out[pos * line..pos * line + line].copy_from_slice(&v);
+        } else {
+            let bits = 32 / lanes;
+            let mut word = 0u32;
+            for lane in 0..lanes {
+                let (valid, forward, second) = locate(pos * lanes + lane);
+                if let Some(elem) = valid.then(|| source(forward, second)).flatten() {
+                    assert!(
+                        elem / lanes < m.src_words as usize,
+                        "source element {elem} past the source: {m:?}"
+                    );
+                    let v = (data[elem / lanes] >> ((elem % lanes) * bits)) & ((1u64 << bits) - 1) as u32;
+                    word |= v << (lane * bits);
+                }
+            }
+            out[pos] = word;
+        }
+    }
+    flagged
+}
+
+/// Runs either walk on the host: `index` is the slot walk's (a row walk carries its reads).
+pub fn run_walk(
+    walk: &Walk,
+    index: Option<&IndexRead>,
+    data: &[u32],
+    indices: &[&[u32]],
+    out: &mut [u32],
+) -> bool {
+    match walk {
+        Walk::Rows(w) => run_rows(w, data, indices, out),
+        Walk::Slots(m) => run_slots(m, index, data, indices.first().copied().unwrap_or(&[]), out),
+    }
+}
+
 pub fn words(bytes: &[u8], n: usize) -> Vec<u32> {
     let mut b = bytes.to_vec();
     b.resize((n * 4).max(b.len().div_ceil(4) * 4), 0);
@@ -229,14 +334,38 @@ macro_rules! by_size {
 }
 
 /// What a walk was, for the coverage check.
-pub fn kind(w: &RowWalk) -> String {
-    let group = match (w.access, w.group) {
-        (RowAccess::Elements, Some(_)) => " grouped",
-        _ => "",
-    };
-    format!("{:?}{group} ({} lanes, {} words)", w.access, w.lanes, w.elem_words)
+pub fn kind(walk: &Walk) -> String {
+    match walk {
+        Walk::Rows(w) => {
+            let group = match (w.access, w.group) {
+                (RowAccess::Elements, Some(_)) => " grouped",
+                _ => "",
+            };
+            format!("{:?}{group} ({} lanes, {} words)", w.access, w.lanes, w.elem_words)
+        }
+        Walk::Slots(m) => {
+            let padded = if m.check_rem { ", padded" } else { "" };
+            format!("Slots ({} lanes, {} words{padded})", m.lanes, m.line)
+        }
+    }
 }
 
+/// The walks the host runs for an op: the one it launches (a row walk with its tiles taken
+/// consecutively and spread), and the slot walk, which takes any layout.
+fn walks_of(best: &Walk, slots: &Walk) -> Vec<Walk> {
+    match best {
+        Walk::Rows(w) => {
+            let mut walks: Vec<Walk> =
+                [false, true].map(|spread| Walk::Rows(RowWalk { spread, ..w.clone() })).into();
+            walks.push(slots.clone());
+            walks
+        }
+        Walk::Slots(_) => vec![best.clone()],
+    }
+}
+
+/// Checks a random gather's walks on the host against the reference (and, given `device`, the
+/// walk it launches against the kernel); `false` when its output is empty (no kernel).
 pub fn check_gather<const N: usize>(
     case: &generate::GatherCase,
     rng: &mut Rng,
@@ -246,8 +375,9 @@ pub fn check_gather<const N: usize>(
     let re = &case.reference;
     let plan = case.desc.plan().map_err(|e| format!("{e}"))?;
     let Some(k) = GatherKernelDesc::new(&plan) else { return Ok(false) };
-    let Walk::Rows(w) = &k.walk else { return Ok(false) };
-    seen.insert(kind(w));
+    let slots = GatherKernelDesc::with(&plan, WalkChoice::Slots).expect("a kernel for a non-empty output");
+    let walks = walks_of(&k.walk, &slots.walk);
+    seen.extend(walks.iter().map(kind));
     let data_bytes = rng.bytes(r::min_len(&re.data_sizes, &re.data_strides) * N);
     let index_len = r::min_len(&re.index_sizes, &re.index_strides);
     let wide = plan.index_type.words() == 2;
@@ -260,25 +390,29 @@ pub fn check_gather<const N: usize>(
             |&v| if wide { (v as i64).to_le_bytes().to_vec() } else { (v as i32).to_le_bytes().to_vec() },
         )
         .collect();
-    let data = words(&data_bytes, w.src_words as usize);
+    let src_words = walks.iter().map(Walk::src_words).max().unwrap_or(0);
+    let data = words(&data_bytes, src_words as usize);
     let indices = words(&index_bytes, 1);
+    // The slot walk's index read is the op's; a row walk carries its own.
+    let index_of_walk = |walk: &Walk| if matches!(walk, Walk::Slots(_)) { slots.index } else { k.index };
     if let Some(device) = device {
-        let mut model = vec![0u32; w.out_words as usize];
-        let flagged = run_rows(w, &data, &[&indices], &mut model);
-        device(&[&data, &indices], &model, flagged).map_err(|e| format!("{:?}\n{w:?}\n{e}", case.desc))?;
+        let mut model = vec![0u32; k.walk.out_words() as usize];
+        let flagged = run_walk(&k.walk, Some(&k.index), &data, &[&indices], &mut model);
+        device(&[&data, &indices], &model, flagged)
+            .map_err(|e| format!("{:?}\n{:?}\n{e}", case.desc, k.walk))?;
     }
-    for spread in [false, true] {
-        let walk = RowWalk { spread, ..w.clone() };
-        let mut out = vec![0u32; w.out_words as usize];
-        let flagged = run_rows(&walk, &data, &[&indices], &mut out);
-        match re.run(&elements::<N>(&data_bytes), &values) {
+    let expected = re.run(&elements::<N>(&data_bytes), &values);
+    for walk in &walks {
+        let mut out = vec![0u32; walk.out_words() as usize];
+        let flagged = run_walk(walk, Some(&index_of_walk(walk)), &data, &[&indices], &mut out);
+        match &expected {
             Outcome::Ok { buffer, .. } => {
                 let got = &bytes(&out)[..buffer.len() * N];
-                if flagged || got != concat(&buffer) {
+                if flagged || got != concat(buffer) {
                     return Err(format!(
                         "{:?}\n{walk:?}\ngot {got:?}\nreference {:?}",
                         case.desc,
-                        concat(&buffer)
+                        concat(buffer)
                     ));
                 }
             }
@@ -291,6 +425,7 @@ pub fn check_gather<const N: usize>(
     Ok(true)
 }
 
+/// [`check_gather`] for a random slice.
 pub fn check_slice<const N: usize>(
     case: &generate::SliceCase,
     rng: &mut Rng,
@@ -300,20 +435,21 @@ pub fn check_slice<const N: usize>(
     let re = &case.reference;
     let plan = case.desc.plan().map_err(|e| format!("{e}"))?;
     let Some(k) = SliceKernelDesc::new(&plan) else { return Ok(false) };
-    let Walk::Rows(w) = &k.walk else { return Ok(false) };
-    seen.insert(kind(w));
+    let slots = SliceKernelDesc::with(&plan, WalkChoice::Slots).expect("a kernel for a non-empty output");
+    let walks = walks_of(&k.walk, &slots.walk);
+    seen.extend(walks.iter().map(kind));
     let input_bytes = rng.bytes(r::min_len(&re.sizes, &re.strides) * N);
-    let data = words(&input_bytes, w.src_words as usize);
+    let src_words = walks.iter().map(Walk::src_words).max().unwrap_or(0);
+    let data = words(&input_bytes, src_words as usize);
     if let Some(device) = device {
-        let mut model = vec![0u32; w.out_words as usize];
-        let flagged = run_rows(w, &data, &[], &mut model);
-        device(&[&data], &model, flagged).map_err(|e| format!("{:?}\n{w:?}\n{e}", case.desc))?;
+        let mut model = vec![0u32; k.walk.out_words() as usize];
+        let flagged = run_walk(&k.walk, None, &data, &[], &mut model);
+        device(&[&data], &model, flagged).map_err(|e| format!("{:?}\n{:?}\n{e}", case.desc, k.walk))?;
     }
     let (_, buffer) = re.run(&elements::<N>(&input_bytes));
-    for spread in [false, true] {
-        let walk = RowWalk { spread, ..w.clone() };
-        let mut out = vec![0u32; w.out_words as usize];
-        run_rows(&walk, &data, &[], &mut out);
+    for walk in &walks {
+        let mut out = vec![0u32; walk.out_words() as usize];
+        run_walk(walk, None, &data, &[], &mut out);
         let got = &bytes(&out)[..buffer.len() * N];
         if got != concat(&buffer) {
             return Err(format!("{:?}\n{walk:?}\ngot {got:?}\nreference {:?}", case.desc, concat(&buffer)));
