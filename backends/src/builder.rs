@@ -159,7 +159,9 @@ impl<T, I> Gather<T, I> {
         self
     }
 
-    /// Declares the output shape (it must equal the inferred one) and optional strides.
+    /// Declares the output shape (it must equal the inferred one) and optional strides. With
+    /// [`Gather::dynamic_leading`], its leading size is the count and is not read (write 0);
+    /// strided, its leading stride must span the other dimensions.
     pub fn output(mut self, sizes: &[usize], strides: Option<&[usize]>) -> Self {
         self.k.output = Some(Shape::new(sizes, strides));
         self
@@ -296,6 +298,9 @@ impl<T> Slice<T> {
         self
     }
 
+    /// Declares the output shape and optional strides. With [`Slice::dynamic_leading`], its
+    /// leading size is the count and is not read (write 0); strided, its leading stride must
+    /// span the other dimensions.
     pub fn output(mut self, sizes: &[usize], strides: Option<&[usize]>) -> Self {
         self.k.output = Some(Shape::new(sizes, strides));
         self
@@ -554,6 +559,8 @@ impl<T: Element, I: IndexTypes> Chain<T, I> {
     }
 
     /// Declares the chain's output shape (it must equal the inferred one) and optional strides.
+    /// With [`Chain::dynamic_leading`], its leading size is the count and is not read (write
+    /// 0); strided, its leading stride must span the other dimensions.
     pub fn output(mut self, sizes: &[usize], strides: Option<&[usize]>) -> Self {
         self.k.output = Some(Shape::new(sizes, strides));
         self

@@ -20,7 +20,7 @@ pub use crate::limits::{COUNT_SHOWN, PLACEHOLDER};
 use crate::ranges::SliceRange;
 use crate::rules::GatherRules;
 use crate::slice::{SliceDesc, SlicePlan, SliceWindow};
-use crate::tensor::TensorDecl;
+use crate::tensor::{OutputDecl, TensorDecl};
 
 const SECOND: usize = 3;
 
@@ -97,12 +97,39 @@ pub fn count_in(decl: &TensorDecl, len: usize) -> Option<usize> {
 /// A strided `_` tensor keeps its leading dimension outermost: a stride at least the span of
 /// the other dimensions (which rows of no element, refused before, never reach here).
 fn check_leading_stride(decl: &TensorDecl, tensor: Operand) -> Result<(), RuleError> {
-    let Some(strides) = &decl.strides else { return Ok(()) };
-    if strides.len() != decl.sizes.len() || strides.is_empty() {
+    leading_stride_of(&decl.sizes, decl.strides.as_ref(), tensor)
+}
+
+/// A `_` op's declared output: its leading size is the count (the macros take only `_` there;
+/// a builder's is not read), and a strided one keeps that dimension outermost, so that every
+/// count's result lies in one buffer of whole results (a batch of NHWC images written from
+/// NCHW ones, rows with a padded pitch).
+fn check_output(output: &Option<OutputDecl>) -> Result<(), RuleError> {
+    match output {
+        Some(o) => leading_stride_of(&o.sizes, o.strides.as_ref(), Operand::Output),
+        None => Ok(()),
+    }
+}
+
+/// The output at a count: the count as its leading size (a rank the rules refuse is left as
+/// written, for them to report).
+fn output_at(output: &mut Option<OutputDecl>, count: usize) {
+    if let Some(o) = output.as_mut().filter(|o| !o.sizes.is_empty()) {
+        o.sizes.set(0, count);
+    }
+}
+
+fn leading_stride_of(sizes: &Dims, strides: Option<&Dims>, tensor: Operand) -> Result<(), RuleError> {
+    let Some(strides) = strides else { return Ok(()) };
+    if strides.len() != sizes.len() || strides.is_empty() {
         return Ok(()); // the layout rules report a stride list of the wrong length
     }
-    let span = decl
-        .sizes
+    if sizes[1..].contains(&0) {
+        // Rows of no element: an input's are refused before; an output's is empty at every
+        // count, nothing is written.
+        return Ok(());
+    }
+    let span = sizes
         .iter()
         .zip(strides.iter())
         .skip(1)
@@ -138,9 +165,7 @@ fn gather_plan(desc: &GatherDesc) -> Result<GatherPlan, RuleError> {
     if desc.indices.strides.is_some() {
         return Err(fault(DynamicFault::Strides { tensor: t }, Location::Strides(t)));
     }
-    if desc.output.is_some() {
-        return Err(fault(DynamicFault::Output, Location::Shape(Operand::Output)));
-    }
+    check_output(&desc.output)?;
     // Before planning: with the placeholder count, a batch dimension would report a mismatch
     // against a size the user never wrote.
     if let Some(b) = desc.batch_dims.filter(|&b| b != 0) {
@@ -172,6 +197,7 @@ pub fn gather_at(desc: &GatherDesc, count: usize) -> Result<GatherPlan, RuleErro
     let mut d = *desc;
     d.dynamic_leading = false;
     d.indices.sizes.set(0, count);
+    output_at(&mut d.output, count);
     let mut p = d.plan_sizes()?;
     p.dynamic_leading = true;
     Ok(p)
@@ -183,9 +209,7 @@ fn slice_plan(desc: &SliceDesc) -> Result<SlicePlan, RuleError> {
     if desc.input.sizes.is_empty() {
         return Err(fault(DynamicFault::Scalar { tensor: t }, Location::Shape(t)));
     }
-    if desc.output.is_some() {
-        return Err(fault(DynamicFault::Output, Location::Shape(Operand::Output)));
-    }
+    check_output(&desc.output)?;
     check_window(&desc.window, desc.input.sizes.len(), None)?;
     if row_elements(&desc.input.sizes) == 0 {
         return Err(fault(DynamicFault::EmptyRows { tensor: t }, Location::Size(t, 0)));
@@ -203,18 +227,17 @@ pub fn slice_at(desc: &SliceDesc, count: usize) -> Result<SlicePlan, RuleError> 
     if count == 0 {
         // SLICE1 windows are never empty: the plan for one row, emptied.
         let mut p = slice_at(desc, 1)?;
-        let empty = |t: &crate::TensorLayout| {
-            let mut sizes = t.sizes;
-            sizes.set(0, 0);
-            crate::TensorLayout::packed(sizes)
-        };
-        (p.input, p.output) = (empty(&p.input), empty(&p.output));
+        let mut sizes = p.input.sizes;
+        sizes.set(0, 0);
+        p.input = crate::TensorLayout::packed(sizes);
+        p.output.sizes.set(0, 0); // a declared output keeps its strides
         p.dims.clear();
         return Ok(p);
     }
     let mut d = *desc;
     d.dynamic_leading = false;
     d.input.sizes.set(0, count);
+    output_at(&mut d.output, count);
     if let SliceWindow::DirectMl { sizes, .. } = &mut d.window {
         if !sizes.is_empty() {
             sizes.set(0, count);
@@ -362,9 +385,7 @@ pub fn received_shape(desc: &ChainDesc, stage: usize) -> Result<Vec<usize>, Rule
 
 fn check_chain(desc: &ChainDesc) -> Result<ChainPlan, RuleError> {
     let Some(carrier) = desc.dynamic_leading else { return desc.plan_sizes() };
-    if desc.output.is_some() {
-        return Err(fault(DynamicFault::Output, Location::Shape(Operand::Output)));
-    }
+    check_output(&desc.output)?;
     let received = |stage: usize| received_shape(desc, stage);
     let in_stage = |stage: usize, error: RuleError| -> RuleError {
         match received(stage) {
@@ -477,7 +498,7 @@ pub fn chain_at(desc: &ChainDesc, count: usize) -> Result<ChainPlan, RuleError> 
                 StagePlan::Slice(s) => s.output = empty(&s.output),
             }
         }
-        p.output = empty(&p.output);
+        p.output.sizes.set(0, 0); // a declared output keeps its strides
         return Ok(p);
     }
     let mut d = desc.clone();
@@ -489,6 +510,7 @@ pub fn chain_at(desc: &ChainDesc, count: usize) -> Result<ChainPlan, RuleError> 
         }
         ChainCount::Indices { stage } => stage,
     };
+    output_at(&mut d.output, count);
     for (i, stage) in d.stages.to_mut().iter_mut().enumerate() {
         match stage {
             StageDesc::Gather(g) if i + 1 == first => g.indices.sizes.set(0, count),

@@ -11,11 +11,11 @@ use std::borrow::Cow;
 use stridex_core::dynamic::{
     self, counted_at, received_shape, slice_stage_shape, StageWindowKeys, PLACEHOLDER,
 };
-use stridex_core::kernel::{GatherKernelDesc, SliceKernelDesc, Walk};
+use stridex_core::kernel::{GatherKernelDesc, SliceKernelDesc, Walk, WalkChoice};
 use stridex_core::{
     ChainCount, ChainDesc, ChainKernelDesc, DType, DynamicFault, GatherDesc, GatherRules, GatherStage,
-    Location, Operand, RuleError, SignedDims, SliceDesc, SliceForm, SliceRange, SliceWindow, StageDesc,
-    TensorDecl, Window,
+    Location, Operand, OutputDecl, RuleError, SignedDims, SliceDesc, SliceForm, SliceRange, SliceWindow,
+    StageDesc, TensorDecl, TensorLayout, Window,
 };
 
 fn fault_of(e: &RuleError) -> Option<DynamicFault> {
@@ -32,6 +32,25 @@ fn count_free(walk: Option<Walk>) -> Option<String> {
         Walk::Rows(r) => format!("{:?}", r.count_free()),
         Walk::Slots(s) => format!("{:?}", s.count_free()),
     })
+}
+
+/// The walks a `_` op is checked through: the one it launches, and the slot walk.
+const CHOICES: [WalkChoice; 2] = [WalkChoice::Best, WalkChoice::Slots];
+
+/// What `run` launches for a `_` op at `count`: the placeholder plan's walk given the count
+/// (`sizes`: the source and output layouts at that count, and the element's bytes) must be
+/// the count's own walk, and both be specialized as one kernel.
+fn check_given(
+    placeholder: &Option<Walk>,
+    walk: Option<Walk>,
+    count: usize,
+    sizes: (&TensorLayout, &TensorLayout, usize),
+    desc: &dyn std::fmt::Debug,
+) {
+    assert!(placeholder.as_ref().is_none_or(|w| w.is_dynamic()), "{desc:?}");
+    assert_eq!(count_free(walk.clone()), count_free(placeholder.clone()), "{desc:?} at {count}");
+    let given = placeholder.as_ref().map(|w| w.with_count(count, sizes.0, sizes.1, sizes.2));
+    assert_eq!(given, walk.map(Some), "{desc:?} at {count}");
 }
 
 #[test]
@@ -55,6 +74,19 @@ fn counts_come_from_the_buffer_length() {
     assert_eq!(dynamic::count_in(&empty_rows, 0), None);
 }
 
+/// The `_` rule a declared output breaks: a leading stride below the span of the other
+/// dimensions (its leading size is the count, whatever is written).
+fn output_fault(output: &Option<OutputDecl>) -> Option<DynamicFault> {
+    let o = output.as_ref()?;
+    let st = o.strides.filter(|st| st.len() == o.sizes.len() && !st.is_empty())?;
+    if o.sizes[1..].contains(&0) {
+        return None; // empty at every count
+    }
+    let span =
+        o.sizes.iter().zip(st.iter()).skip(1).map(|(&n, &s)| n.saturating_sub(1) * s).sum::<usize>() + 1;
+    (st[0] < span).then_some(DynamicFault::LeadingStride { tensor: Operand::Output, stride: st[0], span })
+}
+
 /// Which `_` rule a gather with `_` indices breaks, first to last as docs/rules.md lists them
 /// (`None`: none; the rule sets' own rules and the one-kernel rule then decide).
 fn gather_fault(desc: &GatherDesc) -> Option<DynamicFault> {
@@ -69,8 +101,8 @@ fn gather_fault(desc: &GatherDesc) -> Option<DynamicFault> {
         Some(DynamicFault::DirectMl)
     } else if desc.indices.strides.is_some() {
         Some(DynamicFault::Strides { tensor: Operand::Indices })
-    } else if desc.output.is_some() {
-        Some(DynamicFault::Output)
+    } else if let Some(f) = output_fault(&desc.output) {
+        Some(f)
     } else if batch_in_range && batch != 0 {
         Some(DynamicFault::BatchDims { batch_dims: batch as usize })
     } else if desc.indices.sizes[1..].contains(&0) {
@@ -80,10 +112,18 @@ fn gather_fault(desc: &GatherDesc) -> Option<DynamicFault> {
         let mut sized = *desc;
         sized.dynamic_leading = false;
         sized.indices.sizes = with_leading(&desc.indices.sizes, PLACEHOLDER);
+        output_with_leading(&mut sized.output, PLACEHOLDER);
         match sized.plan() {
             Ok(_) if axis != 0 => Some(DynamicFault::Axis { axis: axis as usize }),
             _ => None,
         }
+    }
+}
+
+/// A declared output as a count plans it: the count leads.
+fn output_with_leading(output: &mut Option<OutputDecl>, n: usize) {
+    if let Some(o) = output.as_mut() {
+        o.sizes = with_leading(&o.sizes, n);
     }
 }
 
@@ -115,30 +155,28 @@ fn random_gathers_take_a_count_or_name_the_rule() {
             Ok(p) => {
                 assert_eq!(expected, None, "{desc:?}");
                 assert!(p.dynamic_leading && p.output.sizes[0] == PLACEHOLDER && p.axis == 0, "{p:?}");
-                let placeholder = GatherKernelDesc::new(&p).map(|k| k.walk);
-                assert!(placeholder.as_ref().is_none_or(|w| w.is_dynamic()));
-                let one = count_free(placeholder.clone());
+                let placeholders = CHOICES.map(|c| GatherKernelDesc::with(&p, c).map(|k| k.walk));
                 for count in [3, 4, 7] {
                     let at = dynamic::gather_at(&desc, count).unwrap();
                     let mut sized = written;
                     sized.indices.sizes = with_leading(&written.indices.sizes, count);
+                    output_with_leading(&mut sized.output, count);
                     let mut plan = sized.plan().unwrap();
                     plan.dynamic_leading = true;
                     assert_eq!(at, plan, "{desc:?} at {count}");
                     assert_eq!(at.output.sizes[0], count);
-                    let walk = GatherKernelDesc::new(&at).map(|k| k.walk);
-                    assert_eq!(count_free(walk.clone()), one, "{desc:?} at {count}");
-                    // What `run` launches: the placeholder's walk, given the count.
-                    let given = placeholder
-                        .as_ref()
-                        .map(|w| w.with_count(count, &at.data, &at.output, at.data_type.size()));
-                    assert_eq!(given, walk.map(Some), "{desc:?} at {count}");
+                    for (choice, placeholder) in CHOICES.iter().zip(&placeholders) {
+                        let walk = GatherKernelDesc::with(&at, *choice).map(|k| k.walk);
+                        let sizes = (&at.data, &at.output, at.data_type.size());
+                        check_given(placeholder, walk, count, sizes, &desc);
+                    }
                 }
                 planned += 1;
             }
             Err(e) => {
                 let mut sized = written;
                 sized.indices.sizes = with_leading(&written.indices.sizes, PLACEHOLDER);
+                output_with_leading(&mut sized.output, PLACEHOLDER);
                 match (expected, fault_of(&e)) {
                     (Some(x), Some(f)) => assert_eq!(x, f, "{desc:?}: {e}"),
                     // A rule of the rule set, at the placeholder count.
@@ -173,8 +211,8 @@ fn slice_fault(desc: &SliceDesc) -> Option<DynamicFault> {
     });
     if sizes.is_empty() {
         Some(DynamicFault::Scalar { tensor: Operand::Input })
-    } else if desc.output.is_some() {
-        Some(DynamicFault::Output)
+    } else if let Some(f) = output_fault(&desc.output) {
+        Some(f)
     } else if !whole {
         Some(DynamicFault::Window)
     } else if sizes[1..].contains(&0) {
@@ -209,15 +247,15 @@ fn random_slices_take_a_count_or_name_the_rule() {
             Ok(p) => {
                 assert_eq!(expected, None, "{desc:?}");
                 assert!(p.dynamic_leading && p.output.sizes[0] == PLACEHOLDER, "{p:?}");
-                let one = count_free(SliceKernelDesc::new(&p).map(|k| k.walk));
+                let placeholders = CHOICES.map(|c| SliceKernelDesc::with(&p, c).map(|k| k.walk));
                 for count in [3, 4, 7] {
                     let at = dynamic::slice_at(&desc, count).unwrap();
                     assert_eq!((at.input.sizes[0], at.output.sizes[0]), (count, count), "{desc:?}");
-                    assert_eq!(
-                        count_free(SliceKernelDesc::new(&at).map(|k| k.walk)),
-                        one,
-                        "{desc:?} at {count}"
-                    );
+                    for (choice, placeholder) in CHOICES.iter().zip(&placeholders) {
+                        let walk = SliceKernelDesc::with(&at, *choice).map(|k| k.walk);
+                        let sizes = (&at.input, &at.output, at.data_type.size());
+                        check_given(placeholder, walk, count, sizes, &desc);
+                    }
                 }
                 let empty = dynamic::slice_at(&desc, 0).unwrap();
                 assert!(empty.output.sizes[0] == 0 && empty.input.sizes[0] == 0 && empty.dims.is_empty());
@@ -229,6 +267,7 @@ fn random_slices_take_a_count_or_name_the_rule() {
                     (None, None) => {
                         let mut sized = written;
                         sized.input.sizes = with_leading(&written.input.sizes, PLACEHOLDER);
+                        output_with_leading(&mut sized.output, PLACEHOLDER);
                         if let SliceWindow::DirectMl { sizes, .. } = &mut sized.window {
                             *sizes = with_leading(sizes, PLACEHOLDER);
                         }
@@ -368,10 +407,21 @@ fn chain_rules_of_the_count() {
         fault(chain(scalar, vec![keys], ChainCount::Data)),
         Some(DynamicFault::Scalar { tensor: Operand::Data })
     );
+    // A declared output leads with the count; strided, it keeps that dimension outermost.
     let mut declared = chain(data, vec![crop], ChainCount::Data);
-    declared.output =
-        Some(stridex_core::OutputDecl { dtype: None, sizes: d(&[PLACEHOLDER, 2, 3]), strides: None });
-    assert_eq!(fault(declared), Some(DynamicFault::Output));
+    let output = |strides: Option<&[usize]>| {
+        Some(OutputDecl { dtype: None, sizes: d(&[PLACEHOLDER, 2, 3]), strides: strides.map(d) })
+    };
+    declared.output = output(None);
+    assert_eq!(fault(declared.clone()), None);
+    declared.output = output(Some(&[8, 4, 1]));
+    let at = dynamic::chain_at(&declared, 5).unwrap();
+    assert_eq!((at.output.sizes.to_vec(), at.output.strides.to_vec()), (vec![5, 2, 3], vec![8, 4, 1]));
+    declared.output = output(Some(&[1, 12, 2]));
+    assert_eq!(
+        fault(declared),
+        Some(DynamicFault::LeadingStride { tensor: Operand::Output, stride: 1, span: 17 })
+    );
     // A later gather's indices carry the count: the stages before it keep their sizes.
     let fixed = TensorDecl::packed(DType::F32, d(&[10, 4, 6]));
     let crop = slice(&[0, 1, 2], &[10, 2, 3], &[1, 1, 1]);

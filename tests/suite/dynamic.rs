@@ -474,8 +474,6 @@ fn a_chain_takes_its_count_from_a_gathers_indices() {
     );
 }
 
-/// The image batch of README's chain, its batch size `_`, in bytes: crop + flip, BGR->RGB, 2x
-/// down, against the host at every count.
 /// The preprocessing of a model server: NHWC u8 images with a run-time batch, viewed as NCHW
 /// through strides (the `_` dimension stays outermost in memory), come out packed NCHW, center
 /// cropped, BGR -> RGB and flipped, in one fused kernel; against a plain loop.
@@ -524,6 +522,106 @@ fn an_nhwc_batch_comes_out_nchw_in_one_kernel() {
         PREPROCESS.run(&[0u8; 768 + 700], ()).unwrap_err(),
         Error::BufferTooShort { tensor: Operand::Data, needed: 1536, given: 1468 }
     ));
+}
+
+/// The way back, with a run-time batch: results written through a strided `_` output (NCHW
+/// crops into an NHWC buffer, rows into a padded pitch), the output's leading size `_` too: a
+/// chain fused in one kernel, single ops on the slot walk and the row walk; against plain loops,
+/// and the builders' ops against the macros'.
+#[test]
+fn a_strided_output_takes_a_count() {
+    stridex::chain! {
+        static TO_NHWC;
+        data: f32[_, 3, 16, 16],
+        slice { s[.., .., 2..14, 2..14] },
+        slice { s[.., ..;-1, .., ..] },
+        output: f32[_, 3, 12, 12] strides [432, 1, 36, 3],
+    }
+    assert!(TO_NHWC.is_dynamic() && TO_NHWC.is_fused().unwrap());
+    let to_nhwc_u8 = stridex::slice! {
+        input: u8[_, 3, 16, 16],
+        s[.., ..;-1, 2..14, 2..14],
+        output: u8[_, 3, 12, 12] strides [432, 1, 36, 3],
+    };
+    let pitched = stridex::gather! { data: f32[10, 6], indices: i32[_], output: [_, 6] strides [8, 1] };
+    for batch in [0usize, 1, 2, 5] {
+        // NHWC position of element (b, c, h, w) of the result, and its NCHW source.
+        let at = |b: usize, c: usize, h: usize, w: usize| {
+            (b * 432 + (h * 12 + w) * 3 + c, b * 768 + (2 - c) * 256 + (2 + h) * 16 + 2 + w)
+        };
+        let nchw: Vec<f32> = (0..batch * 768).map(|v| v as f32).collect();
+        let bytes: Vec<u8> = (0..batch * 768).map(|v| (v * 7 % 251) as u8).collect();
+        let (mut expected, mut expected_u8) = (vec![0f32; batch * 432], vec![0u8; batch * 432]);
+        for b in 0..batch {
+            for c in 0..3 {
+                for h in 0..12 {
+                    for w in 0..12 {
+                        let (o, i) = at(b, c, h, w);
+                        (expected[o], expected_u8[o]) = (nchw[i], bytes[i]);
+                    }
+                }
+            }
+        }
+        let y = TO_NHWC.run(&nchw, ()).unwrap();
+        assert_eq!((y.shape(), y.strides()), (&[batch, 3, 12, 12][..], &[432, 1, 36, 3][..]));
+        assert_eq!(y.data(), expected, "batch {batch}");
+        assert_eq!(to_nhwc_u8.run(&bytes).unwrap().data(), expected_u8, "batch {batch}");
+        let table: Vec<f32> = (0..60).map(|v| v as f32).collect();
+        let ids: Vec<i32> = (0..batch as i32).map(|i| (i * 3) % 10).collect();
+        let y = pitched.run(&table, &ids).unwrap();
+        assert_eq!((y.shape(), y.strides()), (&[batch, 6][..], &[8, 1][..]));
+        // Rows 8 apart, the last without its padding; the padding zero.
+        let mut rows = vec![0f32; (batch * 8).saturating_sub(2)];
+        for (r, &id) in ids.iter().enumerate() {
+            rows[r * 8..r * 8 + 6].copy_from_slice(&table[id as usize * 6..id as usize * 6 + 6]);
+        }
+        assert_eq!(y.data(), rows, "batch {batch}");
+    }
+    // A `_` walk checks the output buffer it is given at the count the input gives.
+    let mut short = vec![0f32; 2 * 432 - 1];
+    assert!(matches!(
+        TO_NHWC.run_into(&vec![0f32; 2 * 768], (), &mut short).unwrap_err(),
+        Error::BufferTooShort { tensor: Operand::Output, needed: 864, given: 863 }
+    ));
+    // The builders say the same: the output's leading size is the count (written 0).
+    use stridex::{Chain, SliceRange};
+    let full = SliceRange::FULL;
+    let built = Chain::data::<f32>(&[0, 3, 16, 16])
+        .dynamic_leading()
+        .slice(Slice::directml().ranges(&[full, full, SliceRange::new(2, 14), SliceRange::new(2, 14)]))
+        .slice(Slice::directml().ranges(&[full, full.step(-1), full, full]))
+        .output(&[0, 3, 12, 12], Some(&[432, 1, 36, 3]))
+        .build()
+        .unwrap();
+    assert!(built.is_dynamic() && built.is_fused().unwrap());
+    let x: Vec<f32> = (0..3 * 768).map(|v| (v % 97) as f32).collect();
+    assert_eq!(built.run(&x, ()).unwrap().data(), TO_NHWC.run(&x, ()).unwrap().data());
+    let pitched_built = Gather::onnx()
+        .data::<f32>(&[10, 6])
+        .indices::<i32>(&[0])
+        .dynamic_leading()
+        .output(&[0, 6], Some(&[8, 1]))
+        .build()
+        .unwrap();
+    let table: Vec<f32> = (0..60).map(|v| v as f32 * 0.5).collect();
+    assert_eq!(
+        pitched_built.run(&table, &[9, 0, 4]).unwrap().data(),
+        pitched.run(&table, &[9, 0, 4]).unwrap().data()
+    );
+    // Results that would interleave across counts are refused, naming the output.
+    let refused = Slice::directml()
+        .input::<f32>(&[0, 4, 8])
+        .window(&[0, 1, 0], &[0, 2, 8], &[1, 1, 1])
+        .dynamic_leading()
+        .output(&[0, 2, 8], Some(&[8, 1, 2]))
+        .build();
+    match refused.unwrap_err() {
+        Error::Rule(e) => assert!(
+            e.to_string().contains("`output` with a `_` leading dimension must keep it outermost in memory"),
+            "{e}"
+        ),
+        e => panic!("{e}"),
+    }
 }
 
 /// A single `_` slice of a strided input whose images lie apart (a padded pitch), and the

@@ -1,3 +1,4 @@
+// `_` in an output is the op's count, and this gather has none.
 fn main() {
-    let _ = stridex::gather! { data: f32[4, 3], indices: i64[_, 2], output: [_, 2, 3] };
+    let _ = stridex::gather! { data: f32[4, 3], indices: i64[2, 2], output: [_, 2, 3] };
 }

@@ -100,8 +100,6 @@ pub enum DynamicFault {
     /// A strided `_` tensor whose leading dimension is not outermost in memory: its stride is
     /// below the span of the other dimensions, so a buffer's length does not give the count.
     LeadingStride { tensor: Operand, stride: usize, span: usize },
-    /// A declared output: its leading size would be the count.
-    Output,
     /// A gather along another axis: the output leads with the data's dimensions.
     Axis { axis: usize },
     /// OpenVINO batch dimensions tie the indices' leading size to the data's.
@@ -148,10 +146,6 @@ impl fmt::Display for DynamicFault {
             LeadingStride { tensor, stride, span } => write!(
                 f,
                 "`{tensor}` with a `_` leading dimension must keep it outermost in memory, so that its buffer's length gives the count: its leading stride is {stride}, less than the {span} elements the other dimensions span; make the leading stride at least {span} (the `_` dimension first in memory), or give the leading size"
-            ),
-            Output => write!(
-                f,
-                "the output's leading size is the `_` count, known at run time: remove `output` (the result is packed, `[count, ..]`), or give the leading size"
             ),
             Axis { axis } => write!(
                 f,

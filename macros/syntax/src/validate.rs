@@ -17,7 +17,7 @@ pub fn gather(input: &GatherInput) -> syn::Result<GatherDesc> {
     underscores(&input.data.sizes, false, "gather!'s `data`")?;
     underscores(&input.indices.sizes, true, "")?;
     if let Some(o) = &input.output {
-        underscores(&o.sizes, false, "an `output`")?;
+        output_underscores(o, !input.indices.sizes.underscores().is_empty())?;
     }
     let desc = GatherDesc {
         rules: input.rules.as_ref().map_or(GatherRules::Onnx, |r| r.1),
@@ -39,10 +39,10 @@ pub fn slice(input: &SliceInput) -> syn::Result<SliceDesc> {
     let spans = Spans::Slice(input);
     let err = |e: RuleError| spans.error(e);
     underscores(&input.input.sizes, true, "")?;
-    if let Some(o) = &input.output {
-        underscores(&o.sizes, false, "an `output`")?;
-    }
     let dynamic = !input.input.sizes.underscores().is_empty();
+    if let Some(o) = &input.output {
+        output_underscores(o, dynamic)?;
+    }
     if let Some(sizes) = &input.sizes {
         // A SLICE1 window's size of the `_` dimension is that dimension, whole: `_` too.
         underscores(sizes, dynamic, "a window over a fixed size")?;
@@ -114,12 +114,8 @@ fn slice_window(input: &SliceInput, rank: usize, sizes: &[usize]) -> Result<Slic
 /// other, so checking stops at the first one that breaks a rule.
 pub fn chain(input: &ChainInput) -> syn::Result<ChainDesc> {
     let chain_spans = Spans::Chain(input);
-    let in_chain = "a chain's `output`";
     // One `_` count: the data's leading size, or one gather's indices'.
     underscores(&input.data.sizes, true, "")?;
-    if let Some(o) = &input.output {
-        underscores(&o.sizes, false, in_chain)?;
-    }
     let mut count =
         (!input.data.sizes.underscores().is_empty()).then_some((ChainCount::Data, &input.data.sizes));
     for (i, stage) in input.stages.iter().enumerate() {
@@ -144,6 +140,9 @@ pub fn chain(input: &ChainInput) -> syn::Result<ChainDesc> {
                 }
             }
         }
+    }
+    if let Some(o) = &input.output {
+        output_underscores(o, count.is_some())?;
     }
     let dynamic_leading = count.map(|(c, _)| c);
     let data = decl(&input.data, Operand::Data).map_err(|e| chain_spans.error(e))?;
@@ -269,6 +268,29 @@ fn underscores(list: &List<usize>, leading: bool, place: &str) -> syn::Result<()
         )
     };
     Err(syn::Error::new_spanned(&list.items[i].tokens, message))
+}
+
+/// An `output`'s sizes: with a `_` count (`dynamic`) the output leads with it, so its leading
+/// size is `_` and no other is; without one, no size is `_`.
+fn output_underscores(output: &TensorArg, dynamic: bool) -> syn::Result<()> {
+    let sizes = &output.sizes;
+    if !dynamic {
+        return match sizes.underscores().first() {
+            Some(&i) => Err(syn::Error::new_spanned(
+                &sizes.items[i].tokens,
+                "`_` in an `output` is the op's `_` count, and this op has none (a leading `_` in a gather's `indices`, a slice's `input` or a chain's `data`): write the size",
+            )),
+            None => Ok(()),
+        };
+    }
+    underscores(sizes, true, "")?;
+    match sizes.items.first() {
+        Some(first) if sizes.underscores().first() != Some(&0) => Err(syn::Error::new_spanned(
+            &first.tokens,
+            "the output's leading size is the `_` count, known at run time: write `_` there (`output: [_, ..]`), or leave `output` out (the result is then packed, `[count, ..]`)",
+        )),
+        _ => Ok(()),
+    }
 }
 
 fn req<T>(l: &Option<T>) -> &T {
