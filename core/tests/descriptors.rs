@@ -170,6 +170,7 @@ fn cases() -> Vec<(String, Case)> {
             Case::Chain(counted_gather_along_rows(F32, 8, 16, 4)),
         ),
         s("u8 [4]: one word", window(packed(U8, &[4]), &[0], &[4], &[1])),
+        s("f64 [8]: a copy of 16 words", window(packed(F64, &[8]), &[0], &[8], &[1])),
         s(
             "`_` u16 rows of 2: one word",
             SliceDesc {
