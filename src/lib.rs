@@ -29,3 +29,9 @@ pub mod __private {
         OutputDecl, SignedDims, SliceDesc, SliceWindow, StageDesc, TensorDecl,
     };
 }
+
+/// The guide's examples (`docs/guide.md`), compiled and run with the README's as doctests, so
+/// what a reader copies from either works.
+#[cfg(doctest)]
+#[doc = include_str!("../docs/guide.md")]
+pub struct GuideExamples;
