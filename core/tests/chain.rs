@@ -7,29 +7,14 @@ mod common;
 use common::d;
 use std::borrow::Cow;
 use stridex_core::chain::MAX_STAGES;
-use stridex_core::{
-    ChainDesc, DType, GatherRules, GatherStage, OutputDecl, RuleError, SignedDims, SliceWindow, StageDesc,
-    TensorDecl,
-};
+use stridex_core::{ChainDesc, DType, GatherRules, OutputDecl, RuleError, StageDesc, TensorDecl};
 
 fn gather(indices: &[usize], axis: i64) -> StageDesc {
-    StageDesc::Gather(GatherStage {
-        rules: GatherRules::Onnx,
-        indices: TensorDecl::packed(DType::I32, d(indices)),
-        axis,
-        batch_dims: None,
-        index_dims: None,
-        out_of_range: None,
-    })
+    StageDesc::Gather(common::gather_stage(GatherRules::Onnx, DType::I32, indices, axis))
 }
 
 fn slice(offsets: &[usize], sizes: &[usize]) -> StageDesc {
-    let strides = vec![1; sizes.len()];
-    StageDesc::Slice(SliceWindow::DirectMl {
-        offsets: d(offsets),
-        sizes: d(sizes),
-        strides: SignedDims::of(&strides),
-    })
+    common::window_stage(offsets, sizes, &vec![1; sizes.len()])
 }
 
 fn chain(data: &[usize], stages: Vec<StageDesc>) -> ChainDesc {

@@ -9,8 +9,8 @@ mod common;
 use common::{chains, generate, generate::Rng};
 use std::borrow::Cow;
 use stridex_core::{
-    describe, seeds, ChainCount, ChainDesc, DType, GatherDesc, GatherRules, GatherStage, OutOfRange,
-    SignedDims, SliceWindow, StageDesc, TensorDecl, TensorLayout,
+    describe, seeds, ChainCount, ChainDesc, DType, GatherDesc, GatherRules, OutOfRange, SignedDims,
+    SliceWindow, StageDesc, TensorDecl, TensorLayout,
 };
 
 /// The grid's entries (`data[i[0, 1], 2]` or `input[3, 1]`) in row-major order.
@@ -137,22 +137,9 @@ fn every_seed_slice_grid_reads_what_the_seed_prints() {
 #[test]
 fn a_chain_grid_follows_every_stage_to_the_data() {
     let gather = |sizes: &[usize], axis| {
-        StageDesc::Gather(GatherStage {
-            rules: GatherRules::Onnx,
-            indices: TensorDecl::packed(DType::I32, common::d(sizes)),
-            axis,
-            batch_dims: None,
-            index_dims: None,
-            out_of_range: None,
-        })
+        StageDesc::Gather(common::gather_stage(GatherRules::Onnx, DType::I32, sizes, axis))
     };
-    let slice = |offsets: &[usize], sizes: &[usize], strides: &[i64]| {
-        StageDesc::Slice(SliceWindow::DirectMl {
-            offsets: common::d(offsets),
-            sizes: common::d(sizes),
-            strides: SignedDims::of(strides),
-        })
-    };
+    let slice = common::window_stage;
     let text = |data: &[usize], stages: Vec<StageDesc>| {
         let desc = ChainDesc {
             data: TensorDecl::packed(DType::F32, common::d(data)),

@@ -14,8 +14,8 @@ use stridex_core::kernel::{GatherKernelDesc, SliceKernelDesc, WalkChoice};
 use stridex_core::limits::PLACEHOLDER;
 use stridex_core::seeds::{GATHERS, SLICES};
 use stridex_core::{
-    ChainCount, ChainDesc, ChainKernelDesc, DType, GatherDesc, GatherRules, GatherStage, OutOfRange,
-    OutputDecl, SignedDims, SliceDesc, SliceWindow, StageDesc, TensorDecl,
+    ChainCount, ChainDesc, ChainKernelDesc, DType, GatherDesc, GatherRules, OutOfRange, OutputDecl,
+    SignedDims, SliceDesc, SliceWindow, StageDesc, TensorDecl,
 };
 
 enum Case {
@@ -48,14 +48,12 @@ fn window(input: TensorDecl, offsets: &[usize], sizes: &[usize], strides: &[i64]
 fn counted_gather_along_rows(dtype: DType, rows: usize, n: usize, indices: usize) -> ChainDesc {
     ChainDesc {
         data: TensorDecl::packed(dtype, d(&[PLACEHOLDER, rows, n])),
-        stages: Cow::Owned(vec![StageDesc::Gather(GatherStage {
-            rules: GatherRules::Onnx,
-            indices: TensorDecl::packed(DType::I32, d(&[indices])),
-            axis: 2,
-            batch_dims: None,
-            index_dims: None,
-            out_of_range: None,
-        })]),
+        stages: Cow::Owned(vec![StageDesc::Gather(common::gather_stage(
+            GatherRules::Onnx,
+            DType::I32,
+            &[indices],
+            2,
+        ))]),
         output: None,
         dynamic_leading: Some(ChainCount::Data),
     }

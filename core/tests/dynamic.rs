@@ -338,22 +338,9 @@ fn random_chains_take_a_count_where_every_stage_keeps_it() {
 #[test]
 fn chain_rules_of_the_count() {
     let gather = |indices: &[usize], axis, rules| {
-        StageDesc::Gather(GatherStage {
-            rules,
-            indices: TensorDecl::packed(DType::I64, d(indices)),
-            axis,
-            batch_dims: None,
-            index_dims: None,
-            out_of_range: None,
-        })
+        StageDesc::Gather(common::gather_stage(rules, DType::I64, indices, axis))
     };
-    let slice = |offsets: &[usize], sizes: &[usize], strides: &[i64]| {
-        StageDesc::Slice(SliceWindow::DirectMl {
-            offsets: d(offsets),
-            sizes: d(sizes),
-            strides: SignedDims::of(strides),
-        })
-    };
+    let slice = common::window_stage;
     let chain = |data: TensorDecl, stages: Vec<StageDesc>, count| ChainDesc {
         data,
         stages: Cow::Owned(stages),
@@ -507,12 +494,8 @@ fn chain_stages_after_the_count() {
     let data = TensorDecl::packed(DType::F32, d(&[PLACEHOLDER, 4, 6]));
     let gather = |rules, indices: &[usize], axis, batch_dims| {
         StageDesc::Gather(GatherStage {
-            rules,
-            indices: TensorDecl::packed(DType::I64, d(indices)),
-            axis,
             batch_dims,
-            index_dims: None,
-            out_of_range: None,
+            ..common::gather_stage(rules, DType::I64, indices, axis)
         })
     };
     let chain = |stages: Vec<StageDesc>, count| ChainDesc {

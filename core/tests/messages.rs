@@ -75,14 +75,8 @@ fn corpus() -> Vec<(String, String)> {
         output: None,
         dynamic_leading: Some(ChainCount::Data),
     };
-    let window = |offsets: &[usize], sizes: &[usize]| {
-        let strides = vec![1; sizes.len()];
-        StageDesc::Slice(SliceWindow::DirectMl {
-            offsets: d(offsets),
-            sizes: d(sizes),
-            strides: SignedDims::of(&strides),
-        })
-    };
+    let window =
+        |offsets: &[usize], sizes: &[usize]| common::window_stage(offsets, sizes, &vec![1; sizes.len()]);
     add(
         "u8 rows of 2 bytes under a count",
         err(chain(DType::U8, &[PLACEHOLDER, 3], vec![window(&[0, 1], &[PLACEHOLDER, 2])]).plan()),
@@ -98,14 +92,7 @@ fn corpus() -> Vec<(String, String)> {
             axes: Some(SignedDims::of(&[1])),
             steps: None,
         });
-        let vino = StageDesc::Gather(GatherStage {
-            rules: OpenVino,
-            indices: TensorDecl::packed(DType::I64, d(&[3])),
-            axis: 1,
-            batch_dims: None,
-            index_dims: None,
-            out_of_range: None,
-        });
+        let vino = StageDesc::Gather(common::gather_stage(OpenVino, DType::I64, &[3], 1));
         err(chain(DType::F32, &[PLACEHOLDER, 4], vec![onnx, vino]).plan())
     });
     // The keys of each form.

@@ -135,17 +135,8 @@ fn a_slot_walk_steps_the_gathered_axis_by_its_stride() {
 #[test]
 fn a_read_of_a_read_stays_per_row() {
     use stridex_core::kernel::Walk;
-    use stridex_core::{ChainDesc, ChainKernelDesc, GatherRules, GatherStage, StageDesc, TensorDecl};
-    let gather = |n| {
-        StageDesc::Gather(GatherStage {
-            rules: GatherRules::Onnx,
-            indices: TensorDecl::packed(DType::I32, common::d(&[n])),
-            axis: 0,
-            batch_dims: None,
-            index_dims: None,
-            out_of_range: None,
-        })
-    };
+    use stridex_core::{ChainDesc, ChainKernelDesc, GatherRules, StageDesc, TensorDecl};
+    let gather = |n| StageDesc::Gather(common::gather_stage(GatherRules::Onnx, DType::I32, &[n], 0));
     let desc = ChainDesc {
         data: TensorDecl::packed(DType::F32, common::d(&[10, 8])),
         stages: vec![gather(3), gather(2)].into(),

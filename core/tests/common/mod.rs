@@ -1,5 +1,5 @@
 //! Shared by core's tests: shorthands, the naive reference written from the rules
-//! (`reference`), random descriptors (`generate`, `chains`) and the row walk's host model. The
+//! (`reference`), random descriptors (`generate`, `chains`) and the walks' host models. The
 //! integration suite includes the last four too (`tests/suite/common/mod.rs`).
 
 #![allow(dead_code, unused_macros)]
@@ -14,6 +14,28 @@ use stridex_core::*;
 
 pub fn d(v: &[usize]) -> Dims {
     Dims::of(v)
+}
+
+/// A chain's gather stage: packed `index` indices of `sizes`, along `axis`, under `rules`, with
+/// no batch or index dimensions and the rule set's own policy.
+pub fn gather_stage(rules: GatherRules, index: DType, sizes: &[usize], axis: i64) -> GatherStage {
+    GatherStage {
+        rules,
+        indices: TensorDecl::packed(index, d(sizes)),
+        axis,
+        batch_dims: None,
+        index_dims: None,
+        out_of_range: None,
+    }
+}
+
+/// A chain's SLICE1 stage.
+pub fn window_stage(offsets: &[usize], sizes: &[usize], strides: &[i64]) -> StageDesc {
+    StageDesc::Slice(SliceWindow::DirectMl {
+        offsets: d(offsets),
+        sizes: d(sizes),
+        strides: SignedDims::of(strides),
+    })
 }
 
 /// An ONNX Slice of an f32 `input`, `axes` and `steps` as given (`None`: the attribute is absent).

@@ -1,5 +1,5 @@
 //! Shared by the integration tests: the naive reference, random descriptor generators and the
-//! row walk's host model (from `core/tests/common`), and the property-test strategies.
+//! walks' host models (from `core/tests/common`), and the property-test strategies.
 
 #![allow(dead_code, unused_macros)]
 
