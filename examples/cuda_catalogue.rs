@@ -6,7 +6,8 @@
 //! The catalogue: every seed example, one gather per element width (1, 2, 4, 8 bytes; packed
 //! and lane-assembled), vectorized and strided variants, all three out-of-range policies, and
 //! slices with negative strides, ops with a `_` leading size, and fused chains (a gather of a
-//! gather, gathers on sliced and reversed views, the README's two pipelines).
+//! gather, gathers on sliced and reversed views, the README's two pipelines), and chains that end
+//! in `convert` (every source width to f32, f16 and bf16).
 
 use stridex::core::{ChainDesc, GatherDesc, SliceDesc};
 use stridex::explain::{chain_source, gather_source, slice_source};
@@ -32,7 +33,7 @@ fn s<T: stridex::Element>(b: Slice<T>) -> Desc {
 }
 
 /// A chain that must fuse into one kernel.
-fn c<T: stridex::Element, I: stridex::IndexTypes>(b: Chain<T, I>) -> Desc {
+fn c<T: stridex::Element, I: stridex::IndexTypes, O: stridex::Element>(b: Chain<T, I, O>) -> Desc {
     let op = b.build().expect("catalogue descriptors are valid");
     assert!(op.is_fused().unwrap(), "catalogue chains fuse: {:?}", op.desc());
     Desc::Chain(op.desc().clone())
@@ -219,6 +220,37 @@ fn others() -> Vec<(&'static str, Desc)> {
                     SliceRange::FULL.step(2),
                 ]))),
         ),
+        // Chains that end in `convert`: the image pipeline's NHWC u8 batch to normalized NCHW
+        // f32, channels last to f16, signed and float sources, a gather per element, a count.
+        (
+            "convert_nhwc_to_nchw_f32",
+            c(Chain::data_strided::<u8>(&[0, 3, 256, 256], Some(&[196608, 1, 768, 3]))
+                .dynamic_leading()
+                .slice(Slice::directml().ranges(&[
+                    SliceRange::FULL,
+                    SliceRange::FULL.step(-1),
+                    SliceRange::new(16, 240),
+                    SliceRange::new(16, 240),
+                ]))
+                .convert::<f32>(1, &[0.0171, 0.0175, 0.0174], &[-2.1179, -2.0357, -1.8044])),
+        ),
+        (
+            "convert_channels_last_i8_f16",
+            c(Chain::data::<i8>(&[8, 32, 32, 3]).convert::<f16>(-1, &[0.5, 0.25, 0.125], &[1.0, 2.0, 3.0])),
+        ),
+        (
+            "convert_gather_i16_bf16",
+            c(Chain::data::<i16>(&[16, 64])
+                .gather(ov().indices::<i32>(&[16, 8]).axis(1).batch_dims(1))
+                .convert::<bf16>(0, &[0.001], &[0.0])),
+        ),
+        (
+            "convert_half_to_f32",
+            c(Chain::data::<f16>(&[4, 4, 64])
+                .slice(Slice::onnx().starts_ends(&[-1], &[0]).axes(&[2]).steps(&[-1]))
+                .convert::<f32>(0, &[1.0], &[0.0])),
+        ),
+        ("convert_f32_to_bf16", c(Chain::data::<f32>(&[128, 256]).convert::<bf16>(1, &[1.0], &[0.0]))),
         (
             "chain_beam_cache_f16",
             c(Chain::data_strided::<f16>(&[4, 8, 64, 32], Some(&[32768, 4096, 32, 1]))

@@ -13,7 +13,7 @@ LAYERS = {
         ["dims", "dtype", "limits", "layout", "rules", "feature_level"],
         ["error"],
         ["tensor", "ranges", "keys"],
-        ["gather", "slice"],
+        ["gather", "slice", "convert"],
         ["chain"],
         ["kernel"],
         ["dynamic"],

@@ -25,8 +25,8 @@ pub use stridex_core as core;
 pub mod __private {
     pub use std::borrow::Cow;
     pub use stridex_core::{
-        ChainCount, ChainDesc, DType, Dims, FeatureLevel, GatherDesc, GatherRules, GatherStage, OutOfRange,
-        OutputDecl, SignedDims, SliceDesc, SliceWindow, StageDesc, TensorDecl,
+        ChainCount, ChainDesc, Channels, ConvertStage, DType, Dims, FeatureLevel, GatherDesc, GatherRules,
+        GatherStage, OutOfRange, OutputDecl, SignedDims, SliceDesc, SliceWindow, StageDesc, TensorDecl,
     };
 }
 

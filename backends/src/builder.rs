@@ -413,11 +413,17 @@ impl<T: Element> Slice<T> {
 /// assert_eq!(y.shape(), [2, 1, 16]);
 /// # Ok(()) }
 /// ```
+///
+/// A chain may end in [`Chain::convert`]: the result in f32, f16 or bf16, `x * scale + offset`
+/// per channel, computed in the same kernel.
 #[derive(Clone, Debug)]
-pub struct Chain<T = (), I = ()> {
+pub struct Chain<T = (), I = (), O = T> {
     k: ChainKeys,
-    types: PhantomData<fn() -> (T, I)>,
+    types: Types<T, I, O>,
 }
+
+/// The builder's element and index types, carried in its type only.
+type Types<T, I, O> = PhantomData<fn() -> (T, I, O)>;
 
 /// What the builder has been told, apart from its types.
 #[derive(Clone, Debug)]
@@ -466,8 +472,8 @@ impl Chain {
     }
 }
 
-impl<T: Element, I: IndexTypes> Chain<T, I> {
-    fn then<U>(mut self, stage: Result<StageDesc, Error>) -> Chain<T, U> {
+impl<T: Element, I: IndexTypes, O: Element> Chain<T, I, O> {
+    fn then<U, P>(mut self, stage: Result<StageDesc, Error>) -> Chain<T, U, P> {
         match stage {
             Ok(s) => self.k.stages.push(s),
             Err(e) => {
@@ -498,7 +504,7 @@ impl<T: Element, I: IndexTypes> Chain<T, I> {
     }
 
     /// Appends a gather; its data is the previous stage's output.
-    pub fn gather<J: IndexElement>(mut self, gather: Gather<(), J>) -> Chain<T, I::Out>
+    pub fn gather<J: IndexElement>(mut self, gather: Gather<(), J>) -> Chain<T, I::Out, O>
     where
         I: AppendIndex<J>,
     {
@@ -529,7 +535,7 @@ impl<T: Element, I: IndexTypes> Chain<T, I> {
     }
 
     /// Appends a slice; its input is the previous stage's output.
-    pub fn slice(self, slice: Slice) -> Chain<T, I> {
+    pub fn slice(self, slice: Slice) -> Chain<T, I, O> {
         let stage = (|| {
             if slice.k.output.is_some() {
                 return Err(RuleError::StageKey { key: "output" }.into());
@@ -556,6 +562,21 @@ impl<T: Element, I: IndexTypes> Chain<T, I> {
             Ok(StageDesc::Slice(window))
         })();
         self.then(stage)
+    }
+
+    /// Ends the chain with a conversion to `U` (f32, f16 or bf16): each element becomes
+    /// `x * scale[c] + offset[c]` computed in f32, `c` its coordinate along `dim` (negative
+    /// counts from the end) of the shape the stage receives. `scale` and `offset` hold one value
+    /// per channel, or one for every channel. The chain! form is
+    /// `convert { to: f32, dim: 1, scale: [..], offset: [..] }`.
+    pub fn convert<U: Element>(self, dim: i64, scale: &[f32], offset: &[f32]) -> Chain<T, I, U> {
+        let stage = StageDesc::Convert(stridex_core::ConvertStage {
+            to: U::DTYPE,
+            dim,
+            scale: stridex_core::Channels::of(scale),
+            offset: stridex_core::Channels::of(offset),
+        });
+        self.then(Ok(stage))
     }
 
     /// Declares the chain's output shape (it must equal the inferred one) and optional strides.
@@ -593,7 +614,7 @@ impl<T: Element, I: IndexTypes> Chain<T, I> {
     }
 
     /// Checks every stage's rules and prepares the kernel.
-    pub fn build(&self) -> Result<ChainOp<T, I>, Error> {
+    pub fn build(&self) -> Result<ChainOp<T, I, O>, Error> {
         ChainOp::new(self.desc()?)
     }
 }

@@ -5,8 +5,9 @@
 //! values of the reads after it (a gather of a gather reads an index at a position its later
 //! gather chose). No intermediate tensor is ever written.
 
+use crate::convert::{ConvertPlan, ConvertStage};
 use crate::dtype::DType;
-use crate::error::RuleError;
+use crate::error::{Operand, RuleError};
 use crate::gather::{GatherDesc, GatherPlan};
 use crate::layout::TensorLayout;
 use crate::limits::MAX_READS;
@@ -52,6 +53,8 @@ pub enum StageDesc {
     Gather(GatherStage),
     /// A slice stage: the keys of `slice!` but `input` and `output`.
     Slice(SliceWindow),
+    /// The last stage only: the result in another element type (see [`crate::convert`]).
+    Convert(ConvertStage),
 }
 
 impl StageDesc {
@@ -59,6 +62,7 @@ impl StageDesc {
         match self {
             StageDesc::Gather(_) => "gather",
             StageDesc::Slice(_) => "slice",
+            StageDesc::Convert(_) => "convert",
         }
     }
 }
@@ -89,6 +93,7 @@ pub struct ChainDesc {
 pub enum StagePlan {
     Gather(GatherPlan),
     Slice(SlicePlan),
+    Convert(ConvertPlan),
 }
 
 impl StagePlan {
@@ -96,6 +101,16 @@ impl StagePlan {
         match self {
             StagePlan::Gather(g) => &g.output,
             StagePlan::Slice(s) => &s.output,
+            StagePlan::Convert(c) => &c.output,
+        }
+    }
+
+    /// What the stage reads: its input layout.
+    pub fn input(&self) -> &TensorLayout {
+        match self {
+            StagePlan::Gather(g) => &g.data,
+            StagePlan::Slice(s) => &s.input,
+            StagePlan::Convert(c) => &c.input,
         }
     }
 }
@@ -104,6 +119,8 @@ impl StagePlan {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ChainPlan {
     pub data_type: DType,
+    /// The result's element type: the data's, or a `convert` stage's.
+    pub output_type: DType,
     pub data: TensorLayout,
     pub stages: Vec<StagePlan>,
     /// The last stage's output: the chain's result.
@@ -118,8 +135,16 @@ impl ChainPlan {
     pub fn gathers(&self) -> impl Iterator<Item = (usize, &GatherPlan)> {
         self.stages.iter().enumerate().filter_map(|(i, s)| match s {
             StagePlan::Gather(g) => Some((i + 1, g)),
-            StagePlan::Slice(_) => None,
+            _ => None,
         })
+    }
+
+    /// The `convert` stage that ends the chain, if any.
+    pub fn convert(&self) -> Option<&ConvertPlan> {
+        match self.stages.last() {
+            Some(StagePlan::Convert(c)) => Some(c),
+            _ => None,
+        }
     }
 }
 
@@ -128,7 +153,7 @@ impl ChainDesc {
     pub fn gathers(&self) -> impl Iterator<Item = &GatherStage> {
         self.stages.iter().filter_map(|s| match s {
             StageDesc::Gather(g) => Some(g),
-            StageDesc::Slice(_) => None,
+            _ => None,
         })
     }
 
@@ -142,6 +167,9 @@ impl ChainDesc {
         let gathers = self.gathers().count();
         if gathers > MAX_READS {
             return Err(RuleError::ChainGathers { gathers, max: MAX_READS });
+        }
+        if let Some(i) = self.stages[..n - 1].iter().position(|s| matches!(s, StageDesc::Convert(_))) {
+            return Err(RuleError::ConvertNotLast { stage: i + 1, stages: n });
         }
         let dtype = self.data.dtype;
         let mut input = self.data;
@@ -163,15 +191,25 @@ impl ChainDesc {
                         .plan_sizes()
                         .map_err(in_stage)?,
                 ),
+                StageDesc::Convert(c) => {
+                    let layout = crate::tensor::layout(Operand::Data, input.sizes, input.strides)
+                        .and_then(|l| {
+                            crate::tensor::check_addressable(Operand::Data, &l, dtype.size())?;
+                            Ok(l)
+                        })
+                        .map_err(in_stage)?;
+                    StagePlan::Convert(c.plan(dtype, layout, output.as_ref()).map_err(in_stage)?)
+                }
             };
             input = TensorDecl::packed(dtype, plan.output().sizes);
             stages.push(plan);
         }
-        let data = match &stages[0] {
-            StagePlan::Gather(g) => g.data,
-            StagePlan::Slice(s) => s.input,
-        };
+        let data = *stages[0].input();
         let output = *stages[n - 1].output();
-        Ok(ChainPlan { data_type: dtype, data, stages, output, dynamic_leading: false })
+        let output_type = match &stages[n - 1] {
+            StagePlan::Convert(c) => c.to,
+            _ => dtype,
+        };
+        Ok(ChainPlan { data_type: dtype, output_type, data, stages, output, dynamic_leading: false })
     }
 }

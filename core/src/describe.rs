@@ -233,11 +233,25 @@ pub fn chain(desc: &ChainDesc, p: &ChainPlan) -> String {
                 }
                 None => "slice (empty)".into(),
             },
+            StagePlan::Convert(c) => {
+                let values = |v: &crate::Channels| {
+                    let shown: Vec<String> = (0..v.len()).map(|i| format!("{:?}", v.get(i))).collect();
+                    format!("[{}]", shown.join(", "))
+                };
+                format!(
+                    "convert ({} -> {}, x * scale + offset in f32, {}scale {}, offset {})",
+                    c.from,
+                    c.to,
+                    if c.channels > 1 { format!("per channel of dim {}: ", c.dim) } else { String::new() },
+                    values(&c.scale),
+                    values(&c.offset)
+                )
+            }
         };
         let _ = writeln!(s, "  stage {}: {what} -> {}", i + 1, list(&stage.output().sizes));
     }
     let note = if desc.output.is_some() { ", as declared" } else { ", inferred" };
-    s += &tensor("output", p.data_type, &p.output, note);
+    s += &tensor("output", p.output_type, &p.output, note);
     match ChainKernelDesc::new(p) {
         Ok(Some(_)) => s += "  runs as one kernel: no intermediate is written\n",
         Ok(None) => s += "  the output is empty: nothing runs\n",
@@ -260,6 +274,7 @@ pub fn chain(desc: &ChainDesc, p: &ChainPlan) -> String {
                         .collect(),
                     None => return "-".into(),
                 },
+                StagePlan::Convert(_) => at,
                 StagePlan::Gather(g) => {
                     let mut data = vec![Coord::At(0); g.data.rank()];
                     let mut offset = Some(0usize);

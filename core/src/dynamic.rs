@@ -426,6 +426,11 @@ fn check_chain(desc: &ChainDesc) -> Result<ChainPlan, RuleError> {
         let rank = received(n)?.len();
         let broken = match *stage {
             StageDesc::Slice(window) => check_window(&window, rank, Some(PLACEHOLDER)).err(),
+            StageDesc::Convert(c) => {
+                let on_count = c.dim == 0 || c.dim.checked_add(rank as i64) == Some(0);
+                (on_count && (c.scale.len() != 1 || c.offset.len() != 1))
+                    .then(|| fault(DynamicFault::ConvertCount, Location::Convert(crate::ConvertKey::Dim)))
+            }
             StageDesc::Gather(g) => {
                 let normalize = |v: i64, rank: usize| if v < 0 { v + rank as i64 } else { v };
                 // As for a single `_` gather: only an OpenVINO `batch_dims` in range is this
@@ -458,7 +463,7 @@ fn check_chain(desc: &ChainDesc) -> Result<ChainPlan, RuleError> {
         Ok(k) => Ok(k.map(|k| (k.walk, ()))),
         Err(cause) => Err(fault(DynamicFault::Staged { cause }, Location::Chain)),
     };
-    check_one_kernel(walks(&p)?, walks(&second)?, &p.output, p.data_type.size(), Location::Chain)?;
+    check_one_kernel(walks(&p)?, walks(&second)?, &p.output, p.output_type.size(), Location::Chain)?;
     Ok(p)
 }
 
@@ -496,6 +501,10 @@ pub fn chain_at(desc: &ChainDesc, count: usize) -> Result<ChainPlan, RuleError> 
             match stage {
                 StagePlan::Gather(g) => g.output = empty(&g.output),
                 StagePlan::Slice(s) => s.output = empty(&s.output),
+                StagePlan::Convert(c) => {
+                    c.input = empty(&c.input);
+                    c.output.sizes.set(0, 0);
+                }
             }
         }
         p.output.sizes.set(0, 0); // a declared output keeps its strides
@@ -537,6 +546,14 @@ fn check_one_kernel<X: PartialEq>(
         // An empty output for every count: nothing is ever launched.
         (None, None) => true,
         (Some((Walk::Rows(a), x)), Some((Walk::Rows(b), y))) => {
+            x == y
+                && a.dynamic
+                && a.count_free() == b.count_free()
+                && a.outer.first().is_some_and(|d| d.size as usize == PLACEHOLDER)
+                && a.invocations as usize % PLACEHOLDER == 0
+                && (a.invocations as usize / PLACEHOLDER) * SECOND == b.invocations as usize
+        }
+        (Some((Walk::Convert(a), x)), Some((Walk::Convert(b), y))) => {
             x == y
                 && a.dynamic
                 && a.count_free() == b.count_free()

@@ -29,6 +29,10 @@ pub const SLICE_KEYS: &[&str] = &[
     "feature_level",
 ];
 
+/// A chain's `convert` stage: the result's element type, the channel dimension, and per
+/// channel (or one for all) a scale and an offset.
+pub const CONVERT_KEYS: &[&str] = &["to", "dim", "scale", "offset"];
+
 /// A chain's own keys: the data before its first stage, the output after its last.
 pub const CHAIN_KEYS: &[&str] = &["data", "output"];
 

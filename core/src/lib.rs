@@ -9,7 +9,7 @@
 //!    policies), [`feature_level`] (DirectML's support tables);
 //! 2. [`error`]: every fault a rule reports, each with its message;
 //! 3. declared tensors and keys: [`tensor`], [`ranges`], [`keys`];
-//! 4. fixed-size plans: [`gather`], [`mod@slice`], then [`chain`] (stage by stage);
+//! 4. fixed-size plans: [`gather`], [`mod@slice`], [`convert`], then [`chain`] (stage by stage);
 //! 5. [`kernel`]: the constant descriptors the CubeCL kernels are specialized on, the fused
 //!    chain's included;
 //! 6. [`dynamic`]: a `_` leading count on top, planning the layers below at a count it passes
@@ -18,6 +18,7 @@
 //! 8. [`op`]: the questions every op kind's descriptor and plan answer, for the generic op.
 
 pub mod chain;
+pub mod convert;
 pub mod describe;
 pub mod dims;
 pub mod dtype;
@@ -37,10 +38,11 @@ pub mod slice;
 pub mod tensor;
 
 pub use chain::{ChainCount, ChainDesc, ChainPlan, GatherStage, StageDesc, StagePlan};
+pub use convert::{Channels, ConvertPlan, ConvertStage};
 pub use dims::{Dims, SignedDims, MAX_RANK};
 pub use dtype::{DType, IndexType};
 pub use dynamic::DynamicFault;
-pub use error::{Location, Operand, RuleError, Unfused, Window};
+pub use error::{ConvertKey, Location, Operand, RuleError, Unfused, Window};
 pub use feature_level::FeatureLevel;
 pub use gather::{GatherDesc, GatherDim, GatherPlan};
 pub use kernel::ChainKernelDesc;

@@ -27,12 +27,15 @@ pub trait OpPlan: Clone + Send + Sync + 'static {
     fn source(&self) -> &TensorLayout;
     fn output(&self) -> &TensorLayout;
     fn data_type(&self) -> DType;
+    /// The output's element type: the data's, or a chain's `convert` stage's.
+    fn output_type(&self) -> DType;
 }
 
-/// One op kind's answers: its descriptor and plan types, its name, the plan's source field,
+/// One op kind's answers: its descriptor and plan types, its name, the plan's source and
+/// output-type fields,
 /// where its `_` plan and its description are written, and how its `_` flag reads.
 macro_rules! op {
-    ($desc:ty => $plan:ty, $name:literal, $source:ident, $at:path, $describe:path, |$d:ident| $dynamic:expr) => {
+    ($desc:ty => $plan:ty, $name:literal, $source:ident, $output_type:ident, $at:path, $describe:path, |$d:ident| $dynamic:expr) => {
         impl OpDesc for $desc {
             type Plan = $plan;
             const NAME: &'static str = $name;
@@ -67,10 +70,14 @@ macro_rules! op {
             fn data_type(&self) -> DType {
                 self.data_type
             }
+
+            fn output_type(&self) -> DType {
+                self.$output_type
+            }
         }
     };
 }
 
-op!(GatherDesc => GatherPlan, "GatherOp", data, dynamic::gather_at, describe::gather, |d| d.dynamic_leading);
-op!(SliceDesc => SlicePlan, "SliceOp", input, dynamic::slice_at, describe::slice, |d| d.dynamic_leading);
-op!(ChainDesc => ChainPlan, "ChainOp", data, dynamic::chain_at, describe::chain, |d| d.dynamic_leading.is_some());
+op!(GatherDesc => GatherPlan, "GatherOp", data, data_type, dynamic::gather_at, describe::gather, |d| d.dynamic_leading);
+op!(SliceDesc => SlicePlan, "SliceOp", input, data_type, dynamic::slice_at, describe::slice, |d| d.dynamic_leading);
+op!(ChainDesc => ChainPlan, "ChainOp", data, output_type, dynamic::chain_at, describe::chain, |d| d.dynamic_leading.is_some());

@@ -31,6 +31,7 @@ fn count_free(walk: Option<Walk>) -> Option<String> {
     walk.map(|w| match w {
         Walk::Rows(r) => format!("{:?}", r.count_free()),
         Walk::Slots(s) => format!("{:?}", s.count_free()),
+        Walk::Convert(c) => format!("{:?}", c.count_free()),
     })
 }
 

@@ -104,6 +104,7 @@ fn a_walk_reports_its_own_buffers_and_invocations() {
                 slots += 1;
                 (m.src_words, m.out_words, m.invocations, m.dynamic)
             }
+            Walk::Convert(_) => unreachable!("a gather takes the row or slot walk"),
         };
         assert_eq!((k.walk.src_words(), k.walk.out_words()), (src, out));
         assert_eq!((k.walk.invocations(), k.walk.is_dynamic()), (invocations, dynamic));

@@ -851,6 +851,10 @@ fn lifted(desc: &stridex::core::ChainDesc, pad: usize) -> Option<stridex::core::
                     steps,
                 }))
             }
+            StageDesc::Convert(c) => Some(StageDesc::Convert(stridex::core::ConvertStage {
+                dim: if c.dim >= 0 { c.dim + 1 } else { c.dim },
+                ..c
+            })),
         })
         .collect::<Option<Vec<_>>>()?;
     let sizes = prepend(stridex::core::dynamic::PLACEHOLDER, desc.data.sizes.as_slice());

@@ -85,6 +85,7 @@ fn explain_builds_the_kernel_cubecl_launches() {
         let k = op.kernel().unwrap().unwrap();
         let theirs = match &k.walk {
             Walk::Rows(w) => rows(&c, w),
+            Walk::Convert(_) => unreachable!("single ops take the row or slot walk"),
             Walk::Slots(m) => {
                 let n = m.line as usize;
                 let (device, target) = props(&c);
@@ -121,6 +122,7 @@ fn explain_builds_the_kernel_cubecl_launches() {
         let k = op.kernel().unwrap().unwrap();
         let theirs = match &k.walk {
             Walk::Rows(w) => rows(&c, w),
+            Walk::Convert(_) => unreachable!("single ops take the row or slot walk"),
             Walk::Slots(m) => {
                 let n = m.line as usize;
                 let (device, target) = props(&c);

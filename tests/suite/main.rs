@@ -11,6 +11,7 @@ mod accepted;
 mod burn;
 mod chains;
 mod conformance;
+mod convert;
 mod cpu_runtime;
 mod describe;
 mod dtypes;

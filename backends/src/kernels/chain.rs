@@ -1,7 +1,7 @@
 //! How a chain runs: one fused row kernel where `ChainKernelDesc` lowers it, else each stage's
 //! own kernel, one after another, on intermediates that stay on the device.
 
-use super::{index_bytes, rows, Launch, OpKernel};
+use super::{convert, index_bytes, rows, Launch, OpKernel};
 use crate::error::Error;
 use crate::launch::{self, Queued};
 use cubecl::prelude::*;
@@ -22,6 +22,8 @@ pub enum ChainKernel {
 pub enum StageKernel {
     Gather(Option<GatherKernelDesc>),
     Slice(Option<SliceKernelDesc>),
+    /// A `convert` stage on its own (the convert walk of a one-stage chain).
+    Convert(Option<ChainKernelDesc>),
 }
 
 impl StageKernel {
@@ -29,6 +31,7 @@ impl StageKernel {
         match self {
             StageKernel::Gather(k) => k.as_ref().map(|k| &k.walk),
             StageKernel::Slice(k) => k.as_ref().map(|k| &k.walk),
+            StageKernel::Convert(k) => k.as_ref().map(|k| &k.walk),
         }
     }
 }
@@ -47,6 +50,7 @@ impl OpKernel for ChainKernel {
                     .map(|s| match s {
                         StagePlan::Gather(g) => StageKernel::Gather(GatherKernelDesc::new(g)),
                         StagePlan::Slice(s) => StageKernel::Slice(SliceKernelDesc::new(s)),
+                        StagePlan::Convert(c) => StageKernel::Convert(convert_alone(plan, c)),
                     })
                     .collect(),
             )),
@@ -84,21 +88,27 @@ impl Launch for ChainKernelDesc {
     /// `inputs`: the data, then the gathers' index buffers in stage order.
     fn queue(&self, client: &Client, inputs: &[&Handle], output: &Handle) -> Vec<Queued> {
         let status = launch::status(client);
-        let Walk::Rows(w) = &self.walk else { unreachable!("a fused chain takes the row walk") };
         // SAFETY: the walk was lowered from a chain plan whose every stage passed its rules
         // (checked by `chain!` at compile time and again when the op was built), so every data
         // offset it forms from in-range (or clamped, or zeroed) indices lies inside the data's
         // span, and every index read inside its index tensor; the caller checked each buffer
         // against `src_words`, the index layouts and `out_words`. Indices out of range under
         // `error` were refused on the host before this launch.
-        unsafe { rows::queue(client, w, &inputs[1..], inputs[0], output, &status) };
+        match &self.walk {
+            Walk::Rows(w) => unsafe { rows::queue(client, w, &inputs[1..], inputs[0], output, &status) },
+            Walk::Convert(w) => unsafe {
+                convert::queue(client, w, &inputs[1..], inputs[0], output, &status)
+            },
+            Walk::Slots(_) => unreachable!("a fused chain takes the row or convert walk"),
+        }
         vec![Queued::new(status)]
     }
 
     fn definitions(&self) -> Vec<(Option<String>, Option<KernelDefinition>)> {
         match &self.walk {
             Walk::Rows(w) => vec![(None, Some(rows::definition(w)))],
-            Walk::Slots(_) => unreachable!("a fused chain takes the row walk"),
+            Walk::Convert(w) => vec![(None, Some(convert::definition(w)))],
+            Walk::Slots(_) => unreachable!("a fused chain takes the row or convert walk"),
         }
     }
 }
@@ -156,7 +166,8 @@ impl Launch for ChainKernel {
                     }
                 }
                 StageKernel::Slice(Some(k)) => queued.extend(k.queue(client, &[&input], &out)),
-                StageKernel::Slice(None) => {}
+                StageKernel::Convert(Some(k)) => queued.extend(k.queue(client, &[&input], &out)),
+                StageKernel::Slice(None) | StageKernel::Convert(None) => {}
             }
             input = out;
         }
@@ -175,10 +186,27 @@ impl Launch for ChainKernel {
                     let definition = match s {
                         StageKernel::Gather(k) => k.as_ref().map(|k| k.definitions().remove(0).1),
                         StageKernel::Slice(k) => k.as_ref().map(|k| k.definitions().remove(0).1),
+                        StageKernel::Convert(k) => k.as_ref().map(|k| k.definitions().remove(0).1),
                     };
                     (heading, definition.flatten())
                 })
                 .collect(),
         }
     }
+}
+
+/// The kernel of a staged chain's `convert` stage: the convert walk of a chain of that stage
+/// alone, reading the packed intermediate before it.
+fn convert_alone(plan: &ChainPlan, c: &stridex_core::ConvertPlan) -> Option<ChainKernelDesc> {
+    let alone = ChainPlan {
+        data_type: plan.data_type,
+        output_type: plan.output_type,
+        data: c.input,
+        stages: vec![StagePlan::Convert(c.clone())],
+        output: c.output,
+        dynamic_leading: false,
+    };
+    // One stage with no read lowers unless an offset leaves `i64`, which a packed input that
+    // passed the size rules cannot reach.
+    ChainKernelDesc::new(&alone).ok().flatten()
 }

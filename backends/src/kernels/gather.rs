@@ -111,6 +111,7 @@ impl Launch for GatherKernelDesc {
         // sizing). Out-of-range indices are clamped or never dereferenced (`read_index`).
         unsafe {
             match &self.walk {
+                Walk::Convert(_) => unreachable!("a single op takes the row or slot walk"),
                 Walk::Rows(w) => rows::queue(client, w, &[indices], data, output, &status),
                 Walk::Slots(m) => gather_kernel::launch_unchecked(
                     client,
@@ -133,6 +134,7 @@ impl Launch for GatherKernelDesc {
 
     fn definitions(&self) -> Vec<(Option<String>, Option<KernelDefinition>)> {
         let definition = match &self.walk {
+            Walk::Convert(_) => unreachable!("a single op takes the row or slot walk"),
             Walk::Rows(w) => rows::definition(w),
             Walk::Slots(m) => gather_kernel::GatherKernel::new(
                 settings(),

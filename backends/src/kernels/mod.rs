@@ -10,6 +10,7 @@
 //! CubeCL's default 32-bit address type); every divisor is a literal.
 
 mod chain;
+mod convert;
 mod gather;
 mod index;
 mod rows;
@@ -17,6 +18,7 @@ mod slice;
 
 pub use crate::launch::RAN_MARKER;
 pub use chain::{ChainKernel, StageKernel};
+pub use convert::convert_kernel;
 pub use gather::gather_kernel;
 pub use rows::rows_kernel;
 pub use slice::slice_kernel;

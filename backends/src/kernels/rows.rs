@@ -63,7 +63,7 @@ pub fn rows_kernel<NI: Size, NO: Size>(
 /// reads far outside the buffer), while `u32` arithmetic wraps on every runtime. Only the
 /// final offset, which lies in the buffer, becomes a `usize` index.
 #[cube]
-fn times(x: u32, #[comptime] c: i64) -> u32 {
+pub(super) fn times(x: u32, #[comptime] c: i64) -> u32 {
     x * comptime!(c as u32)
 }
 
@@ -147,7 +147,7 @@ fn gather_row(row: usize, ats: &mut Array<u32>, #[comptime] w: RowWalk) -> (usiz
 // The initial values are overwritten by exactly one comptime branch.
 #[allow(clippy::too_many_arguments, unused_assignments)]
 #[cube]
-fn read_value(
+pub(super) fn read_value(
     index0: &[u32],
     index1: &[u32],
     index2: &[u32],

@@ -75,6 +75,7 @@ impl Launch for SliceKernelDesc {
         // hold at least `src_words` and `out_words` words.
         unsafe {
             match &self.walk {
+                Walk::Convert(_) => unreachable!("a single op takes the row or slot walk"),
                 Walk::Rows(w) => rows::queue(client, w, &[], input, output, &status),
                 Walk::Slots(m) => slice_kernel::launch_unchecked(
                     client,
@@ -95,6 +96,7 @@ impl Launch for SliceKernelDesc {
 
     fn definitions(&self) -> Vec<(Option<String>, Option<KernelDefinition>)> {
         let definition = match &self.walk {
+            Walk::Convert(_) => unreachable!("a single op takes the row or slot walk"),
             Walk::Rows(w) => rows::definition(w),
             Walk::Slots(m) => slice_kernel::SliceKernel::new(
                 settings(),

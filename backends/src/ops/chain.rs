@@ -20,10 +20,11 @@ use stridex_core::{ChainCount, ChainDesc, ChainPlan, DType, Operand, RuleError, 
 
 /// A chain of gathers and slices checked stage by stage, run as one kernel where it fuses.
 /// `chain!` builds one at compile time; [`ChainOp::new`] (or `Chain`'s builder) at run time.
-/// `T` is the data's element type, `I` the tuple of the gathers' index types in stage order.
-pub type ChainOp<T, I> = Op<ChainKind, T, I>;
+/// `T` is the data's element type, `I` the tuple of the gathers' index types in stage order,
+/// and `O` the result's element type: `T`, or the type a final `convert` stage writes.
+pub type ChainOp<T, I, O = T> = Op<ChainKind<O>, T, I>;
 
-impl<T: Element, I: IndexTypes> ChainOp<T, I> {
+impl<T: Element, I: IndexTypes, O: Element> ChainOp<T, I, O> {
     /// Checks `desc` (every stage with the rules of its rule set) and the Rust types against it.
     pub fn new(desc: ChainDesc) -> Result<Self, Error> {
         check_type::<T>(Operand::Data, desc.data.dtype)?;
@@ -32,7 +33,7 @@ impl<T: Element, I: IndexTypes> ChainOp<T, I> {
             return Err(Error::IndexTypes { declared, used: I::DTYPES.to_vec() });
         }
         let op = Self::__from_checked(desc);
-        op.plan()?;
+        check_type::<O>(Operand::Output, op.plan()?.output_type)?;
         Ok(op)
     }
 
@@ -45,7 +46,7 @@ impl<T: Element, I: IndexTypes> ChainOp<T, I> {
 
     /// Runs on the default device (see [`Device::default_device`]). `indices` are the gathers'
     /// index buffers in stage order, as a tuple: `()`, `(&ids,)`, `(&ids, &cols)`.
-    pub fn run<'a>(&self, data: &[T], indices: impl IndexBuffers<'a, I>) -> Result<Tensor<T>, Error> {
+    pub fn run<'a>(&self, data: &[T], indices: impl IndexBuffers<'a, I>) -> Result<Tensor<O>, Error> {
         self.run_on(Device::default_device()?, data, indices)
     }
 
@@ -54,7 +55,7 @@ impl<T: Element, I: IndexTypes> ChainOp<T, I> {
         device: &Device,
         data: &[T],
         indices: impl IndexBuffers<'a, I>,
-    ) -> Result<Tensor<T>, Error> {
+    ) -> Result<Tensor<O>, Error> {
         self.run_buffers(device, data, indices.buffers(), NewTensor)
     }
 
@@ -64,7 +65,7 @@ impl<T: Element, I: IndexTypes> ChainOp<T, I> {
         &self,
         data: &[T],
         indices: impl IndexBuffers<'a, I>,
-        out: &mut [T],
+        out: &mut [O],
     ) -> Result<(), Error> {
         self.run_into_on(Device::default_device()?, data, indices, out)
     }
@@ -75,13 +76,13 @@ impl<T: Element, I: IndexTypes> ChainOp<T, I> {
         device: &Device,
         data: &[T],
         indices: impl IndexBuffers<'a, I>,
-        out: &mut [T],
+        out: &mut [O],
     ) -> Result<(), Error> {
         self.run_buffers(device, data, indices.buffers(), IntoSlice(out))
     }
 
     /// `run_on` with the index buffers' types erased (checked against the plan's), into `sink`.
-    pub(super) fn run_buffers<S: Sink<T>>(
+    pub(super) fn run_buffers<S: Sink<O>>(
         &self,
         device: &Device,
         data: &[T],
@@ -152,7 +153,7 @@ impl<T: Element, I: IndexTypes> ChainOp<T, I> {
     }
 }
 
-impl<T, I> ChainOp<T, I> {
+impl<T, I, O: 'static> ChainOp<T, I, O> {
     /// The count of a `_` chain from the length of the buffer that carries it (`None` for fixed
     /// sizes): the data's, or the index buffer of its gather (`indices`, in gather order).
     pub(crate) fn count_of(&self, data: usize, indices: &[usize]) -> Result<Option<usize>, Error> {

@@ -105,7 +105,7 @@ fn unguard(client: &Client, g: Guarded, tensor: Operand) -> Result<Vec<u8>, Erro
     Ok(middle.to_vec())
 }
 
-impl<T: Element, I: super::IndexTypes> super::ChainOp<T, I> {
+impl<T: Element, I: super::IndexTypes, O: Element> super::ChainOp<T, I, O> {
     /// Runs with index buffers of the types the descriptor declares, given as bytes: through
     /// `run_on` when `guarded` is false, else through `launch` on buffers between guard regions
     /// that must come back untouched (feature `test-support`; not a stable API).
@@ -116,7 +116,7 @@ impl<T: Element, I: super::IndexTypes> super::ChainOp<T, I> {
         data: &[T],
         indices: &[Vec<u8>],
         guarded_run: bool,
-    ) -> Result<Tensor<T>, Error> {
+    ) -> Result<Tensor<O>, Error> {
         let types: Vec<_> = self.desc().gathers().map(|g| g.indices.dtype).collect();
         let buffers: Vec<_> =
             types.iter().zip(indices).map(|(&t, b)| super::IndexBuffer::of_bytes(t, b)).collect();

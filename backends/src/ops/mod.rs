@@ -64,8 +64,19 @@ op_kinds! {
     GatherKind: stridex_core::GatherDesc => stridex_core::kernel::GatherKernelDesc;
     /// The slice kind of [`Op`]: [`SliceOp`].
     SliceKind: stridex_core::SliceDesc => stridex_core::kernel::SliceKernelDesc;
-    /// The chain kind of [`Op`]: [`ChainOp`].
-    ChainKind: stridex_core::ChainDesc => crate::kernels::ChainKernel;
+}
+
+/// The chain kind of [`Op`]: [`ChainOp`], whose result has element type `O` (the data's, or a
+/// `convert` stage's).
+#[derive(Debug)]
+pub enum ChainKind<O> {
+    #[doc(hidden)]
+    __Never(std::convert::Infallible, PhantomData<fn() -> O>),
+}
+
+impl<O: 'static> OpKind for ChainKind<O> {
+    type Desc = stridex_core::ChainDesc;
+    type Kernel = crate::kernels::ChainKernel;
 }
 
 /// The plan of an op kind's descriptor.
@@ -207,15 +218,16 @@ impl<K: OpKind, T, I> Op<K, T, I> {
 
     /// Bytes a buffer for `tensor` needs for the launch of `plan` and `kernel` (from `at`).
     pub(crate) fn bytes(plan: &PlanOf<K>, kernel: Option<&K::Kernel>, tensor: Operand) -> usize {
-        let elem = plan.data_type().size();
-        let walk = |w: Option<&Walk>, words: fn(&Walk) -> u32, layout| {
-            w.map_or_else(|| crate::kernels::word_bytes(layout, elem), |w| words(w) as usize * 4)
+        let walk = |w: Option<&Walk>, words: fn(&Walk) -> u32, layout, elem: stridex_core::DType| {
+            w.map_or_else(|| crate::kernels::word_bytes(layout, elem.size()), |w| words(w) as usize * 4)
         };
         match tensor {
             Operand::Indices => K::Kernel::index_bytes(plan),
-            Operand::Output => walk(kernel.and_then(Launch::last_walk), Walk::out_words, plan.output()),
+            Operand::Output => {
+                walk(kernel.and_then(Launch::last_walk), Walk::out_words, plan.output(), plan.output_type())
+            }
             Operand::Data | Operand::Input => {
-                walk(kernel.and_then(Launch::first_walk), Walk::src_words, plan.source())
+                walk(kernel.and_then(Launch::first_walk), Walk::src_words, plan.source(), plan.data_type())
             }
         }
     }

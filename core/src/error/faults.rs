@@ -125,6 +125,9 @@ pub enum DynamicFault {
     BatchDimsAfterCount { batch_dims: usize },
     /// Chain builder: the data's count declared after stages were added.
     CountAfterStages,
+    /// Chains: a `convert` stage whose channels are the `_` dimension (its scale and offset are
+    /// constants, one per channel, and the count is not).
+    ConvertCount,
 }
 
 impl fmt::Display for DynamicFault {
@@ -182,6 +185,10 @@ impl fmt::Display for DynamicFault {
             CountAfterStages => write!(
                 f,
                 "`Chain::dynamic_leading()` comes before the chain's stages: each stage is checked against the shape it receives as it is added; call it right after `Chain::data`"
+            ),
+            ConvertCount => write!(
+                f,
+                "convert: `dim` names the `_` dimension, whose size is known only at run time, while `scale` and `offset` hold one constant per channel; name another dimension, or give one value in each (the same for every channel)"
             ),
             NoGatherAt { stage } => write!(
                 f,

@@ -317,6 +317,49 @@ impl fmt::Display for RuleError {
                 "chain: a stage takes no `{key}`: its input is the previous stage's output (the chain's `data` for the first stage); remove `{key}`"
             ),
             Dynamic { fault, .. } => write!(f, "{fault}"),
+            ConvertTo { to } => write!(
+                f,
+                "convert: `to: {to}`, but a convert stage writes f32, f16 or bf16 (computed in f32); write one of those, or end the chain without `convert` to keep {to}"
+            ),
+            ConvertFrom { from } => write!(
+                f,
+                "convert: the chain's elements are {from}, and a convert stage reads integers and floats of up to 32 bits (u8, i8, u16, i16, u32, i32, f16, bf16, f32); convert {from} on the host, or end the chain without `convert`"
+            ),
+            ConvertDim { dim, rank } => write!(
+                f,
+                "convert: `dim: {dim}` is not a dimension of the shape the stage receives, which has rank {rank}; use a value in {}",
+                if *rank == 0 { "none: a scalar has no channel dimension, so give `scale` and `offset` one value each".to_string() } else { format!("[-{rank}, {}]", rank - 1) }
+            ),
+            ConvertChannels { key, given, dim, size } => write!(
+                f,
+                "convert: `{}` has {given} value{}, but dimension {dim} (the channels) has size {size}; give {size} values (one per channel) or 1 (the same for every channel)",
+                key.key(),
+                if *given == 1 { "" } else { "s" }
+            ),
+            ConvertManyChannels { key, given, max } => write!(
+                f,
+                "convert: `{}` has {given} values, and a convert stage takes at most {max} channels (its values are constants of the kernel); give one value for every channel, or convert in two chains over fewer channels",
+                key.key()
+            ),
+            ConvertValue { key, index, bits } => write!(
+                f,
+                "convert: `{}[{index}]` is {}, not a finite f32; every scale and offset must be finite (a value past f32's range rounds to infinity)",
+                key.key(),
+                f32::from_bits(*bits)
+            ),
+            ConvertWords { to, strides } => write!(
+                f,
+                "convert: a {to} result is written two elements to a 32-bit word, and the output's strides {} leave no rows of whole words (the innermost dimension contiguous, and a run of packed innermost dimensions of even length with every other stride even); pad the innermost dimension to an even size, or convert to f32",
+                list(strides)
+            ),
+            ConvertOutput { to, output } => write!(
+                f,
+                "convert: the result is {to} (`to: {to}`), and `output` declares {output}; write `output: {to}[..]`, or leave the type out"
+            ),
+            ConvertNotLast { stage, stages } => write!(
+                f,
+                "chain: stage {stage} of {stages} is `convert`, and a convert stage is the chain's last (it changes the element type the other stages move); move it to the end"
+            ),
             Stage { stage, kind, input, error } => {
                 // A chain's `_` count is shown as written.
                 let shown: Vec<String> = input

@@ -70,6 +70,26 @@ impl Window {
     }
 }
 
+/// A key of a chain's `convert` stage.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ConvertKey {
+    To,
+    Dim,
+    Scale,
+    Offset,
+}
+
+impl ConvertKey {
+    pub const fn key(self) -> &'static str {
+        match self {
+            ConvertKey::To => "to",
+            ConvertKey::Dim => "dim",
+            ConvertKey::Scale => "scale",
+            ConvertKey::Offset => "offset",
+        }
+    }
+}
+
 /// Where in a descriptor a rule is broken.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Location {
@@ -93,6 +113,10 @@ pub enum Location {
     Ranges,
     /// One range of `s[..]`.
     RangeAt(usize),
+    /// A key of a `convert` stage.
+    Convert(ConvertKey),
+    /// One value of a `convert` stage's `scale` or `offset`.
+    ConvertAt(ConvertKey, usize),
 }
 
 impl Location {
@@ -291,6 +315,52 @@ pub enum RuleError {
         fault: DynamicFault,
         at: Location,
     },
+    /// A `convert` stage writing a type other than f32, f16 or bf16.
+    ConvertTo {
+        to: DType,
+    },
+    /// A `convert` stage reading a type it does not convert (bool, 64-bit).
+    ConvertFrom {
+        from: DType,
+    },
+    ConvertDim {
+        dim: i64,
+        rank: usize,
+    },
+    /// `scale` or `offset` with neither one value nor one per channel.
+    ConvertChannels {
+        key: ConvertKey,
+        given: usize,
+        dim: usize,
+        size: usize,
+    },
+    ConvertManyChannels {
+        key: ConvertKey,
+        given: usize,
+        max: usize,
+    },
+    /// A `scale` or `offset` value that is not finite (its f32 bits).
+    ConvertValue {
+        key: ConvertKey,
+        index: usize,
+        bits: u32,
+    },
+    /// A 16-bit result whose layout leaves no rows of whole 32-bit words (see
+    /// [`crate::convert::word_rows`]).
+    ConvertWords {
+        to: DType,
+        strides: Vec<usize>,
+    },
+    /// A declared output of another type than the one `convert` writes.
+    ConvertOutput {
+        to: DType,
+        output: DType,
+    },
+    /// A `convert` stage before the chain's last.
+    ConvertNotLast {
+        stage: usize,
+        stages: usize,
+    },
     /// A stage of a chain breaks a rule of its rule set: which stage (1-based), its kind, and
     /// the shape it received.
     Stage {
@@ -358,6 +428,15 @@ impl RuleError {
             RangeCount { .. } | RangesWith { .. } => Location::Ranges,
             Range { dim, .. } => Location::RangeAt(dim),
             Dynamic { at, .. } => at,
+            ConvertTo { .. } => Location::Convert(ConvertKey::To),
+            // The data's type is what the stage reads (a later stage's input is the data's type).
+            ConvertFrom { .. } => Location::DType(Operand::Data),
+            ConvertDim { .. } => Location::Convert(ConvertKey::Dim),
+            ConvertChannels { key, .. } | ConvertManyChannels { key, .. } => Location::Convert(key),
+            ConvertValue { key, index, .. } => Location::ConvertAt(key, index),
+            ConvertNotLast { .. } => Location::Chain,
+            ConvertWords { .. } => Location::Strides(Operand::Output),
+            ConvertOutput { .. } => Location::DType(Operand::Output),
             // The stage's own tokens: the macro maps the location within the stage.
             Stage { ref error, .. } => error.location(),
         }

@@ -2,7 +2,7 @@
 //! strided view and each gather turned into one index read whose position is affine in the
 //! output coordinates and in the values of the reads after it.
 
-use super::{Dim, IndexRead, MoveRead, Moves, RowWalk, Walk, MAX_READS};
+use super::{ConvertWalk, Dim, IndexRead, MoveRead, Moves, RowWalk, Walk, MAX_READS};
 use crate::chain::{ChainPlan, StagePlan};
 use crate::error::Unfused;
 use crate::MAX_RANK;
@@ -77,7 +77,8 @@ impl ChainKernelDesc {
     /// The fused kernel of `plan`: `Ok(None)` for an empty output, `Err` with the reason when
     /// the chain cannot be fused into the row walk (an intermediate tensor is empty, the
     /// output's rows are not whole words, or a step so large that an offset coefficient leaves
-    /// `i64`): it then runs stage by stage.
+    /// `i64`): it then runs stage by stage. A chain that ends in `convert` takes the convert
+    /// walk.
     pub fn new(plan: &ChainPlan) -> Result<Option<ChainKernelDesc>, Unfused> {
         if plan.output.is_empty() {
             return Ok(None);
@@ -114,6 +115,8 @@ impl ChainKernelDesc {
                         .collect::<Option<Vec<Affine>>>()
                         .ok_or(overflow)?
                 }
+                // The same coordinates, another element type: the walk converts as it writes.
+                StagePlan::Convert(_) => y,
                 StagePlan::Gather(p) => {
                     let j = reads.len();
                     if p.axis_size == 0 {
@@ -152,9 +155,10 @@ impl ChainKernelDesc {
             .zip(plan.data.strides.iter())
             .try_fold(Affine::default(), |acc, (c, &s)| acc.plus(c.scaled(s as i64)?))
             .ok_or(Unfused::Overflow { stage: 1 })?;
-        let dims: Vec<Dim> = (0..out_rank)
-            .filter(|&d| plan.output.sizes[d] > 1)
-            .map(|d| {
+        let dims_of: Vec<usize> = (0..out_rank).filter(|&d| plan.output.sizes[d] > 1).collect();
+        let dims: Vec<Dim> = dims_of
+            .iter()
+            .map(|&d| {
                 let mut r = [0; MAX_READS];
                 for (j, read) in reads.iter().enumerate() {
                     r[j] = read.offset.coords[d];
@@ -190,9 +194,12 @@ impl ChainKernelDesc {
         let rows = Unfused::Rows {
             stage: n,
             size: plan.output.sizes.last().copied().unwrap_or(1),
-            elem_bytes: plan.data_type.size(),
+            elem_bytes: plan.output_type.size(),
         };
-        let walk = RowWalk::build(&moves).ok_or(rows)?;
-        Ok(Some(ChainKernelDesc { walk: Walk::Rows(walk) }))
+        let walk = match plan.convert() {
+            Some(c) => Walk::Convert(Box::new(ConvertWalk::build(&moves, &dims_of, c).ok_or(rows)?)),
+            None => Walk::Rows(RowWalk::build(&moves).ok_or(rows)?),
+        };
+        Ok(Some(ChainKernelDesc { walk }))
     }
 }

@@ -14,10 +14,12 @@
 //!   element slot mapped back to coordinates on its own, with the checks a padded output needs.
 
 mod chain;
+mod convert;
 mod rows;
 mod slots;
 
 pub use chain::ChainKernelDesc;
+pub use convert::{ConvertDim, ConvertWalk};
 pub use rows::{RowAccess, RowDim, RowGroup, RowWalk};
 pub use slots::{KernelDim, MoveDesc};
 
@@ -33,6 +35,9 @@ pub use crate::limits::MAX_READS;
 pub enum Walk {
     Rows(RowWalk),
     Slots(MoveDesc),
+    /// A chain that ends in `convert` (see [`ConvertWalk`]; boxed: its scale and offset make it
+    /// the largest walk).
+    Convert(Box<ConvertWalk>),
 }
 
 /// Which walks [`GatherKernelDesc::with`] and [`SliceKernelDesc::with`] may choose.
@@ -50,6 +55,7 @@ impl Walk {
         match self {
             Walk::Rows(w) => w.src_words,
             Walk::Slots(m) => m.src_words,
+            Walk::Convert(c) => c.src_words,
         }
     }
 
@@ -58,6 +64,7 @@ impl Walk {
         match self {
             Walk::Rows(w) => w.out_words,
             Walk::Slots(m) => m.out_words,
+            Walk::Convert(c) => c.out_words,
         }
     }
 
@@ -65,6 +72,7 @@ impl Walk {
         match self {
             Walk::Rows(w) => w.invocations,
             Walk::Slots(m) => m.invocations,
+            Walk::Convert(c) => c.invocations,
         }
     }
 
@@ -73,6 +81,7 @@ impl Walk {
         match self {
             Walk::Rows(w) => Walk::Rows(w.count_free()),
             Walk::Slots(m) => Walk::Slots(m.count_free()),
+            Walk::Convert(c) => Walk::Convert(Box::new(c.count_free())),
         }
     }
 
@@ -87,6 +96,7 @@ impl Walk {
         match self {
             Walk::Rows(w) => w.with_count(count, src, out, elem_bytes).map(Walk::Rows),
             Walk::Slots(m) => m.with_count(count, src, out, elem_bytes).map(Walk::Slots),
+            Walk::Convert(c) => c.with_count(count, src, out).map(|c| Walk::Convert(Box::new(c))),
         }
     }
 
@@ -95,6 +105,7 @@ impl Walk {
         match self {
             Walk::Rows(w) => w.dynamic,
             Walk::Slots(m) => m.dynamic,
+            Walk::Convert(c) => c.dynamic,
         }
     }
 }

@@ -291,6 +291,8 @@ pub fn run_walk(
     match walk {
         Walk::Rows(w) => run_rows(w, data, indices, out),
         Walk::Slots(m) => run_slots(m, index, data, indices.first().copied().unwrap_or(&[]), out),
+        // Only a chain that ends in `convert` takes it; the suite runs it on the device.
+        Walk::Convert(_) => unreachable!("single ops take the row or slot walk"),
     }
 }
 
@@ -347,6 +349,7 @@ pub fn kind(walk: &Walk) -> String {
             let padded = if m.check_rem { ", padded" } else { "" };
             format!("Slots ({} lanes, {} words{padded})", m.lanes, m.line)
         }
+        Walk::Convert(c) => format!("Convert ({} -> {}, {} inner dims)", c.from, c.to, c.inner.len()),
     }
 }
 
@@ -360,7 +363,7 @@ fn walks_of(best: &Walk, slots: &Walk) -> Vec<Walk> {
             walks.push(slots.clone());
             walks
         }
-        Walk::Slots(_) => vec![best.clone()],
+        Walk::Slots(_) | Walk::Convert(_) => vec![best.clone()],
     }
 }
 

@@ -127,13 +127,28 @@ pub fn chain(input: &ChainInput, desc: &ChainDesc) -> TokenStream {
             let window = slice_window(w);
             quote!(::stridex::__private::StageDesc::Slice(#window))
         }
+        StageDesc::Convert(c) => {
+            let to = dtype(c.to);
+            let dim = c.dim;
+            let (scale, offset) = (c.scale.bits(), c.offset.bits());
+            quote!(::stridex::__private::StageDesc::Convert(::stridex::__private::ConvertStage {
+                to: #to,
+                dim: #dim,
+                scale: ::stridex::__private::Channels::from_bits(&[#(#scale),*]),
+                offset: ::stridex::__private::Channels::from_bits(&[#(#offset),*]),
+            }))
+        }
+    });
+    let o = rust_type(match desc.stages.last() {
+        Some(StageDesc::Convert(c)) => c.to,
+        _ => desc.data.dtype,
     });
     let output = option(desc.output.as_ref().map(output_decl));
     let count = option(desc.dynamic_leading.map(|c| match c {
         ChainCount::Data => quote!(::stridex::__private::ChainCount::Data),
         ChainCount::Indices { stage } => quote!(::stridex::__private::ChainCount::Indices { stage: #stage }),
     }));
-    let ty = quote!(::stridex::ChainOp<#t, (#(#index_types,)*)>);
+    let ty = quote!(::stridex::ChainOp<#t, (#(#index_types,)*), #o>);
     // The stages live in a `const`, so the descriptor borrows them for 'static in an expression
     // as in a `static` item.
     let value = quote! {{

@@ -10,7 +10,7 @@ use stridex_core::keys;
 use stridex_core::SliceForm;
 use stridex_core::{DType, FeatureLevel, GatherRules, OutOfRange, SliceRange};
 use syn::parse::{Parse, ParseStream};
-use syn::{bracketed, Ident, LitInt, Token, Visibility};
+use syn::{bracketed, Ident, LitFloat, LitInt, Token, Visibility};
 
 /// A literal value and the tokens it came from (`-2` is two tokens).
 #[derive(Clone, Debug)]
@@ -115,14 +115,25 @@ pub struct ChainInput {
 pub enum StageInput {
     Gather { keyword: Ident, input: GatherInput },
     Slice { keyword: Ident, input: SliceInput },
+    Convert { keyword: Ident, input: ConvertInput },
 }
 
 impl StageInput {
     pub fn keyword(&self) -> &Ident {
         match self {
-            StageInput::Gather { keyword, .. } | StageInput::Slice { keyword, .. } => keyword,
+            StageInput::Gather { keyword, .. }
+            | StageInput::Slice { keyword, .. }
+            | StageInput::Convert { keyword, .. } => keyword,
         }
     }
+}
+
+/// `convert { to: f32, dim: 1, scale: [..], offset: [..] }`: the last stage of a chain.
+pub struct ConvertInput {
+    pub to: (Ident, DType),
+    pub dim: Option<Lit<i64>>,
+    pub scale: Option<List<f32>>,
+    pub offset: Option<List<f32>>,
 }
 
 impl SliceInput {
@@ -312,9 +323,9 @@ fn chain_entries(input: ParseStream, cx: &Ctxt) -> syn::Result<Option<ChainInput
     let (mut data, mut stages, mut output) = (None::<TensorArg>, Vec::new(), None::<TensorArg>);
     while !input.is_empty() {
         let Ok(key) = input.fork().parse::<Ident>() else {
-            cx.error(
-                input.error("expected `data: T[..]`, `gather { .. }`, `slice { .. }` or `output: [..]`"),
-            );
+            cx.error(input.error(
+                "expected `data: T[..]`, `gather { .. }`, `slice { .. }`, `convert { .. }` or `output: [..]`",
+            ));
             skip_entry(input);
             continue;
         };
@@ -341,7 +352,7 @@ fn chain_entries(input: ParseStream, cx: &Ctxt) -> syn::Result<Option<ChainInput
                         }
                     }
                 }
-                "gather" | "slice" if input.peek2(syn::token::Brace) => {
+                "gather" | "slice" | "convert" if input.peek2(syn::token::Brace) => {
                     input.parse::<Ident>()?;
                     if output.is_some() {
                         cx.error(order("`output` comes last in a chain, after its stages; move this stage before it"));
@@ -361,6 +372,8 @@ fn chain_entries(input: ParseStream, cx: &Ctxt) -> syn::Result<Option<ChainInput
                     let stage = if name == "gather" {
                         gather_keys(&content, cx, None, Some(stage_input))
                             .map(|input| StageInput::Gather { keyword: key.clone(), input })
+                    } else if name == "convert" {
+                        convert_keys(&content, cx).map(|input| StageInput::Convert { keyword: key.clone(), input })
                     } else {
                         slice_keys(&content, cx, None, Some(stage_input))
                             .map(|input| StageInput::Slice { keyword: key.clone(), input })
@@ -370,7 +383,7 @@ fn chain_entries(input: ParseStream, cx: &Ctxt) -> syn::Result<Option<ChainInput
                     Ok(())
                 }
                 _ => Err(order(&format!(
-                    "unexpected `{name}` in chain!: a chain is `data: T[..]`, then stages `gather {{ .. }}` or `slice {{ .. }}`, then an optional `output: [..]`"
+                    "unexpected `{name}` in chain!: a chain is `data: T[..]`, then stages `gather {{ .. }}` or `slice {{ .. }}` (the last may be `convert {{ .. }}`), then an optional `output: [..]`"
                 ))),
             };
         end_of_entry(input, parsed, cx);
@@ -387,6 +400,32 @@ fn chain_entries(input: ParseStream, cx: &Ctxt) -> syn::Result<Option<ChainInput
         Some(data) if !cx.has_errors() => Some(ChainInput { item, data, stages, output }),
         _ => None,
     })
+}
+
+/// The keys of a `convert` stage. `None` once a mistake is recorded in `cx`.
+fn convert_keys(input: ParseStream, cx: &Ctxt) -> Option<ConvertInput> {
+    let all = input.fork().parse::<TokenStream>().unwrap_or_default();
+    let mut keys = Keys::new("a convert stage", keys::CONVERT_KEYS);
+    let (mut to, mut dim, mut scale, mut offset) = (None, None, None, None);
+    while !input.is_empty() {
+        let Some(key) = keys.next(input, cx) else { continue };
+        let parsed = match key.to_string().as_str() {
+            "to" => {
+                let names: Vec<&str> = DType::ALL.iter().map(|t| t.name()).collect();
+                parse_keyword(input, "element type", DType::from_name, &names).map(|v| to = Some(v))
+            }
+            "dim" => parse_int(input).map(|v| dim = Some(v)),
+            "scale" => parse_list(input, parse_f32).map(|v| scale = Some(v)),
+            "offset" => parse_list(input, parse_f32).map(|v| offset = Some(v)),
+            _ => unreachable!("Keys::next accepts known keys only"),
+        };
+        end_of_entry(input, parsed, cx);
+    }
+    let to = keys.require(to, "to", "to: f32", &all, cx);
+    if cx.has_errors() {
+        return None;
+    }
+    Some(ConvertInput { to: to?, dim, scale, offset })
 }
 
 /// Tracks which keys were given: unknown and repeated keys are errors on the key itself.
@@ -682,6 +721,26 @@ fn parse_int(input: ParseStream) -> syn::Result<Lit<i64>> {
     let value =
         value.ok_or_else(|| syn::Error::new_spanned(&tokens, "number too large to fit in target type"))?;
     Ok(Lit { value, tokens })
+}
+
+/// An f32 value: a float or integer literal, optionally negative (one past f32's range is
+/// infinite here, which the rules refuse on its token).
+fn parse_f32(input: ParseStream) -> syn::Result<Lit<f32>> {
+    let mut tokens = TokenStream::new();
+    let negative = input.peek(Token![-]);
+    if negative {
+        input.parse::<Token![-]>()?.to_tokens(&mut tokens);
+    }
+    let magnitude: f32 = if input.peek(LitFloat) {
+        let lit: LitFloat = input.parse()?;
+        lit.to_tokens(&mut tokens);
+        lit.base10_parse()?
+    } else {
+        let lit: LitInt = input.parse()?;
+        lit.to_tokens(&mut tokens);
+        lit.base10_parse()?
+    };
+    Ok(Lit { value: if negative { -magnitude } else { magnitude }, tokens })
 }
 
 /// A size: an unsigned integer, or `_` (known at run time; the rules decide where it may stand).

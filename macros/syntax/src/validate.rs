@@ -1,14 +1,17 @@
 //! Applies the rules of `stridex-core` to a parsed descriptor and turns a broken rule into a
 //! `syn::Error` on the token at fault.
 
-use crate::parse::{ChainInput, GatherInput, List, RangeItem, SliceInput, StageInput, TensorArg};
+use crate::parse::{
+    ChainInput, ConvertInput, GatherInput, List, RangeItem, SliceInput, StageInput, TensorArg,
+};
 use proc_macro2::Span;
 use stridex_core::dynamic::StageWindowKeys;
 use stridex_core::ranges::RangeFault;
 use stridex_core::SliceForm;
 use stridex_core::{
-    tensor, ChainCount, ChainDesc, Dims, DynamicFault, GatherDesc, GatherRules, GatherStage, Location,
-    Operand, OutputDecl, RuleError, SignedDims, SliceDesc, SliceWindow, StageDesc, TensorDecl, Window,
+    tensor, ChainCount, ChainDesc, Channels, ConvertKey, ConvertStage, Dims, DynamicFault, GatherDesc,
+    GatherRules, GatherStage, Location, Operand, OutputDecl, RuleError, SignedDims, SliceDesc, SliceWindow,
+    StageDesc, TensorDecl, Window,
 };
 
 pub fn gather(input: &GatherInput) -> syn::Result<GatherDesc> {
@@ -139,6 +142,7 @@ pub fn chain(input: &ChainInput) -> syn::Result<ChainDesc> {
                     return Err(syn::Error::new_spanned(&sizes.items[k].tokens, e.to_string()));
                 }
             }
+            StageInput::Convert { .. } => {}
         }
     }
     if let Some(o) = &input.output {
@@ -183,6 +187,7 @@ pub fn chain(input: &ChainInput) -> syn::Result<ChainDesc> {
                 };
                 StageDesc::Slice(window)
             }
+            StageInput::Convert { input: c, .. } => StageDesc::Convert(convert_stage(c)?),
         });
     }
     let output = input.output.as_ref().map(output_decl).transpose().map_err(|e| chain_spans.error(e))?;
@@ -210,7 +215,7 @@ fn stage_error(input: &ChainInput, stage: usize, mut received: Vec<usize>, error
     let counted = !input.data.sizes.underscores().is_empty()
         || input.stages[..stage - 1].iter().any(|s| match s {
             StageInput::Gather { input: g, .. } => !g.indices.sizes.underscores().is_empty(),
-            StageInput::Slice { .. } => false,
+            StageInput::Slice { .. } | StageInput::Convert { .. } => false,
         });
     if counted && !received.is_empty() {
         received[0] = stridex_core::dynamic::COUNT_SHOWN;
@@ -218,6 +223,7 @@ fn stage_error(input: &ChainInput, stage: usize, mut received: Vec<usize>, error
     let kind = match input.stages[stage - 1] {
         StageInput::Gather { .. } => "gather",
         StageInput::Slice { .. } => "slice",
+        StageInput::Convert { .. } => "convert",
     };
     RuleError::Stage { stage, kind, input: received, error: Box::new(error) }
 }
@@ -240,10 +246,12 @@ fn chain_error(input: &ChainInput, e: RuleError) -> syn::Error {
                 match s {
                     StageInput::Gather { input, .. } => Spans::Gather(input),
                     StageInput::Slice { input, .. } => Spans::Slice(input),
+                    StageInput::Convert { input: c, .. } => Spans::Convert(c, input),
                 }
             };
             at(spans.tokens(location), s.keyword().span())
         }
+        RuleError::ConvertNotLast { stage, .. } => at(None, input.stages[stage - 1].keyword().span()),
         RuleError::ChainGathers { max, .. } => {
             let extra = input.stages.iter().filter(|s| matches!(s, StageInput::Gather { .. })).nth(*max);
             at(None, extra.map_or(Span::call_site(), |s| s.keyword().span()))
@@ -293,6 +301,30 @@ fn output_underscores(output: &TensorArg, dynamic: bool) -> syn::Result<()> {
     }
 }
 
+/// A `convert` stage's keys as its descriptor: `scale` 1 and `offset` 0 when left out; `dim`
+/// is needed when a list gives one value per channel.
+fn convert_stage(c: &ConvertInput) -> syn::Result<ConvertStage> {
+    let values = |l: &Option<List<f32>>, default: f32| l.as_ref().map_or(vec![default], List::values);
+    if c.dim.is_none() {
+        let per_channel = [&c.scale, &c.offset].into_iter().flatten().find(|l| l.items.len() > 1);
+        if let Some(list) = per_channel {
+            return Err(syn::Error::new(
+                list.span,
+                format!(
+                    "convert: {} values are one per channel: name the channel dimension with `dim: ..` (1 for NCHW, -1 for NHWC), or give one value for every channel",
+                    list.items.len()
+                ),
+            ));
+        }
+    }
+    Ok(ConvertStage {
+        to: c.to.1,
+        dim: c.dim.as_ref().map_or(0, |d| d.value),
+        scale: Channels::of(&values(&c.scale, 1.0)),
+        offset: Channels::of(&values(&c.offset, 0.0)),
+    })
+}
+
 fn req<T>(l: &Option<T>) -> &T {
     l.as_ref().expect("parse checked that the window keys are present")
 }
@@ -339,6 +371,8 @@ enum Spans<'a> {
     Slice(&'a SliceInput),
     /// A chain's own keys: its data and output.
     Chain(&'a ChainInput),
+    /// A `convert` stage's keys, in its chain (whose data and output it names too).
+    Convert(&'a ConvertInput, &'a ChainInput),
 }
 
 impl Spans<'_> {
@@ -366,6 +400,26 @@ impl Spans<'_> {
 
     fn tokens(&self, loc: Location) -> Option<proc_macro2::TokenStream> {
         use quote::ToTokens;
+        if let Spans::Convert(c, chain) = self {
+            let list = |key: ConvertKey| match key {
+                ConvertKey::Scale => c.scale.as_ref(),
+                ConvertKey::Offset => c.offset.as_ref(),
+                _ => None,
+            };
+            return match loc {
+                Location::Convert(ConvertKey::To) => Some(c.to.0.to_token_stream()),
+                Location::Convert(ConvertKey::Dim) => c.dim.as_ref().map(|d| d.tokens.clone()),
+                Location::Convert(key) => list(key).map(|l| {
+                    let mut ts = proc_macro2::TokenStream::new();
+                    ts.extend([proc_macro2::TokenTree::Ident(proc_macro2::Ident::new("x", l.span))]);
+                    ts
+                }),
+                Location::ConvertAt(key, i) => {
+                    list(key).and_then(|l| l.items.get(i)).map(|l| l.tokens.clone())
+                }
+                _ => Spans::Chain(chain).tokens(loc),
+            };
+        }
         let span_of = |s: Span| {
             let mut ts = proc_macro2::TokenStream::new();
             ts.extend([proc_macro2::TokenTree::Ident(proc_macro2::Ident::new("x", s))]);
@@ -416,8 +470,9 @@ impl Spans<'_> {
             Location::FeatureLevel => match self {
                 Spans::Gather(g) => g.feature_level.as_ref().map(|l| l.tokens.clone()),
                 Spans::Slice(s) => s.feature_level.as_ref().map(|l| l.tokens.clone()),
-                Spans::Chain(_) => None,
+                Spans::Chain(_) | Spans::Convert(..) => None,
             },
+            Location::Convert(_) | Location::ConvertAt(..) => None,
             Location::Window(w) => self.window(w).map(span_of),
             Location::WindowAt(w, i) => self.window_item(w, i).or_else(|| self.window(w).map(span_of)),
         }

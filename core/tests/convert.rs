@@ -1,0 +1,169 @@
+//! The `convert` stage's rules (docs/rules.md, `convert-*`) and the walk it lowers to, on plain
+//! data: no device.
+
+mod common;
+
+use common::{d, window_stage};
+use stridex_core::convert::word_rows;
+use stridex_core::kernel::Walk;
+use stridex_core::*;
+
+fn convert(to: DType, dim: i64, scale: &[f32], offset: &[f32]) -> StageDesc {
+    StageDesc::Convert(ConvertStage { to, dim, scale: Channels::of(scale), offset: Channels::of(offset) })
+}
+
+fn chain(data: TensorDecl, stages: Vec<StageDesc>, output: Option<OutputDecl>) -> ChainDesc {
+    ChainDesc { data, stages: stages.into(), output, dynamic_leading: None }
+}
+
+fn stage_error(desc: &ChainDesc) -> RuleError {
+    match desc.plan().unwrap_err() {
+        RuleError::Stage { error, .. } => *error,
+        e => e,
+    }
+}
+
+#[test]
+fn convert_is_the_last_stage() {
+    let data = TensorDecl::packed(DType::U8, d(&[4, 3]));
+    let early = chain(
+        data,
+        vec![convert(DType::F32, 1, &[1.0], &[0.0]), window_stage(&[0, 0], &[2, 3], &[1, 1])],
+        None,
+    );
+    assert_eq!(early.plan().unwrap_err(), RuleError::ConvertNotLast { stage: 1, stages: 2 });
+    // Alone, it is a chain: the plan's result type is the stage's.
+    let alone = chain(data, vec![convert(DType::BF16, -1, &[1.0, 2.0, 3.0], &[0.0])], None).plan().unwrap();
+    assert_eq!((alone.data_type, alone.output_type), (DType::U8, DType::BF16));
+    assert_eq!(alone.convert().map(|c| (c.dim, c.channels)), Some((1, 3)));
+}
+
+#[test]
+fn convert_types() {
+    let of = |from: DType, to: DType| {
+        chain(TensorDecl::packed(from, d(&[4])), vec![convert(to, 0, &[1.0], &[0.0])], None).plan().map(drop)
+    };
+    for from in DType::ALL {
+        for to in DType::ALL {
+            let r = of(from, to);
+            let reads = !matches!(from, DType::Bool | DType::F64 | DType::I64 | DType::U64);
+            let writes = matches!(to, DType::F32 | DType::F16 | DType::BF16);
+            match r {
+                Ok(()) => assert!(reads && writes, "{from} -> {to}"),
+                Err(RuleError::Stage { error, .. }) => match *error {
+                    RuleError::ConvertTo { to: t } => assert!(!writes && t == to),
+                    RuleError::ConvertFrom { from: f } => assert!(writes && !reads && f == from),
+                    e => panic!("{from} -> {to}: {e}"),
+                },
+                Err(e) => panic!("{from} -> {to}: {e}"),
+            }
+        }
+    }
+    // A declared output has the result's type.
+    let data = TensorDecl::packed(DType::U8, d(&[2, 2]));
+    let output = OutputDecl { dtype: Some(DType::F32), sizes: d(&[2, 2]), strides: None };
+    let desc = chain(data, vec![convert(DType::F16, 0, &[1.0], &[0.0])], Some(output));
+    assert_eq!(stage_error(&desc), RuleError::ConvertOutput { to: DType::F16, output: DType::F32 });
+}
+
+#[test]
+fn convert_channels_and_values() {
+    let data = TensorDecl::packed(DType::U8, d(&[2, 3, 4]));
+    let at = |dim: i64, scale: &[f32], offset: &[f32]| {
+        chain(data, vec![convert(DType::F32, dim, scale, offset)], None)
+    };
+    assert_eq!(stage_error(&at(3, &[1.0], &[0.0])), RuleError::ConvertDim { dim: 3, rank: 3 });
+    assert_eq!(stage_error(&at(-4, &[1.0], &[0.0])), RuleError::ConvertDim { dim: -4, rank: 3 });
+    assert_eq!(at(-2, &[1.0, 2.0, 3.0], &[0.5]).plan().unwrap().convert().unwrap().dim, 1);
+    assert_eq!(
+        stage_error(&at(1, &[1.0, 2.0], &[0.0])),
+        RuleError::ConvertChannels { key: ConvertKey::Scale, given: 2, dim: 1, size: 3 }
+    );
+    assert_eq!(
+        stage_error(&at(2, &[1.0], &[0.0; 3])),
+        RuleError::ConvertChannels { key: ConvertKey::Offset, given: 3, dim: 2, size: 4 }
+    );
+    let wide = chain(
+        TensorDecl::packed(DType::U8, d(&[17])),
+        vec![convert(DType::F32, 0, &[1.0; 17], &[0.0])],
+        None,
+    );
+    assert_eq!(
+        stage_error(&wide),
+        RuleError::ConvertManyChannels { key: ConvertKey::Scale, given: 17, max: 16 }
+    );
+    let nan = at(0, &[1.0, f32::NAN], &[0.0]);
+    assert_eq!(
+        stage_error(&nan),
+        RuleError::ConvertValue { key: ConvertKey::Scale, index: 1, bits: f32::NAN.to_bits() }
+    );
+    // A scalar takes one value each, whatever `dim` says.
+    let scalar =
+        chain(TensorDecl::packed(DType::I8, d(&[])), vec![convert(DType::F32, 5, &[2.0], &[1.0])], None);
+    assert_eq!(scalar.plan().unwrap().convert().unwrap().channels, 1);
+}
+
+#[test]
+fn sixteen_bit_rows_are_whole_words() {
+    let rows = |sizes: &[usize], strides: &[usize], lead: bool| {
+        word_rows(&TensorLayout { sizes: d(sizes), strides: d(strides) }, lead)
+    };
+    assert_eq!(rows(&[3, 224, 224], &[50176, 224, 1], false), Some(1));
+    // Channels last: rows of W * C, even.
+    assert_eq!(rows(&[224, 224, 3], &[672, 3, 1], false), Some(2));
+    // Odd and packed: the whole output is one row.
+    assert_eq!(rows(&[3, 5], &[5, 1], false), Some(2));
+    assert_eq!(rows(&[3, 5], &[7, 1], false), None);
+    assert_eq!(rows(&[4, 5], &[1, 4], false), Some(1));
+    assert_eq!(rows(&[5, 4], &[2, 10], false), None);
+    // A count's dimension never joins a row: 15 elements per count cannot be whole words.
+    assert_eq!(rows(&[2, 3, 5], &[15, 5, 1], true), None);
+    assert_eq!(rows(&[2, 3, 4], &[12, 4, 1], true), Some(1));
+    assert_eq!(rows(&[1, 1], &[1, 1], false), Some(0));
+}
+
+/// The walk: channels picked per row or per element, tiles dividing rows, 16-bit tiles of whole
+/// words, and reads per row or per element.
+#[test]
+fn the_convert_walk() {
+    let walk = |desc: &ChainDesc| match ChainKernelDesc::new(&desc.plan().unwrap()).unwrap().unwrap().walk {
+        Walk::Convert(w) => w,
+        w => panic!("{w:?}"),
+    };
+    let nchw = chain(
+        TensorDecl::packed(DType::U8, d(&[2, 3, 8, 6])),
+        vec![convert(DType::F32, 1, &[1.0; 3], &[0.0])],
+        None,
+    );
+    let w = walk(&nchw);
+    assert_eq!((w.row_len, w.tile, w.channels, w.channel_in_row()), (6, 2, 3, false));
+    assert_eq!(w.invocations, 2 * 3 * 8 * 3);
+    let nhwc = chain(
+        TensorDecl::packed(DType::U8, d(&[8, 6, 3])),
+        vec![convert(DType::F16, -1, &[1.0; 3], &[0.0])],
+        None,
+    );
+    let w = walk(&nhwc);
+    assert_eq!((w.inner.len(), w.row_len, w.tile, w.channel_in_row()), (2, 18, 2, true));
+    assert_eq!((w.src_words, w.out_words), (36, 72));
+    // One channel: no channel dimension at all.
+    let one = chain(
+        TensorDecl::packed(DType::F32, d(&[4, 3])),
+        vec![convert(DType::BF16, 1, &[2.0], &[1.0])],
+        None,
+    );
+    assert!(walk(&one).outer.iter().chain(&walk(&one).inner).all(|d| !d.channel));
+    // A gather along the rows reads per element; one along the outer dimension per row.
+    let gather = |axis: i64| {
+        chain(
+            TensorDecl::packed(DType::U8, d(&[4, 8])),
+            vec![
+                StageDesc::Gather(common::gather_stage(GatherRules::Onnx, DType::I32, &[3], axis)),
+                convert(DType::F32, 0, &[1.0], &[0.0]),
+            ],
+            None,
+        )
+    };
+    assert!(walk(&gather(1)).reads[0].per_element);
+    assert!(!walk(&gather(0)).reads[0].per_element);
+}
