@@ -37,7 +37,7 @@ impl ChainOutcome {
 }
 
 pub fn all(env: &Env) -> Vec<ChainOutcome> {
-    vec![embedding_last_token(env), image_pipeline(env)]
+    vec![embedding_last_token(env), image_pipeline(env), image_to_model(env)]
 }
 
 /// A stage run on its own: its launch on (input, indices) -> output, and the bytes it moves.
@@ -240,5 +240,87 @@ fn image_pipeline(env: &Env) -> ChainOutcome {
         staged: ts,
         burn: tb,
         burn_ops: "slice, flip, select(1), slice with steps, materialized",
+    }
+}
+
+/// The step after the crop: an NHWC u8 batch cropped, flipped and turned RGB, out as the
+/// model's normalized NCHW f32, by one `chain!` ending in `convert` against stridex's two
+/// kernels (the u8 chain, then a `convert`-only chain over its output) and against Burn.
+fn image_to_model(env: &Env) -> ChainOutcome {
+    let case = "NHWC u8[16,256,256,3] -> normalized NCHW f32: crop 224, flip, BGR->RGB";
+    let (n, h, w, crop, off) = (16usize, 256usize, 256usize, 224usize, 16usize);
+    // Powers of two: `x * scale + offset` is exact in f32 whether or not a device fuses it, so
+    // every implementation's output is checked bit for bit.
+    let (scale, offset) = ([0.0078125f32, 0.015625, 0.03125], [-1.0f32, -2.0, -0.5]);
+    let nhwc: Vec<u8> = (0..n * h * w * 3).map(|i| (i * 7 % 251) as u8).collect();
+    let expected: Vec<f32> = (0..n * 3 * crop * crop)
+        .map(|o| {
+            let (b, c, y, x) = (o / (3 * crop * crop), o / (crop * crop) % 3, o / crop % crop, o % crop);
+            let (sy, sx, sc) = (off + y, off + crop - 1 - x, 2 - c);
+            nhwc[((b * h + sy) * w + sx) * 3 + sc] as f32 * scale[c] + offset[c]
+        })
+        .collect();
+    let fused = stridex::chain! {
+        data: u8[16, 3, 256, 256] strides [196608, 1, 768, 3],
+        slice { s[.., ..;-1, 16..240, 16..240;-1] },
+        convert { to: f32, dim: 1, scale: [0.0078125, 0.015625, 0.03125], offset: [-1.0, -2.0, -0.5] },
+    };
+    let crop_u8 = stridex::chain! {
+        data: u8[16, 3, 256, 256] strides [196608, 1, 768, 3],
+        slice { s[.., ..;-1, 16..240, 16..240;-1] },
+    };
+    let to_f32 = stridex::chain! {
+        data: u8[16, 3, 224, 224],
+        convert { to: f32, dim: 1, scale: [0.0078125, 0.015625, 0.03125], offset: [-1.0, -2.0, -0.5] },
+    };
+    let c = env.client;
+    let d = upload(c, &nhwc, fused.buffer_bytes(Operand::Data).unwrap());
+    let out = c.empty(fused.buffer_bytes(Operand::Output).unwrap());
+    let tf = median(env.settings.reps, || {
+        fused.launch(c, &d, &[], &out).expect("fused launch");
+        sync(c);
+    });
+    check("fused", case, &read(c, &out, expected.len()), &expected);
+    let mid = c.empty(
+        crop_u8.buffer_bytes(Operand::Output).unwrap().max(to_f32.buffer_bytes(Operand::Data).unwrap()),
+    );
+    let out2 = c.empty(to_f32.buffer_bytes(Operand::Output).unwrap());
+    let ts = median(env.settings.reps, || {
+        crop_u8.launch(c, &d, &[], &mid).expect("crop launch");
+        to_f32.launch(c, &mid, &[], &out2).expect("convert launch");
+        sync(c);
+    });
+    check("two kernels", case, &read(c, &out2, expected.len()), &expected);
+
+    // Burn has no u8 tensor ops on its CubeCL backends: its input is the same pixels as i32.
+    let dev = &env.device;
+    let pixels: Vec<i32> = nhwc.iter().map(|&v| v as i32).collect();
+    let bt = Tensor::<4, Int>::from_data(TensorData::new(pixels, [n, h, w, 3]), dev);
+    let bs = Tensor::<4>::from_data(TensorData::new(scale.to_vec(), [1, 3, 1, 1]), dev);
+    let bo = Tensor::<4>::from_data(TensorData::new(offset.to_vec(), [1, 3, 1, 1]), dev);
+    let (tb, burn_out) = env.burn(dev, || {
+        bt.clone()
+            .slice(s![.., off..off + crop, off..off + crop, ..])
+            .flip([2, 3])
+            .permute([0, 3, 1, 2])
+            .float()
+            .mul(bs.clone())
+            .add(bo.clone())
+            .reshape([-1])
+    });
+    check("Burn", case, &burn_out.into_data().try_to_vec::<f32>().unwrap(), &expected);
+
+    let elems = n * 3 * crop * crop;
+    ChainOutcome {
+        case,
+        stages: "strided NCHW view of NHWC -> flip, BGR->RGB, crop (s[..]) -> convert f32 per channel",
+        // The u8 pixels the result needs, read once; the f32 result written once.
+        fused_bytes: elems + elems * 4,
+        // The u8 chain reads and writes the crop; the convert reads it and writes f32.
+        staged_bytes: 2 * elems + elems + elems * 4,
+        fused: tf,
+        staged: ts,
+        burn: tb,
+        burn_ops: "on i32 pixels (no u8 tensor ops): slice, flip, permute, float, mul, add, materialized",
     }
 }

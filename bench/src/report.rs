@@ -407,8 +407,9 @@ pub fn markdown(device: &str, settings: &Settings, r: &Results) -> String {
              running the same pipeline. Bytes are each implementation's own: a stage reads and \
              writes each of its output elements once (plus its indices); the fused kernel reads \
              the elements the result needs and writes the result. GB/s is over those bytes; \
-             *speedup* is staged time / fused time, beside the ratio of bytes moved. Outputs of \
-             all three checked against the host.\n\n| chain | stages | MB fused | MB staged | fused ms | fused GB/s | staged ms | staged GB/s | Burn ms | speedup | bytes staged / fused |\n| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
+             *speedup* is staged time / fused time, beside the ratio of bytes moved. For the chain \
+             that ends in `convert`, *staged* is stridex's two kernels: the u8 chain, then a \
+             `convert`-only chain over its output. Outputs of all three checked against the host.\n\n| chain | stages | MB fused | MB staged | fused ms | fused GB/s | staged ms | staged GB/s | Burn ms | speedup | bytes staged / fused |\n| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
         );
         for c in &r.chains {
             s.push_str(&format!(

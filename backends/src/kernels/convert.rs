@@ -21,121 +21,169 @@ use stridex_core::DType;
 /// more than on a GPU (as for the row walk's `cpu_tile`).
 const CPU_TILE_MAX: u32 = 1024;
 
-/// `data` and `output` are arrays of 32-bit words; `index0..index3` are the index buffers the
-/// walk's reads name (unused ones may be any buffer). Offsets are wrapping 32-bit sums of signed
-/// coefficients, as in the row kernel; chains check `error`-policy indices on the host, so
-/// this kernel only keeps every read in bounds (an index out of range reads element 0 of its
-/// axis, and its element converts 0).
+/// `data` is an array of 32-bit words, `output` of vectors of `NO` words (the walk's `line`);
+/// `index0..index3` are the index buffers the walk's reads name (unused ones may be any
+/// buffer). Offsets are wrapping 32-bit sums of signed coefficients, as in the row kernel;
+/// chains check `error`-policy indices on the host, so this kernel only keeps every read in
+/// bounds (an index out of range reads element 0 of its axis, and its element converts 0).
 #[allow(clippy::too_many_arguments)]
 #[cube(launch_unchecked)]
-pub fn convert_kernel(
+pub fn convert_kernel<NO: Size>(
     data: &[u32],
     index0: &[u32],
     index1: &[u32],
     index2: &[u32],
     index3: &[u32],
-    output: &mut [u32],
+    output: &mut [Vector<u32, NO>],
     status: &mut [u32],
     limit: u32,
     #[comptime] w: ConvertWalk,
 ) {
     let pos = ABSOLUTE_POS;
     if start(pos, status, limit, w.dynamic, w.invocations) {
-        let tiles = comptime!(w.row_len.div_ceil(w.tile) as usize);
-        let first = (pos % tiles) * comptime!(w.tile as usize);
-        let slots = comptime!(w.reads.len().max(1));
-        let mut ats = Array::<u32>::new(slots);
-        let mut vals = Array::<u32>::new(slots);
-        let (out_row, src, channel) = row_start(pos / tiles, &mut ats, w.clone());
-        let mut row_src = src;
-        let mut row_ok = true;
-        #[unroll]
-        for j in 0..comptime!(w.reads.len()) {
-            let r = comptime!(w.reads[j]);
-            if comptime!(!r.per_element) {
-                let mut at = ats[j];
-                #[unroll]
-                for i in 0..j {
-                    if comptime!(r.deps[i] != 0) {
-                        at += times(vals[i], r.deps[i]);
-                    }
-                }
-                let (in_range, v) = read_value(index0, index1, index2, index3, usize::cast_from(at), r);
-                vals[j] = u32::cast_from(v);
-                row_ok = row_ok && in_range;
-                if comptime!(r.data != 0) {
-                    row_src += times(u32::cast_from(v), r.data);
-                }
-            }
-        }
-        let lanes = comptime!(w.out_lanes() as usize);
-        let words = comptime!((w.tile / w.out_lanes()) as usize);
-        let partial = comptime!(w.row_len % w.tile != 0);
-        if comptime!(words > 8) {
-            // A long tile (the CPU runtime's): a loop, not unrolled copies.
-            for k in 0..words {
-                let e = first + k * lanes;
-                write_word(
+        if comptime!(w.rows > 1) {
+            // Whole rows, several an invocation (the CPU runtime's).
+            for r in 0..comptime!(w.rows as usize) {
+                tile(
                     data,
                     index0,
                     index1,
                     index2,
                     index3,
                     output,
-                    e,
-                    out_row,
-                    row_src,
-                    row_ok,
-                    channel,
-                    &ats,
-                    &mut vals,
+                    pos * comptime!(w.rows as usize) + r,
+                    0,
                     w.clone(),
                 );
             }
+        } else {
+            let tiles = comptime!(w.row_len.div_ceil(w.tile) as usize);
+            let first = (pos % tiles) * comptime!(w.tile as usize);
+            tile(data, index0, index1, index2, index3, output, pos / tiles, first, w);
         }
-        #[unroll]
-        for k in 0..comptime!(if words > 8 { 0 } else { words }) {
-            let e = first + k * lanes;
-            if comptime!(partial) {
-                // The one row's last word is half full: its invocation may start past the row.
-                if e < comptime!(w.row_len as usize) {
-                    write_word(
-                        data,
-                        index0,
-                        index1,
-                        index2,
-                        index3,
-                        output,
-                        e,
-                        out_row,
-                        row_src,
-                        row_ok,
-                        channel,
-                        &ats,
-                        &mut vals,
-                        w.clone(),
-                    );
+    }
+}
+
+/// Row `row`'s tile starting at element `first`.
+#[allow(clippy::too_many_arguments)]
+#[cube]
+fn tile<NO: Size>(
+    data: &[u32],
+    index0: &[u32],
+    index1: &[u32],
+    index2: &[u32],
+    index3: &[u32],
+    output: &mut [Vector<u32, NO>],
+    row: usize,
+    first: usize,
+    #[comptime] w: ConvertWalk,
+) {
+    let slots = comptime!(w.reads.len().max(1));
+    let mut ats = Array::<u32>::new(slots);
+    let mut vals = Array::<u32>::new(slots);
+    let (out_row, src, channel) = row_start(row, &mut ats, w.clone());
+    let mut row_src = src;
+    let mut row_ok = true;
+    #[unroll]
+    for j in 0..comptime!(w.reads.len()) {
+        let r = comptime!(w.reads[j]);
+        if comptime!(!r.per_element) {
+            let mut at = ats[j];
+            #[unroll]
+            for i in 0..j {
+                if comptime!(r.deps[i] != 0) {
+                    at += times(vals[i], r.deps[i]);
                 }
-            } else {
-                write_word(
-                    data,
-                    index0,
-                    index1,
-                    index2,
-                    index3,
-                    output,
-                    e,
-                    out_row,
-                    row_src,
-                    row_ok,
-                    channel,
-                    &ats,
-                    &mut vals,
-                    w.clone(),
-                );
+            }
+            let (in_range, v) = read_value(index0, index1, index2, index3, usize::cast_from(at), r);
+            vals[j] = u32::cast_from(v);
+            row_ok = row_ok && in_range;
+            if comptime!(r.data != 0) {
+                row_src += times(u32::cast_from(v), r.data);
             }
         }
     }
+    // The row's channel, once a tile (a channel within the row is picked per element).
+    let (scale, offset) = channel_values(channel, w.clone());
+    let row = RowState { out_row, src: row_src, ok: row_ok, channel, scale, offset };
+    let per_vector = comptime!(w.line_elems() as usize);
+    let vectors = comptime!((w.tile / w.line_elems()) as usize);
+    let partial = comptime!(w.row_len % w.tile != 0);
+    if comptime!(vectors > 8) {
+        // A long tile (the CPU runtime's): a loop, not unrolled copies.
+        for k in 0..vectors {
+            store(
+                data,
+                index0,
+                index1,
+                index2,
+                index3,
+                output,
+                first + k * per_vector,
+                &row,
+                &ats,
+                &mut vals,
+                w.clone(),
+            );
+        }
+    }
+    #[unroll]
+    for k in 0..comptime!(if vectors > 8 { 0 } else { vectors }) {
+        let e = first + k * per_vector;
+        if comptime!(partial) {
+            // The one row's last word is half full: its invocation may start past the row.
+            if e < comptime!(w.row_len as usize) {
+                store(data, index0, index1, index2, index3, output, e, &row, &ats, &mut vals, w.clone());
+            }
+        } else {
+            store(data, index0, index1, index2, index3, output, e, &row, &ats, &mut vals, w.clone());
+        }
+    }
+}
+
+/// What a tile's elements share: the row's first output element, its source element after the
+/// row's reads, whether those were in range, its channel and that channel's scale and offset.
+#[derive(CubeType)]
+struct RowState {
+    out_row: usize,
+    src: u32,
+    ok: bool,
+    channel: u32,
+    scale: f32,
+    offset: f32,
+}
+
+/// The output vector (or word) holding row element `e` and the `line_elems - 1` after it.
+#[allow(clippy::too_many_arguments)]
+#[cube]
+fn store<NO: Size>(
+    data: &[u32],
+    index0: &[u32],
+    index1: &[u32],
+    index2: &[u32],
+    index3: &[u32],
+    output: &mut [Vector<u32, NO>],
+    e: usize,
+    row: &RowState,
+    ats: &Array<u32>,
+    vals: &mut Array<u32>,
+    #[comptime] w: ConvertWalk,
+) {
+    let lanes = comptime!(w.out_lanes() as usize);
+    let mut v = Vector::<u32, NO>::new(0u32);
+    #[unroll]
+    for k in 0..comptime!(w.line as usize) {
+        v.insert(k, word(data, index0, index1, index2, index3, e + k * lanes, row, ats, vals, w.clone()));
+    }
+    let mut at = row.out_row;
+    if comptime!(lanes == 1 && w.inner.len() == 1 && w.inner[0].out_stride != 1) {
+        // An f32 row that is not contiguous in the output: word by word (`line` is 1).
+        at += e * comptime!(w.inner[0].out_stride as usize);
+    } else {
+        // A packed row whose tiles start on vector boundaries (or `line` is 1).
+        at = (at + e) / comptime!(w.line_elems() as usize);
+    }
+    output[at] = v;
 }
 
 /// Where row `row` starts: its first output element, its source element before the reads, and
@@ -186,69 +234,30 @@ fn row_start(row: usize, ats: &mut Array<u32>, #[comptime] w: ConvertWalk) -> (u
 /// The output word holding row element `e` (and, for a 16-bit result, `e + 1`).
 #[allow(clippy::too_many_arguments)]
 #[cube]
-fn write_word(
+fn word(
     data: &[u32],
     index0: &[u32],
     index1: &[u32],
     index2: &[u32],
     index3: &[u32],
-    output: &mut [u32],
     e: usize,
-    out_row: usize,
-    row_src: u32,
-    row_ok: bool,
-    channel: u32,
+    row: &RowState,
     ats: &Array<u32>,
     vals: &mut Array<u32>,
     #[comptime] w: ConvertWalk,
-) {
-    let lo = element(data, index0, index1, index2, index3, e, row_src, row_ok, channel, ats, vals, w.clone());
-    if comptime!(w.out_lanes() == 1) {
-        let mut at = out_row;
-        if comptime!(w.inner.len() == 1) {
-            at += e * comptime!(w.inner[0].out_stride as usize);
-        } else {
-            at += e;
-        }
-        output[at] = lo;
-    } else {
-        // A packed row of 16-bit elements on an even output offset: `e` is even.
-        let mut hi = 0u32;
+) -> u32 {
+    let lo = element(data, index0, index1, index2, index3, e, row, ats, vals, w.clone());
+    let mut hi = 0u32;
+    if comptime!(w.out_lanes() == 2) {
         if comptime!(w.row_len % 2 == 1) {
             if e + 1 < comptime!(w.row_len as usize) {
-                hi = element(
-                    data,
-                    index0,
-                    index1,
-                    index2,
-                    index3,
-                    e + 1,
-                    row_src,
-                    row_ok,
-                    channel,
-                    ats,
-                    vals,
-                    w.clone(),
-                );
+                hi = element(data, index0, index1, index2, index3, e + 1, row, ats, vals, w.clone());
             }
         } else {
-            hi = element(
-                data,
-                index0,
-                index1,
-                index2,
-                index3,
-                e + 1,
-                row_src,
-                row_ok,
-                channel,
-                ats,
-                vals,
-                w.clone(),
-            );
+            hi = element(data, index0, index1, index2, index3, e + 1, row, ats, vals, w.clone());
         }
-        output[(out_row + e) / 2] = lo | (hi << 16u32);
     }
+    lo | (hi << 16u32)
 }
 
 /// Row element `e` converted: the bits of the result (in the low half for a 16-bit one).
@@ -261,9 +270,7 @@ fn element(
     index2: &[u32],
     index3: &[u32],
     e: usize,
-    row_src: u32,
-    row_ok: bool,
-    row_channel: u32,
+    row: &RowState,
     ats: &Array<u32>,
     vals: &mut Array<u32>,
     #[comptime] w: ConvertWalk,
@@ -272,8 +279,8 @@ fn element(
     let reads = comptime!(w.reads.len());
     let per_element = comptime!(w.reads.iter().any(|r| r.per_element));
     let slots = comptime!(reads.max(1));
-    let mut at_elem = row_src;
-    let mut channel = row_channel;
+    let mut at_elem = row.src;
+    let mut channel = row.channel;
     let mut eats = Array::<u32>::new(slots);
     if comptime!(per_element) {
         #[unroll]
@@ -307,7 +314,7 @@ fn element(
             channel = u32::cast_from(c);
         }
     }
-    let mut ok = row_ok;
+    let mut ok = row.ok;
     #[unroll]
     for j in 0..reads {
         let r = comptime!(w.reads[j]);
@@ -331,7 +338,13 @@ fn element(
     if !ok {
         x = 0.0f32;
     }
-    let (scale, offset) = channel_values(channel, w.clone());
+    let mut scale = row.scale;
+    let mut offset = row.offset;
+    if comptime!(w.channel_in_row()) {
+        let (s, o) = channel_values(channel, w.clone());
+        scale = s;
+        offset = o;
+    }
     encode(x * scale + offset, w.to)
 }
 
@@ -478,8 +491,16 @@ fn cpu_tile(w: &ConvertWalk, invocations: u32) -> Option<u32> {
     let rows = u64::from(invocations) * u64::from(w.tile) / u64::from(w.row_len.max(1));
     (1..=w.row_len.min(CPU_TILE_MAX))
         .rev()
-        .find(|&t| w.row_len % t == 0 && t % w.out_lanes() == 0 && rows * u64::from(w.row_len / t) >= 64)
+        .find(|&t| w.row_len % t == 0 && t % w.line_elems() == 0 && rows * u64::from(w.row_len / t) >= 64)
         .filter(|&t| t > w.tile)
+}
+
+/// Whole rows an invocation takes on the CPU runtime, once its tile is a whole row: the most
+/// that divide the rows of one leading step (so a `_` walk's any count), up to
+/// [`CPU_TILE_MAX`] elements, keeping at least 64 invocations. `None`: one.
+fn cpu_rows(w: &ConvertWalk, invocations: u32) -> Option<u32> {
+    let step: u32 = w.outer.iter().skip(usize::from(w.dynamic)).map(|d| d.size).product();
+    (2..=(CPU_TILE_MAX / w.row_len.max(1)).min(step)).rev().find(|&r| step % r == 0 && invocations / r >= 64)
 }
 
 /// Queues the convert kernel on `data`, the index buffers its reads name (in buffer order; the
@@ -507,6 +528,15 @@ pub(super) unsafe fn queue(
                 w.invocations = limit;
             }
             w.tile = tile;
+            if tile == w.row_len {
+                if let Some(rows) = cpu_rows(&w, limit) {
+                    limit /= rows;
+                    if !w.dynamic {
+                        w.invocations = limit;
+                    }
+                    w.rows = rows;
+                }
+            }
         }
     }
     let index = |i: usize| match indices.get(i) {
@@ -519,6 +549,7 @@ pub(super) unsafe fn queue(
             client,
             launch::cube_count(client, limit),
             launch::cube_dim(client),
+            w.line as usize,
             BufferArg::from_raw_parts(data.clone(), src_words),
             index(0),
             index(1),
@@ -546,6 +577,7 @@ pub(super) fn definition(w: &ConvertWalk) -> KernelDefinition {
         BUFFER,
         BUFFER,
         (),
+        w.line as usize,
         w.count_free(),
     )
     .define()

@@ -36,6 +36,12 @@ pub struct ConvertWalk {
     /// Elements per invocation: divides `row_len` unless the walk is one row whose last word
     /// is half full (then elements past the row are skipped); even for a 16-bit result.
     pub tile: u32,
+    /// Whole rows an invocation takes (the CPU runtime's choice at launch; `tile` is then the
+    /// row): 1 unless set there.
+    pub rows: u32,
+    /// Output words per vector store: 4, 2 or 1. Above 1 only where rows are packed in the
+    /// output and every tile starts on a vector boundary.
+    pub line: u32,
     /// The index reads in the order they happen; `per_element` ones are indexed by a row's
     /// coordinates (their `elem` is unused: the inner dimensions carry the strides).
     pub reads: Vec<ReadDesc>,
@@ -58,6 +64,11 @@ impl ConvertWalk {
     /// Output elements per 32-bit word: 1 for f32, 2 for f16 and bf16.
     pub fn out_lanes(&self) -> u32 {
         (4 / self.to.size()) as u32
+    }
+
+    /// Output elements per vector store.
+    pub fn line_elems(&self) -> u32 {
+        self.line * self.out_lanes()
     }
 
     /// The walk of `moves` (the chain lowered to the source, `channel_of[i]` telling which
@@ -95,8 +106,23 @@ impl ConvertWalk {
         let inner = dims.split_off(dims.len() - row_dims);
         let row_len: usize = inner.iter().map(|d| d.size as usize).product();
         let lanes = 4 / convert.to.size();
+        // Up to 16 elements a tile, unrolled.
         let tile =
-            [8usize, 4, 2, 1].into_iter().find(|&t| t % lanes == 0 && row_len % t == 0).unwrap_or(lanes);
+            [16usize, 8, 4, 2, 1].into_iter().find(|&t| t % lanes == 0 && row_len % t == 0).unwrap_or(lanes);
+        // Rows packed in the output (a 16-bit result's always are; an f32 one's when its one
+        // row dimension is contiguous): tiles store whole vectors where each starts on one.
+        let packed = lanes == 2 || inner.len() != 1 || inner[0].out_stride == 1;
+        let line = [4usize, 2, 1]
+            .into_iter()
+            .find(|&l| {
+                let per = l * lanes;
+                l == 1
+                    || (packed
+                        && row_len % tile == 0
+                        && tile % per == 0
+                        && dims.iter().all(|d| d.out_stride as usize % per == 0))
+            })
+            .unwrap_or(1);
         let rows: usize = dims.iter().map(|d| d.size as usize).product();
         let invocations = u32::try_from(rows.checked_mul(row_len.div_ceil(tile))?).ok()?;
         let mut per_element = [false; MAX_READS];
@@ -125,12 +151,14 @@ impl ConvertWalk {
                 }
             })
             .collect();
-        let (src_words, out_words) = words(moves.src, moves.out, convert.from, convert.to)?;
+        let (src_words, out_words) = words(moves.src, moves.out, convert.from, convert.to, line)?;
         Some(ConvertWalk {
             outer: dims,
             inner,
             row_len: u32::try_from(row_len).ok()?,
             tile: tile as u32,
+            rows: 1,
+            line: line as u32,
             reads,
             base: moves.base,
             from: convert.from,
@@ -175,13 +203,20 @@ impl ConvertWalk {
         let mut w = self.clone();
         w.outer.first_mut()?.size = u32::try_from(count).ok()?;
         w.invocations = u32::try_from(count.checked_mul(per_step)?).ok()?;
-        (w.src_words, w.out_words) = words(src, out, self.from, self.to)?;
+        (w.src_words, w.out_words) = words(src, out, self.from, self.to, self.line as usize)?;
         Some(w)
     }
 }
 
-/// 32-bit words of the source and output buffers (at least one each: loads are unconditional).
-fn words(src: &crate::TensorLayout, out: &crate::TensorLayout, from: DType, to: DType) -> Option<(u32, u32)> {
-    let w = |l: &crate::TensorLayout, t: DType| u32::try_from(super::buffer_words(l, t.size(), 1)).ok();
-    Some((w(src, from)?, w(out, to)?))
+/// 32-bit words of the source and output buffers (at least one each: loads are unconditional;
+/// the output's in whole vectors of `line` words).
+fn words(
+    src: &crate::TensorLayout,
+    out: &crate::TensorLayout,
+    from: DType,
+    to: DType,
+    line: usize,
+) -> Option<(u32, u32)> {
+    let src = u32::try_from(super::buffer_words(src, from.size(), 1)).ok()?;
+    Some((src, u32::try_from(super::buffer_words(out, to.size(), line)).ok()?))
 }
