@@ -41,26 +41,9 @@ pub fn convert_kernel<NO: Size>(
 ) {
     let pos = ABSOLUTE_POS;
     if start(pos, status, limit, w.dynamic, w.invocations) {
-        if comptime!(w.rows > 1) {
-            // Whole rows, several an invocation (the CPU runtime's).
-            for r in 0..comptime!(w.rows as usize) {
-                tile(
-                    data,
-                    index0,
-                    index1,
-                    index2,
-                    index3,
-                    output,
-                    pos * comptime!(w.rows as usize) + r,
-                    0,
-                    w.clone(),
-                );
-            }
-        } else {
-            let tiles = comptime!(w.row_len.div_ceil(w.tile) as usize);
-            let first = (pos % tiles) * comptime!(w.tile as usize);
-            tile(data, index0, index1, index2, index3, output, pos / tiles, first, w);
-        }
+        let tiles = comptime!(w.row_len.div_ceil(w.tile) as usize);
+        let first = (pos % tiles) * comptime!(w.tile as usize);
+        tile(data, index0, index1, index2, index3, output, pos / tiles, first, w);
     }
 }
 
@@ -495,14 +478,6 @@ fn cpu_tile(w: &ConvertWalk, invocations: u32) -> Option<u32> {
         .filter(|&t| t > w.tile)
 }
 
-/// Whole rows an invocation takes on the CPU runtime, once its tile is a whole row: the most
-/// that divide the rows of one leading step (so a `_` walk's any count), up to
-/// [`CPU_TILE_MAX`] elements, keeping at least 64 invocations. `None`: one.
-fn cpu_rows(w: &ConvertWalk, invocations: u32) -> Option<u32> {
-    let step: u32 = w.outer.iter().skip(usize::from(w.dynamic)).map(|d| d.size).product();
-    (2..=(CPU_TILE_MAX / w.row_len.max(1)).min(step)).rev().find(|&r| step % r == 0 && invocations / r >= 64)
-}
-
 /// Queues the convert kernel on `data`, the index buffers its reads name (in buffer order; the
 /// status buffer stands in for those a walk does not read), and `output`.
 ///
@@ -528,15 +503,6 @@ pub(super) unsafe fn queue(
                 w.invocations = limit;
             }
             w.tile = tile;
-            if tile == w.row_len {
-                if let Some(rows) = cpu_rows(&w, limit) {
-                    limit /= rows;
-                    if !w.dynamic {
-                        w.invocations = limit;
-                    }
-                    w.rows = rows;
-                }
-            }
         }
     }
     let index = |i: usize| match indices.get(i) {

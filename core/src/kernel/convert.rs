@@ -36,9 +36,6 @@ pub struct ConvertWalk {
     /// Elements per invocation: divides `row_len` unless the walk is one row whose last word
     /// is half full (then elements past the row are skipped); even for a 16-bit result.
     pub tile: u32,
-    /// Whole rows an invocation takes (the CPU runtime's choice at launch; `tile` is then the
-    /// row): 1 unless set there.
-    pub rows: u32,
     /// Output words per vector store: 4, 2 or 1. Above 1 only where rows are packed in the
     /// output and every tile starts on a vector boundary.
     pub line: u32,
@@ -157,7 +154,6 @@ impl ConvertWalk {
             inner,
             row_len: u32::try_from(row_len).ok()?,
             tile: tile as u32,
-            rows: 1,
             line: line as u32,
             reads,
             base: moves.base,
