@@ -16,6 +16,7 @@ const CASES: &[(&str, &str)] = &[
     ("slice", "pub static CROP; input: u8[_, 3, 8, 8], s[.., .., 1..7, ..;-1]"),
     ("chain", "data: f32[100, 16], gather { indices: i64[8, 12] }, slice { rules: onnx, starts: [-1], ends: [12], axes: [1] }"),
     ("chain", "static LAST; data: f32[50, 8], gather { indices: i32[_, 5], axis: 0 }, slice { s[.., -1.., ..] }"),
+    ("chain", "data: u8[_, 3, 8, 8] strides [192, 1, 24, 3], slice { s[.., ..;-1, 1..7, ..] }, convert { to: f16, dim: 1, scale: [0.5, 0.25, -2.0], offset: [1.0] }"),
     // Broken descriptors expand to their errors (an expression's inside a block).
     ("gather", "data: f32[3, 2], indices: i64[2], axis: 5"),
     ("slice", "static BAD; input: f32[4], offsets: [5], sizes: [1], strides: [1]"),
