@@ -119,8 +119,6 @@ impl StagePlan {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ChainPlan {
     pub data_type: DType,
-    /// The result's element type: the data's, or a `convert` stage's.
-    pub output_type: DType,
     pub data: TensorLayout,
     pub stages: Vec<StagePlan>,
     /// The last stage's output: the chain's result.
@@ -145,6 +143,11 @@ impl ChainPlan {
             Some(StagePlan::Convert(c)) => Some(c),
             _ => None,
         }
+    }
+
+    /// The result's element type: the data's, or a `convert` stage's.
+    pub fn output_type(&self) -> DType {
+        self.convert().map_or(self.data_type, |c| c.to)
     }
 }
 
@@ -206,10 +209,6 @@ impl ChainDesc {
         }
         let data = *stages[0].input();
         let output = *stages[n - 1].output();
-        let output_type = match &stages[n - 1] {
-            StagePlan::Convert(c) => c.to,
-            _ => dtype,
-        };
-        Ok(ChainPlan { data_type: dtype, output_type, data, stages, output, dynamic_leading: false })
+        Ok(ChainPlan { data_type: dtype, data, stages, output, dynamic_leading: false })
     }
 }

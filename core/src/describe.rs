@@ -251,7 +251,7 @@ pub fn chain(desc: &ChainDesc, p: &ChainPlan) -> String {
         let _ = writeln!(s, "  stage {}: {what} -> {}", i + 1, list(&stage.output().sizes));
     }
     let note = if desc.output.is_some() { ", as declared" } else { ", inferred" };
-    s += &tensor("output", p.output_type, &p.output, note);
+    s += &tensor("output", p.output_type(), &p.output, note);
     match ChainKernelDesc::new(p) {
         Ok(Some(_)) => s += "  runs as one kernel: no intermediate is written\n",
         Ok(None) => s += "  the output is empty: nothing runs\n",

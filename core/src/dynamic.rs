@@ -463,7 +463,7 @@ fn check_chain(desc: &ChainDesc) -> Result<ChainPlan, RuleError> {
         Ok(k) => Ok(k.map(|k| (k.walk, ()))),
         Err(cause) => Err(fault(DynamicFault::Staged { cause }, Location::Chain)),
     };
-    check_one_kernel(walks(&p)?, walks(&second)?, &p.output, p.output_type.size(), Location::Chain)?;
+    check_one_kernel(walks(&p)?, walks(&second)?, &p.output, p.output_type().size(), Location::Chain)?;
     Ok(p)
 }
 
@@ -545,29 +545,7 @@ fn check_one_kernel<X: PartialEq>(
     let same = match (a, b) {
         // An empty output for every count: nothing is ever launched.
         (None, None) => true,
-        (Some((Walk::Rows(a), x)), Some((Walk::Rows(b), y))) => {
-            x == y
-                && a.dynamic
-                && a.count_free() == b.count_free()
-                && a.outer.first().is_some_and(|d| d.size as usize == PLACEHOLDER)
-                && a.invocations as usize % PLACEHOLDER == 0
-                && (a.invocations as usize / PLACEHOLDER) * SECOND == b.invocations as usize
-        }
-        (Some((Walk::Convert(a), x)), Some((Walk::Convert(b), y))) => {
-            x == y
-                && a.dynamic
-                && a.count_free() == b.count_free()
-                && a.outer.first().is_some_and(|d| d.size as usize == PLACEHOLDER)
-                && a.invocations as usize % PLACEHOLDER == 0
-                && (a.invocations as usize / PLACEHOLDER) * SECOND == b.invocations as usize
-        }
-        (Some((Walk::Slots(a), x)), Some((Walk::Slots(b), y))) => {
-            x == y
-                && a.dynamic
-                && a.check_total
-                && a.count_free() == b.count_free()
-                && a.dims.first().is_some_and(|d| d.size as usize == PLACEHOLDER && !d.check)
-        }
+        (Some((a, x)), Some((b, y))) => x == y && a.counts_apart(&b, PLACEHOLDER, SECOND),
         _ => false,
     };
     if same {

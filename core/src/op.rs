@@ -31,11 +31,11 @@ pub trait OpPlan: Clone + Send + Sync + 'static {
     fn output_type(&self) -> DType;
 }
 
-/// One op kind's answers: its descriptor and plan types, its name, the plan's source and
-/// output-type fields,
-/// where its `_` plan and its description are written, and how its `_` flag reads.
+/// One op kind's answers: its descriptor and plan types, its name, the plan's source field,
+/// how its output type reads, where its `_` plan and its description are written, and how its
+/// `_` flag reads.
 macro_rules! op {
-    ($desc:ty => $plan:ty, $name:literal, $source:ident, $output_type:ident, $at:path, $describe:path, |$d:ident| $dynamic:expr) => {
+    ($desc:ty => $plan:ty, $name:literal, $source:ident, |$p:ident| $output_type:expr, $at:path, $describe:path, |$d:ident| $dynamic:expr) => {
         impl OpDesc for $desc {
             type Plan = $plan;
             const NAME: &'static str = $name;
@@ -72,12 +72,13 @@ macro_rules! op {
             }
 
             fn output_type(&self) -> DType {
-                self.$output_type
+                let $p = self;
+                $output_type
             }
         }
     };
 }
 
-op!(GatherDesc => GatherPlan, "GatherOp", data, data_type, dynamic::gather_at, describe::gather, |d| d.dynamic_leading);
-op!(SliceDesc => SlicePlan, "SliceOp", input, data_type, dynamic::slice_at, describe::slice, |d| d.dynamic_leading);
-op!(ChainDesc => ChainPlan, "ChainOp", data, output_type, dynamic::chain_at, describe::chain, |d| d.dynamic_leading.is_some());
+op!(GatherDesc => GatherPlan, "GatherOp", data, |p| p.data_type, dynamic::gather_at, describe::gather, |d| d.dynamic_leading);
+op!(SliceDesc => SlicePlan, "SliceOp", input, |p| p.data_type, dynamic::slice_at, describe::slice, |d| d.dynamic_leading);
+op!(ChainDesc => ChainPlan, "ChainOp", data, |p| p.output_type(), dynamic::chain_at, describe::chain, |d| d.dynamic_leading.is_some());

@@ -34,7 +34,7 @@ fn convert_is_the_last_stage() {
     assert_eq!(early.plan().unwrap_err(), RuleError::ConvertNotLast { stage: 1, stages: 2 });
     // Alone, it is a chain: the plan's result type is the stage's.
     let alone = chain(data, vec![convert(DType::BF16, -1, &[1.0, 2.0, 3.0], &[0.0])], None).plan().unwrap();
-    assert_eq!((alone.data_type, alone.output_type), (DType::U8, DType::BF16));
+    assert_eq!((alone.data_type, alone.output_type()), (DType::U8, DType::BF16));
     assert_eq!(alone.convert().map(|c| (c.dim, c.channels)), Some((1, 3)));
 }
 

@@ -194,7 +194,7 @@ impl ChainKernelDesc {
         let rows = Unfused::Rows {
             stage: n,
             size: plan.output.sizes.last().copied().unwrap_or(1),
-            elem_bytes: plan.output_type.size(),
+            elem_bytes: plan.output_type().size(),
         };
         let walk = match plan.convert() {
             Some(c) => Walk::Convert(Box::new(ConvertWalk::build(&moves, &dims_of, c).ok_or(rows)?)),

@@ -68,7 +68,7 @@ impl ConvertWalk {
         self.line * self.out_lanes()
     }
 
-    /// The walk of `moves` (the chain lowered to the source, `channel_of[i]` telling which
+    /// The walk of `moves` (the chain lowered to the source, `dims_of[i]` telling which
     /// output dimension `moves.dims[i]` is) ending in `convert`; `None` when a 16-bit result
     /// has no rows of whole words once a `_` dimension is kept apart, or a count passes `u32`.
     pub(crate) fn build(moves: &Moves, dims_of: &[usize], convert: &ConvertPlan) -> Option<ConvertWalk> {

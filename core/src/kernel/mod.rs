@@ -108,6 +108,34 @@ impl Walk {
             Walk::Convert(c) => c.dynamic,
         }
     }
+
+    /// Whether `self`, built for `first` leading steps, and `other`, built for `second`, are
+    /// one kernel launched for two counts: the same count-free walk, led by the `_` dimension,
+    /// whose invocations grow with the count alone.
+    pub(crate) fn counts_apart(&self, other: &Walk, first: usize, second: usize) -> bool {
+        // The rows of a row or convert walk: the leading size, and invocations per count.
+        let per_count = |dynamic: bool, lead: Option<u32>, a: u32, b: u32| {
+            let (lead, a, b) = (lead.map(|s| s as usize), a as usize, b as usize);
+            dynamic && lead == Some(first) && a % first == 0 && (a / first) * second == b
+        };
+        match (self, other) {
+            (Walk::Rows(a), Walk::Rows(b)) => {
+                a.count_free() == b.count_free()
+                    && per_count(a.dynamic, a.outer.first().map(|d| d.size), a.invocations, b.invocations)
+            }
+            (Walk::Convert(a), Walk::Convert(b)) => {
+                a.count_free() == b.count_free()
+                    && per_count(a.dynamic, a.outer.first().map(|d| d.size), a.invocations, b.invocations)
+            }
+            (Walk::Slots(a), Walk::Slots(b)) => {
+                a.dynamic
+                    && a.check_total
+                    && a.count_free() == b.count_free()
+                    && a.dims.first().is_some_and(|d| d.size as usize == first && !d.check)
+            }
+            _ => false,
+        }
+    }
 }
 
 /// How a gather reads its indices.
