@@ -200,7 +200,6 @@ impl Launch for ChainKernel {
 fn convert_alone(plan: &ChainPlan, c: &stridex_core::ConvertPlan) -> Option<ChainKernelDesc> {
     let alone = ChainPlan {
         data_type: plan.data_type,
-        output_type: plan.output_type,
         data: c.input,
         stages: vec![StagePlan::Convert(c.clone())],
         output: c.output,

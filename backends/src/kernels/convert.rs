@@ -7,8 +7,8 @@
 //! behind an extension): an f16 is widened by moving its fields, and f32 is rounded to f16 and
 //! bf16 to nearest, ties to even, as the `half` crate does.
 
-use super::rows::{read_value, times};
-use super::{offline_device, settings, start, BUFFER};
+use super::rows::{read_step, times};
+use super::{cpu_retile, index_args, offline_device, settings, start, BUFFER};
 use crate::launch;
 use cubecl::ir::TargetProperties;
 use cubecl::prelude::*;
@@ -71,18 +71,10 @@ fn tile<NO: Size>(
     for j in 0..comptime!(w.reads.len()) {
         let r = comptime!(w.reads[j]);
         if comptime!(!r.per_element) {
-            let mut at = ats[j];
-            #[unroll]
-            for i in 0..j {
-                if comptime!(r.deps[i] != 0) {
-                    at += times(vals[i], r.deps[i]);
-                }
-            }
-            let (in_range, v) = read_value(index0, index1, index2, index3, usize::cast_from(at), r);
-            vals[j] = u32::cast_from(v);
+            let (in_range, v) = read_step(index0, index1, index2, index3, ats[j], &mut vals, j, r);
             row_ok = row_ok && in_range;
             if comptime!(r.data != 0) {
-                row_src += times(u32::cast_from(v), r.data);
+                row_src += times(v, r.data);
             }
         }
     }
@@ -302,18 +294,10 @@ fn element(
     for j in 0..reads {
         let r = comptime!(w.reads[j]);
         if comptime!(r.per_element) {
-            let mut at = eats[j];
-            #[unroll]
-            for i in 0..j {
-                if comptime!(r.deps[i] != 0) {
-                    at += times(vals[i], r.deps[i]);
-                }
-            }
-            let (in_range, v) = read_value(index0, index1, index2, index3, usize::cast_from(at), r);
-            vals[j] = u32::cast_from(v);
+            let (in_range, v) = read_step(index0, index1, index2, index3, eats[j], vals, j, r);
             ok = ok && in_range;
             if comptime!(r.data != 0) {
-                at_elem += times(u32::cast_from(v), r.data);
+                at_elem += times(v, r.data);
             }
         }
     }
@@ -464,18 +448,14 @@ fn f32_to_f16(x: u32) -> u32 {
     sign | h
 }
 
-/// A tile for CubeCL's CPU runtime: the longest that divides the row (whole words) up to
-/// [`CPU_TILE_MAX`] elements, keeping at least 64 invocations for the cores. `None` keeps the
+/// A tile for CubeCL's CPU runtime: the longest that divides the row in whole vectors, up to
+/// [`CPU_TILE_MAX`] elements (see [`cpu_retile`]), with its invocation count. `None` keeps the
 /// walk's.
-fn cpu_tile(w: &ConvertWalk, invocations: u32) -> Option<u32> {
+fn cpu_tile(w: &ConvertWalk, invocations: u32) -> Option<(u32, u32)> {
     if w.row_len % w.tile != 0 {
         return None;
     }
-    let rows = u64::from(invocations) * u64::from(w.tile) / u64::from(w.row_len.max(1));
-    (1..=w.row_len.min(CPU_TILE_MAX))
-        .rev()
-        .find(|&t| w.row_len % t == 0 && t % w.line_elems() == 0 && rows * u64::from(w.row_len / t) >= 64)
-        .filter(|&t| t > w.tile)
+    cpu_retile(w.row_len, w.tile, invocations, CPU_TILE_MAX, |t| t % w.line_elems() == 0)
 }
 
 /// Queues the convert kernel on `data`, the index buffers its reads name (in buffer order; the
@@ -495,32 +475,27 @@ pub(super) unsafe fn queue(
     let (mut limit, src_words, out_words) = (w.invocations, w.src_words as usize, w.out_words as usize);
     let mut w = w.count_free();
     if launch::is_cpu(client) {
-        if let Some(tile) = cpu_tile(&w, limit) {
-            // Both tiles divide the row: `limit` is rows * row_len / tile exactly.
-            let rows = limit / (w.row_len / w.tile);
-            limit = rows * (w.row_len / tile);
+        if let Some((tile, invocations)) = cpu_tile(&w, limit) {
+            limit = invocations;
             if !w.dynamic {
                 w.invocations = limit;
             }
             w.tile = tile;
         }
     }
-    let index = |i: usize| match indices.get(i) {
-        // SAFETY: (of the caller) the index buffer holds the words the reads touch.
-        Some(h) => unsafe { BufferArg::from_raw_parts(h.to_owned().clone(), h.size_in_used() as usize / 4) },
-        None => unsafe { BufferArg::from_raw_parts(status.clone(), 2) },
-    };
     unsafe {
+        // SAFETY: (of the caller) the index buffers hold the words the reads touch.
+        let [index0, index1, index2, index3] = index_args(indices, status);
         convert_kernel::launch_unchecked(
             client,
             launch::cube_count(client, limit),
             launch::cube_dim(client),
             w.line as usize,
             BufferArg::from_raw_parts(data.clone(), src_words),
-            index(0),
-            index(1),
-            index(2),
-            index(3),
+            index0,
+            index1,
+            index2,
+            index3,
             BufferArg::from_raw_parts(output.clone(), out_words),
             BufferArg::from_raw_parts(status.clone(), 2),
             limit,

@@ -124,6 +124,39 @@ fn offline_device() -> Arc<DeviceProperties> {
     ))
 }
 
+/// The four index-buffer arguments of a row or convert kernel: the buffers its walk's reads
+/// name, in buffer order, then the status buffer (never read) for the rest.
+///
+/// # Safety
+/// Each handle in `indices` holds the words the walk's reads touch.
+unsafe fn index_args(indices: &[&Handle], status: &Handle) -> [BufferArg; 4] {
+    std::array::from_fn(|i| match indices.get(i) {
+        // SAFETY: (of the caller) the index buffer holds the words the reads touch.
+        Some(h) => unsafe { BufferArg::from_raw_parts((*h).clone(), h.size_in_used() as usize / 4) },
+        None => unsafe { BufferArg::from_raw_parts(status.clone(), 2) },
+    })
+}
+
+/// A longer tile for CubeCL's CPU runtime, where an invocation costs far more than on a GPU:
+/// the longest `t <= max` that divides `row` and `fits`, keeping at least 64 invocations for
+/// the cores, where it is longer than `tile` (which divides `row`); with the invocation count
+/// for it (rows * row / t, exactly: both tiles divide the row, and the new one need not be a
+/// multiple of the old, 6 lines after 4).
+fn cpu_retile(
+    row: u32,
+    tile: u32,
+    invocations: u32,
+    max: u32,
+    fits: impl Fn(u32) -> bool,
+) -> Option<(u32, u32)> {
+    let rows = u64::from(invocations) * u64::from(tile) / u64::from(row.max(1));
+    let longer = (1..=row.min(max))
+        .rev()
+        .find(|&t| row % t == 0 && fits(t) && rows * u64::from(row / t) >= 64)
+        .filter(|&t| t > tile)?;
+    Some((longer, invocations / (row / tile) * (row / longer)))
+}
+
 /// A buffer argument of a definition: read and written in place of nothing.
 const BUFFER: BufferCompilationArg = BufferCompilationArg { inplace: None };
 

@@ -1,5 +1,5 @@
 use super::index::index_of;
-use super::{offline_device, read_lane, settings, start, BUFFER};
+use super::{cpu_retile, index_args, offline_device, read_lane, settings, start, BUFFER};
 use crate::launch;
 use cubecl::ir::TargetProperties;
 use cubecl::prelude::*;
@@ -177,6 +177,34 @@ pub(super) fn read_value(
     (ok, v)
 }
 
+/// Read `r`, the walk's read `j`, at word `at` of its buffer moved by its dependences on the
+/// values of the reads before it (in `vals`): its value goes into `vals[j]` and is returned,
+/// with whether it was in range.
+#[allow(clippy::too_many_arguments)]
+#[cube]
+pub(super) fn read_step(
+    index0: &[u32],
+    index1: &[u32],
+    index2: &[u32],
+    index3: &[u32],
+    at: u32,
+    vals: &mut Array<u32>,
+    #[comptime] j: usize,
+    #[comptime] r: ReadDesc,
+) -> (bool, u32) {
+    let mut at = at;
+    #[unroll]
+    for i in 0..j {
+        if comptime!(r.deps[i] != 0) {
+            at += times(vals[i], r.deps[i]);
+        }
+    }
+    let (in_range, v) = read_value(index0, index1, index2, index3, usize::cast_from(at), r);
+    let v = u32::cast_from(v);
+    vals[j] = v;
+    (in_range, v)
+}
+
 /// A tile of a walk with reads: the row's reads once, then lines read forwards or element by
 /// element (with their own reads), zeroed where an index was out of range.
 #[allow(clippy::too_many_arguments)]
@@ -203,18 +231,11 @@ fn gather_tile<NI: Size, NO: Size>(
     for j in 0..reads {
         let r = comptime!(w.reads[j]);
         if comptime!(!r.per_element) {
-            let mut at = ats[j];
-            #[unroll]
-            for i in 0..j {
-                if comptime!(r.deps[i] != 0) {
-                    at += times(ats[i], r.deps[i]);
-                }
-            }
-            let (in_range, v) = read_value(index0, index1, index2, index3, usize::cast_from(at), r);
-            ats[j] = u32::cast_from(v);
+            let at = ats[j];
+            let (in_range, v) = read_step(index0, index1, index2, index3, at, ats, j, r);
             row_ok = row_ok && in_range;
             if comptime!(r.data != 0) {
-                src += times(u32::cast_from(v), r.data);
+                src += times(v, r.data);
             }
         }
     }
@@ -682,23 +703,19 @@ const CPU_TILE_MAX: u32 = 4096;
 /// Lines of a row per invocation on CubeCL's CPU runtime, where an invocation costs far more
 /// than on a GPU or lavapipe (measured there: a row gather moving 4 vectors per invocation
 /// reached 15 GB/s, 64 vectors 27 GB/s, 256 vectors 35 GB/s): the longest tile of lines that
-/// divides the row, up to [`CPU_TILE_MAX`], keeping at least 64 invocations for the cores.
+/// divides the row, up to [`CPU_TILE_MAX`] (see [`cpu_retile`]), with its invocation count.
 /// Lines read whole (forwards or reversed) or element by element (with a group, each line of
 /// the tile is that line of every row of the group: columns of f32 went from 3.5-5.3 to
 /// 8.5-10.6 GB/s). Elements narrower than a word keep their tile: a loop of lanes packed into
 /// words measured slower (columns of u8, four runs: 1.44-1.91 GB/s with the walk's tile, 1.0-1.4
 /// with 8 lines, 0.75-1.35 with 128); so do transposed blocks. `None` keeps the walk's tile.
-fn cpu_tile(w: &RowWalk, invocations: u32) -> Option<u32> {
+fn cpu_tile(w: &RowWalk, invocations: u32) -> Option<(u32, u32)> {
     let whole_lines = matches!(w.access, RowAccess::Lines | RowAccess::ReversedLines) && w.group.is_none();
     let whole_elements = w.access == RowAccess::Elements && w.lanes == 1;
     if !(whole_lines || whole_elements) || w.spread {
         return None;
     }
-    let rows = u64::from(invocations) * u64::from(w.tile) / u64::from(w.row_lines.max(1));
-    (1..=w.row_lines.min(CPU_TILE_MAX))
-        .rev()
-        .find(|&t| w.row_lines % t == 0 && rows * u64::from(w.row_lines / t) >= 64)
-        .filter(|&t| t > w.tile)
+    cpu_retile(w.row_lines, w.tile, invocations, CPU_TILE_MAX, |_| true)
 }
 
 /// Queues the row kernel on `data`, the index buffers its reads name (in buffer order; the
@@ -723,23 +740,17 @@ pub(super) unsafe fn queue(
     let mut w = w.count_free();
     w.spread = tile_spread(client);
     if launch::is_cpu(client) {
-        if let Some(tile) = cpu_tile(&w, limit) {
-            // Both tiles divide the row: `limit` is rows * row_lines / tile exactly, and so is
-            // the new count (the new tile need not be a multiple of the old: 6 lines after 4).
-            let rows = limit / (w.row_lines / w.tile);
-            limit = rows * (w.row_lines / tile);
+        if let Some((tile, invocations)) = cpu_tile(&w, limit) {
+            limit = invocations;
             if !w.dynamic {
                 w.invocations = limit;
             }
             w.tile = tile;
         }
     }
-    let index = |i: usize| match indices.get(i) {
-        // SAFETY: (of the caller) the index buffer holds the words the reads touch.
-        Some(h) => unsafe { BufferArg::from_raw_parts(h.to_owned().clone(), h.size_in_used() as usize / 4) },
-        None => unsafe { BufferArg::from_raw_parts(status.clone(), 2) },
-    };
     unsafe {
+        // SAFETY: (of the caller) the index buffers hold the words the reads touch.
+        let [index0, index1, index2, index3] = index_args(indices, status);
         rows_kernel::launch_unchecked(
             client,
             launch::cube_count(client, limit),
@@ -747,10 +758,10 @@ pub(super) unsafe fn queue(
             w.src_line() as usize,
             w.line as usize,
             BufferArg::from_raw_parts(data.clone(), src_words),
-            index(0),
-            index(1),
-            index(2),
-            index(3),
+            index0,
+            index1,
+            index2,
+            index3,
             BufferArg::from_raw_parts(output.clone(), out_words),
             BufferArg::from_raw_parts(status.clone(), 2),
             limit,

@@ -33,7 +33,7 @@ impl<T: Element, I: IndexTypes, O: Element> ChainOp<T, I, O> {
             return Err(Error::IndexTypes { declared, used: I::DTYPES.to_vec() });
         }
         let op = Self::__from_checked(desc);
-        check_type::<O>(Operand::Output, op.plan()?.output_type)?;
+        check_type::<O>(Operand::Output, op.plan()?.output_type())?;
         Ok(op)
     }
 
