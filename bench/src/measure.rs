@@ -64,6 +64,26 @@ pub fn median(reps: usize, mut f: impl FnMut()) -> f64 {
     times[reps / 2]
 }
 
+/// [`median`] of two ways to compute one result, their calls interleaved (`a`, `b`, `a`, ...) so
+/// that a machine whose speed drifts during the run slows both alike: what a ratio of the two
+/// needs on a noisy machine.
+pub fn medians_interleaved(reps: usize, mut a: impl FnMut(), mut b: impl FnMut()) -> (f64, f64) {
+    let (mut ta, mut tb) = (Vec::with_capacity(reps), Vec::with_capacity(reps));
+    for warm in [true, true].into_iter().chain(std::iter::repeat_n(false, reps)) {
+        let start = Instant::now();
+        a();
+        let mid = Instant::now();
+        b();
+        if !warm {
+            ta.push((mid - start).as_secs_f64());
+            tb.push(mid.elapsed().as_secs_f64());
+        }
+    }
+    ta.sort_by(f64::total_cmp);
+    tb.sort_by(f64::total_cmp);
+    (ta[reps / 2], tb[reps / 2])
+}
+
 pub fn sync(client: &Client) {
     cubecl::future::block_on(client.sync()).expect("device sync");
 }
