@@ -9,10 +9,10 @@ pub use stridex_backends::{
     SliceKind, SliceOp, StageKernel, Tensor,
 };
 pub use stridex_core::{
-    ChainDesc, ChainPlan, DType, FeatureLevel, GatherDesc, GatherPlan, GatherRules, IndexType, Operand,
-    OutOfRange, RuleError, RuleSet, SliceDesc, SliceForm, SlicePlan, SliceRange,
+    ChainDesc, ChainPlan, DType, FeatureLevel, GatherDesc, GatherForm, GatherPlan, GatherRules, IndexType,
+    Operand, OutOfRange, RuleError, RuleSet, SliceDesc, SliceForm, SlicePlan, SliceRange,
 };
-pub use stridex_macros::{chain, gather, slice};
+pub use stridex_macros::{chain, gather, gather_elements, slice};
 
 /// Re-exported so expansions and users name the same `f16`/`bf16`.
 pub use half;
@@ -25,8 +25,9 @@ pub use stridex_core as core;
 pub mod __private {
     pub use std::borrow::Cow;
     pub use stridex_core::{
-        ChainCount, ChainDesc, Channels, ConvertStage, DType, Dims, FeatureLevel, GatherDesc, GatherRules,
-        GatherStage, OutOfRange, OutputDecl, SignedDims, SliceDesc, SliceWindow, StageDesc, TensorDecl,
+        ChainCount, ChainDesc, Channels, ConvertStage, DType, Dims, FeatureLevel, GatherDesc, GatherForm,
+        GatherRules, GatherStage, OutOfRange, OutputDecl, SignedDims, SliceDesc, SliceWindow, StageDesc,
+        TensorDecl,
     };
 }
 

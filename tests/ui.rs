@@ -9,4 +9,5 @@ fn ui() {
     t.compile_fail("ui-tests/slice/*.rs");
     t.compile_fail("ui-tests/chain/*.rs");
     t.compile_fail("ui-tests/dynamic/*.rs");
+    t.compile_fail("ui-tests/elements/*.rs");
 }

@@ -16,9 +16,9 @@ use crate::ops::{ChainOp, GatherOp, IndexTypes, SliceOp};
 use std::marker::PhantomData;
 use stridex_core::dynamic::StageWindowKeys;
 use stridex_core::{
-    tensor, ChainCount, ChainDesc, Dims, FeatureLevel, GatherDesc, GatherRules, GatherStage, Operand,
-    OutOfRange, OutputDecl, RuleError, SignedDims, SliceDesc, SliceForm, SliceRange, SliceWindow, StageDesc,
-    TensorDecl, Window, MAX_RANK,
+    tensor, ChainCount, ChainDesc, Dims, FeatureLevel, GatherDesc, GatherForm, GatherRules, GatherStage,
+    Operand, OutOfRange, OutputDecl, RuleError, SignedDims, SliceDesc, SliceForm, SliceRange, SliceWindow,
+    StageDesc, TensorDecl, Window, MAX_RANK,
 };
 
 /// Sizes and optional strides, as given.
@@ -55,6 +55,7 @@ pub struct Gather<T = (), I = ()> {
 /// What the builder has been told, apart from its types.
 #[derive(Clone, Debug)]
 struct GatherKeys {
+    form: GatherForm,
     rules: GatherRules,
     data: Shape,
     indices: Shape,
@@ -69,6 +70,7 @@ struct GatherKeys {
 impl Gather {
     pub fn new(rules: GatherRules) -> Gather {
         let k = GatherKeys {
+            form: GatherForm::Axis,
             rules,
             data: Shape::default(),
             indices: Shape::default(),
@@ -130,6 +132,13 @@ impl<T, I> Gather<T, I> {
         self
     }
 
+    /// The GatherElements form (what `gather_elements!` builds): one element per index, the
+    /// indices of the data's rank and shaped as the output.
+    pub fn elements(mut self) -> Self {
+        self.k.form = GatherForm::Elements;
+        self
+    }
+
     pub fn batch_dims(mut self, batch_dims: i64) -> Self {
         self.k.batch_dims = Some(batch_dims);
         self
@@ -173,6 +182,7 @@ impl<T: Element, I: IndexElement> Gather<T, I> {
     pub fn desc(&self) -> Result<GatherDesc, Error> {
         let output = output_decl(&self.k.output)?;
         Ok(GatherDesc {
+            form: self.k.form,
             rules: self.k.rules,
             data: self.k.data.decl(Operand::Data, T::DTYPE)?,
             indices: self.k.indices.decl(Operand::Indices, I::INDEX.dtype())?,
@@ -513,6 +523,7 @@ impl<T: Element, I: IndexTypes, O: Element> Chain<T, I, O> {
                 return Err(RuleError::StageKey { key: "output" }.into());
             }
             Ok(StageDesc::Gather(GatherStage {
+                form: gather.k.form,
                 rules: gather.k.rules,
                 indices: gather.k.indices.decl(Operand::Indices, J::INDEX.dtype())?,
                 axis: gather.k.axis,

@@ -11,7 +11,7 @@ use crate::error::{Operand, RuleError};
 use crate::gather::{GatherDesc, GatherPlan};
 use crate::layout::TensorLayout;
 use crate::limits::MAX_READS;
-use crate::rules::{GatherRules, OutOfRange};
+use crate::rules::{GatherForm, GatherRules, OutOfRange};
 use crate::slice::{SliceDesc, SlicePlan, SliceWindow};
 use crate::tensor::{OutputDecl, TensorDecl};
 use std::borrow::Cow;
@@ -22,6 +22,8 @@ pub const MAX_STAGES: usize = 8;
 /// A gather stage: the keys of `gather!` but `data` (the previous stage's output) and `output`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct GatherStage {
+    /// Gather or GatherElements.
+    pub form: GatherForm,
     pub rules: GatherRules,
     pub indices: TensorDecl,
     pub axis: i64,
@@ -34,6 +36,7 @@ impl GatherStage {
     /// The stage as a single gather of `data` (what it receives) into `output`.
     pub fn desc(&self, data: TensorDecl, output: Option<OutputDecl>) -> GatherDesc {
         GatherDesc {
+            form: self.form,
             rules: self.rules,
             data,
             indices: self.indices,
@@ -60,6 +63,7 @@ pub enum StageDesc {
 impl StageDesc {
     pub const fn kind(&self) -> &'static str {
         match self {
+            StageDesc::Gather(GatherStage { form: GatherForm::Elements, .. }) => "gather_elements",
             StageDesc::Gather(_) => "gather",
             StageDesc::Slice(_) => "slice",
             StageDesc::Convert(_) => "convert",

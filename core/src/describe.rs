@@ -8,7 +8,7 @@ use crate::dtype::DType;
 use crate::gather::{GatherDesc, GatherPlan};
 use crate::kernel::ChainKernelDesc;
 use crate::layout::{next_coords, LayoutKind, TensorLayout};
-use crate::rules::{OutOfRange, SliceForm};
+use crate::rules::{GatherForm, OutOfRange, SliceForm};
 use crate::slice::{SliceDesc, SlicePlan};
 use std::fmt::Write;
 
@@ -121,7 +121,12 @@ fn coords_text(c: &[usize]) -> String {
 }
 
 pub fn gather(desc: &GatherDesc, p: &GatherPlan) -> String {
-    let mut s = format!("gather: {} (rules: {})\n", p.rules.op_name(), p.rules.name());
+    let mut s = match p.form {
+        GatherForm::Axis => format!("gather: {} (rules: {})\n", p.rules.op_name(), p.rules.name()),
+        GatherForm::Elements => {
+            format!("gather_elements: {} (rules: {})\n", p.rules.elements_op_name(), p.rules.name())
+        }
+    };
     if p.dynamic_leading {
         s += &dynamic_note("indices", "indices'", &desc.indices);
     }

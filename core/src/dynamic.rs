@@ -18,7 +18,7 @@ use crate::kernel::ChainKernelDesc;
 use crate::kernel::{GatherKernelDesc, SliceKernelDesc, Walk};
 pub use crate::limits::{COUNT_SHOWN, PLACEHOLDER};
 use crate::ranges::SliceRange;
-use crate::rules::GatherRules;
+use crate::rules::{GatherForm, GatherRules};
 use crate::slice::{SliceDesc, SlicePlan, SliceWindow};
 use crate::tensor::{OutputDecl, TensorDecl};
 
@@ -181,6 +181,16 @@ fn gather_plan(desc: &GatherDesc) -> Result<GatherPlan, RuleError> {
     }
     if row_elements(&desc.indices.sizes) == 0 {
         return Err(fault(DynamicFault::EmptyRows { tensor: t }, Location::Size(t, 0)));
+    }
+    // Before planning: at the placeholder count, the shape rule would report a size the user
+    // never wrote.
+    if desc.form == GatherForm::Elements {
+        let rank = desc.data.sizes.len() as i64;
+        let axis = if desc.axis < 0 { desc.axis + rank } else { desc.axis };
+        // An axis out of range is the axis rule's to report.
+        if (1..rank).contains(&axis) {
+            return Err(fault(DynamicFault::ElementsAxis { axis: axis as usize }, Location::Axis));
+        }
     }
     let p = gather_at(desc, PLACEHOLDER)?;
     if p.axis != 0 {

@@ -6,7 +6,7 @@ use crate::dtype::IndexType;
 use crate::error::{Operand, RuleError};
 use crate::feature_level::{self, DmlOperator, FeatureLevel};
 use crate::layout::TensorLayout;
-use crate::rules::{GatherRules, OutOfRange, RuleSet};
+use crate::rules::{GatherForm, GatherRules, OutOfRange, RuleSet};
 use crate::tensor::{
     check_addressable, check_output_decl, check_output_layout, check_rank, layout, OutputDecl, TensorDecl,
 };
@@ -14,6 +14,8 @@ use crate::tensor::{
 /// A gather as a descriptor states it, before any rule is applied.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct GatherDesc {
+    /// Gather or GatherElements.
+    pub form: GatherForm,
     pub rules: GatherRules,
     pub data: TensorDecl,
     pub indices: TensorDecl,
@@ -37,6 +39,7 @@ impl GatherDesc {
     /// not written: set the others on the result.
     pub const fn new(rules: GatherRules, data: TensorDecl, indices: TensorDecl, axis: i64) -> GatherDesc {
         GatherDesc {
+            form: GatherForm::Axis,
             rules,
             data,
             indices,
@@ -71,6 +74,7 @@ pub struct GatherDim {
 /// A gather that satisfies every rule, normalized.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct GatherPlan {
+    pub form: GatherForm,
     pub rules: GatherRules,
     pub index_type: IndexType,
     pub data_type: crate::DType,
@@ -131,6 +135,16 @@ fn plan(desc: &GatherDesc) -> Result<GatherPlan, RuleError> {
             return Err(RuleError::OutputDType { data: desc.data.dtype, output: t });
         }
     }
+    if desc.form == GatherForm::Elements {
+        let given = [
+            ("batch_dims", desc.batch_dims.is_some()),
+            ("index_dims", desc.index_dims.is_some()),
+            ("feature_level", desc.feature_level.is_some()),
+        ];
+        if let Some((key, _)) = given.into_iter().find(|&(_, given)| given) {
+            return Err(RuleError::ElementsKey { rules, key });
+        }
+    }
     if desc.batch_dims.is_some() && rules != GatherRules::OpenVino {
         return Err(RuleError::KeyNotAllowed { rules, key: "batch_dims" });
     }
@@ -151,6 +165,7 @@ fn plan(desc: &GatherDesc) -> Result<GatherPlan, RuleError> {
 
     // The indices that take part in the formula, and where the output's dims come from.
     let (index_view, batch_dims, formula) = match rules {
+        _ if desc.form == GatherForm::Elements => (indices, 0, elements_shape(rules, &data, &indices, axis)?),
         GatherRules::Onnx => {
             let f = formula(&data, &indices, axis, 0);
             (indices, 0, f)
@@ -162,7 +177,7 @@ fn plan(desc: &GatherDesc) -> Result<GatherPlan, RuleError> {
         GatherRules::DirectMl => directml_view(desc, &data, &indices, axis)?,
     };
     let inferred_sizes: Vec<usize> = match rules {
-        GatherRules::DirectMl => right_align(&formula, r),
+        GatherRules::DirectMl if desc.form == GatherForm::Axis => right_align(&formula, r),
         _ => formula.clone(),
     };
     if inferred_sizes.len() > crate::MAX_RANK {
@@ -196,8 +211,12 @@ fn plan(desc: &GatherDesc) -> Result<GatherPlan, RuleError> {
     // After the size check, so the overlap search works on bounded numbers.
     check_output_layout(&output)?;
 
-    let dims = gather_dims(&data, &index_view, &output, axis, batch_dims, formula.len());
+    let dims = match desc.form {
+        GatherForm::Axis => gather_dims(&data, &index_view, &output, axis, batch_dims, formula.len()),
+        GatherForm::Elements => elements_dims(&data, &indices, &output, axis),
+    };
     Ok(GatherPlan {
+        form: desc.form,
         rules,
         index_type,
         data_type: desc.data.dtype,
@@ -214,6 +233,53 @@ fn plan(desc: &GatherDesc) -> Result<GatherPlan, RuleError> {
         axis_stride: if data.sizes[axis] > 1 { data.strides[axis] } else { 0 },
         dynamic_leading: false,
     })
+}
+
+/// GatherElements' output shape, the indices': they have the data's rank, and along every
+/// dimension but the axis at most the data's size (ONNX GatherElements-13 states only the rank;
+/// an index dimension larger than the data's would read past it) or exactly it (OpenVINO
+/// GatherElements-6; DirectML GATHER_ELEMENTS, our reading where its page is silent).
+fn elements_shape(
+    rules: GatherRules,
+    data: &TensorLayout,
+    indices: &TensorLayout,
+    axis: usize,
+) -> Result<Vec<usize>, RuleError> {
+    if indices.rank() != data.rank() {
+        return Err(RuleError::ElementsRank { rules, data_rank: data.rank(), indices_rank: indices.rank() });
+    }
+    let fits = |d: usize, i: usize| if rules == GatherRules::Onnx { i <= d } else { i == d };
+    let broken = (0..data.rank()).find(|&k| k != axis && !fits(data.sizes[k], indices.sizes[k]));
+    if let Some(dim) = broken {
+        return Err(RuleError::ElementsShape {
+            rules,
+            dim,
+            data: data.sizes[dim],
+            indices: indices.sizes[dim],
+        });
+    }
+    Ok(indices.sizes.to_vec())
+}
+
+/// GatherElements' output dimensions: each walks the indices, and the data too but along the
+/// axis (whose coordinate the index gives).
+fn elements_dims(
+    data: &TensorLayout,
+    indices: &TensorLayout,
+    output: &TensorLayout,
+    axis: usize,
+) -> Vec<GatherDim> {
+    (0..indices.rank())
+        .filter(|&k| indices.sizes[k] != 1)
+        .map(|k| GatherDim {
+            size: indices.sizes[k],
+            output_stride: output.strides[k],
+            data_stride: if k == axis { 0 } else { data.strides[k] },
+            index_stride: indices.strides[k],
+            output_dim: k,
+            data_dim: (k != axis).then_some(k),
+        })
+        .collect()
 }
 
 /// `data.shape[:axis] + indices.shape[b:] + data.shape[axis+1:]`.

@@ -15,6 +15,8 @@ pub const GATHER_KEYS: &[&str] = &[
     "output",
     "feature_level",
 ];
+/// `gather_elements!`'s keys: the gather's but those of its axis form alone.
+pub const GATHER_ELEMENTS_KEYS: &[&str] = &["rules", "data", "indices", "axis", "out_of_range", "output"];
 pub const SLICE_KEYS: &[&str] = &[
     "rules",
     "input",

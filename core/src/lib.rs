@@ -49,6 +49,6 @@ pub use kernel::ChainKernelDesc;
 pub use layout::{LayoutKind, Overlap, TensorLayout};
 pub use op::{OpDesc, OpPlan};
 pub use ranges::SliceRange;
-pub use rules::{GatherRules, OutOfRange, RuleSet, SliceForm};
+pub use rules::{GatherForm, GatherRules, OutOfRange, RuleSet, SliceForm};
 pub use slice::{SliceDesc, SliceDim, SlicePlan, SliceWindow};
 pub use tensor::{OutputDecl, TensorDecl};

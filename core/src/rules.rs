@@ -14,6 +14,27 @@ pub enum GatherRules {
     DirectMl,
 }
 
+/// Which gather of the family a descriptor is (docs/rules.md, "Gather" and "GatherElements").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum GatherForm {
+    /// Gather: whole slices of the data along the axis, one per index (`gather!`).
+    #[default]
+    Axis,
+    /// GatherElements: one element per index, the indices shaped as the output and naming the
+    /// coordinate along the axis; every other coordinate is the output's (`gather_elements!`).
+    Elements,
+}
+
+impl GatherForm {
+    /// The macro that writes this form.
+    pub const fn macro_name(self) -> &'static str {
+        match self {
+            GatherForm::Axis => "gather!",
+            GatherForm::Elements => "gather_elements!",
+        }
+    }
+}
+
 /// What an index outside `[-s, s-1]` does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum OutOfRange {
@@ -67,6 +88,15 @@ impl GatherRules {
             GatherRules::Onnx => "ONNX Gather",
             GatherRules::OpenVino => "OpenVINO Gather-8",
             GatherRules::DirectMl => "DirectML GATHER",
+        }
+    }
+
+    /// The standard's GatherElements operator.
+    pub const fn elements_op_name(self) -> &'static str {
+        match self {
+            GatherRules::Onnx => "ONNX GatherElements-13",
+            GatherRules::OpenVino => "OpenVINO GatherElements-6",
+            GatherRules::DirectMl => "DirectML GATHER_ELEMENTS",
         }
     }
 

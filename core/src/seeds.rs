@@ -31,6 +31,7 @@ impl GatherSeed {
     /// The descriptor with data of type `data` and indices of type `index`.
     pub fn desc(&self, data: DType, index: DType) -> GatherDesc {
         GatherDesc {
+            form: crate::GatherForm::Axis,
             rules: self.rules,
             data: TensorDecl::packed(data, Dims::of(self.data_sizes)),
             indices: TensorDecl::packed(index, Dims::of(self.index_sizes)),

@@ -355,6 +355,7 @@ fn onnx_slice_shapes() {
 
 fn dml_gather(data: DType, index: DType, rank: usize, level: FeatureLevel) -> Result<GatherPlan, RuleError> {
     GatherDesc {
+        form: stridex_core::GatherForm::Axis,
         rules: GatherRules::DirectMl,
         data: TensorDecl::packed(data, d(&vec![2; rank])),
         indices: TensorDecl::packed(index, d(&[vec![1; rank - 1], vec![2]].concat())),

@@ -1,4 +1,4 @@
-//! `gather!`, `slice!` and `chain!`: a thin wrapper of `stridex-syntax`, the descriptor front end
+//! `gather!`, `gather_elements!`, `slice!` and `chain!`: a thin wrapper of `stridex-syntax`, the descriptor front end
 //! (tokens to a typed input, collecting every independent mistake, then the rules of
 //! `stridex-core`, then the tokens of an op whose kernel is specialized on the validated
 //! constants). This crate only converts tokens.
@@ -53,6 +53,26 @@ pub fn gather(input: TokenStream) -> TokenStream {
 ///
 /// A key of the other form is an error, not ignored. `output[c] = input[CopyStart + stride *
 /// c]`, `CopyStart[i] = offset[i] + (stride[i] < 0 ? size[i] - 1 : 0)`.
+/// A GatherElements kernel checked at compile time (ONNX GatherElements-13, OpenVINO
+/// GatherElements-6, DirectML GATHER_ELEMENTS): one element per index; the indices, shaped as
+/// the output, give each element's coordinate along `axis`, and every other coordinate is the
+/// output's (`out[i][j] = data[idx[i][j]][j]` along axis 0; PyTorch's `gather`).
+///
+/// ```text
+/// let op = stridex::gather_elements! { data: f32[3, 3], indices: i64[2, 3], axis: 0 };
+/// let y = op.run(&data, &idx)?;              // a stridex::GatherOp<f32, i64>, shape [2, 3]
+/// ```
+///
+/// Keys as [`gather!`]'s but `batch_dims`, `index_dims` and `feature_level`: `rules`, `data`,
+/// `indices` (the data's rank; along every dimension but the axis at most the data's size
+/// under `onnx`, equal to it under `openvino` and `directml`), `axis`, `out_of_range`,
+/// `output`. A `_` leading size of the indices is taken along axis 0. In `chain!`, the stage
+/// `gather_elements { indices: .., axis: .. }`.
+#[proc_macro]
+pub fn gather_elements(input: TokenStream) -> TokenStream {
+    stridex_syntax::expand::gather_elements_macro(input.into()).into()
+}
+
 #[proc_macro]
 pub fn slice(input: TokenStream) -> TokenStream {
     stridex_syntax::expand::slice_macro(input.into()).into()

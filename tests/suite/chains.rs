@@ -144,6 +144,7 @@ fn gather_seeds_as_one_stage_chains() {
         let chain = ChainDesc {
             data: desc.data,
             stages: Cow::Owned(vec![StageDesc::Gather(GatherStage {
+                form: stridex::__private::GatherForm::Axis,
                 rules: desc.rules,
                 indices: desc.indices,
                 axis: desc.axis,

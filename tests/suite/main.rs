@@ -16,6 +16,7 @@ mod cpu_runtime;
 mod describe;
 mod dtypes;
 mod dynamic;
+mod elements;
 mod explain;
 mod random;
 mod runtime;

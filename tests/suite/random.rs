@@ -25,21 +25,45 @@ fn check_gather_case(choices: Vec<u64>, seed: u64) -> Result<(), String> {
 
 fn check_gather<T: Element, I: FromI128>(case: &generate::GatherCase, rng: &mut Rng) -> Result<(), String> {
     let re = &case.reference;
-    let data_len = r::min_len(&re.data_sizes, &re.data_strides);
+    let operands = GatherOperands {
+        data: (&re.data_sizes, &re.data_strides),
+        indices: (&re.index_sizes, &re.index_strides),
+        axis_size: re.data_sizes[re.axis()],
+        signed: re.signed_indices,
+    };
+    check_gather_op::<T, I>(case.desc, &operands, |data, values| re.run(data, values), rng)
+}
+
+/// What a gather of either form reads: the data's and the indices' sizes and strides, and the
+/// gathered axis' extent and whether indices may be negative.
+pub(crate) struct GatherOperands<'a> {
+    pub data: (&'a [usize], &'a [usize]),
+    pub indices: (&'a [usize], &'a [usize]),
+    pub axis_size: usize,
+    pub signed: bool,
+}
+
+/// Runs `desc` on random data and indices (hostile ones sometimes), every buffer between guard
+/// regions, and compares its result or its error with `reference`'s.
+pub(crate) fn check_gather_op<T: Element, I: FromI128>(
+    desc: stridex::GatherDesc,
+    operands: &GatherOperands,
+    reference: impl Fn(&[T], &[i128]) -> Outcome<T>,
+    rng: &mut Rng,
+) -> Result<(), String> {
+    let data_len = r::min_len(operands.data.0, operands.data.1);
     let data = T::from_bytes(&rng.bytes(data_len * T::DTYPE.size()));
-    let index_len = r::min_len(&re.index_sizes, &re.index_strides);
-    let axis_size = re.data_sizes[re.axis()];
+    let index_len = r::min_len(operands.indices.0, operands.indices.1);
     let wide = I::INDEX.words() == 2;
     let hostile = rng.chance(40);
-    let values = generate::index_values(rng, index_len, axis_size, re.signed_indices, wide, hostile);
+    let values = generate::index_values(rng, index_len, operands.axis_size, operands.signed, wide, hostile);
     let indices: Vec<I> = values.iter().map(|&v| I::from_i128(v)).collect();
 
-    let op = GatherOp::<T, I>::new(case.desc)
-        .map_err(|e| format!("valid descriptor refused: {e}\n{:?}", case.desc))?;
+    let op = GatherOp::<T, I>::new(desc).map_err(|e| format!("valid descriptor refused: {e}\n{desc:?}"))?;
     // Every buffer sits between guard regions that must stay untouched.
     let got = op.__run_guarded(device(), &data, &indices);
-    let context = || format!("{:?}\nkernel: {:?}\nindices: {values:?}", case.desc, op.kernel());
-    match (re.run(&data, &values), got) {
+    let context = || format!("{desc:?}\nkernel: {:?}\nindices: {values:?}", op.kernel());
+    match (reference(&data, &values), got) {
         (Outcome::Ok { shape, buffer }, Ok(y)) => {
             if y.shape() != shape.as_slice() {
                 return Err(format!("shape {:?} != reference {shape:?}\n{}", y.shape(), context()));

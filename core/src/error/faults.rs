@@ -102,6 +102,8 @@ pub enum DynamicFault {
     LeadingStride { tensor: Operand, stride: usize, span: usize },
     /// A gather along another axis: the output leads with the data's dimensions.
     Axis { axis: usize },
+    /// GatherElements along another axis: the indices' leading size is tied to the data's.
+    ElementsAxis { axis: usize },
     /// OpenVINO batch dimensions tie the indices' leading size to the data's.
     BatchDims { batch_dims: usize },
     /// A slice window that does not take the `_` dimension whole, forwards, from 0.
@@ -153,6 +155,10 @@ impl fmt::Display for DynamicFault {
             Axis { axis } => write!(
                 f,
                 "gather: a `_` leading dimension of the indices with `axis: {axis}`: the output leads with the data's dimension 0, not the indices' count; use `axis: 0` (lay the data out with the gathered axis first), or give the indices' size"
+            ),
+            ElementsAxis { axis } => write!(
+                f,
+                "gather_elements: a `_` leading dimension of the indices with `axis: {axis}`: along every dimension but the axis the indices' sizes are tied to the data's, so only along axis 0 is their count free; use `axis: 0`, or give the indices' size"
             ),
             BatchDims { batch_dims } => write!(
                 f,

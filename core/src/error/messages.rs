@@ -144,6 +144,27 @@ impl fmt::Display for RuleError {
                 f,
                 "OpenVINO Gather-8: batch_dims (normalized {batch_dims}) must be <= axis (normalized {axis}); gather along a dimension after the batch dimensions, e.g. axis: {batch_dims}"
             ),
+            ElementsKey { rules, key } => write!(
+                f,
+                "{}: `{key}` belongs to the Gather operator, not GatherElements (whose indices have the data's rank and name one element each); remove it",
+                rules.elements_op_name()
+            ),
+            ElementsRank { rules, data_rank, indices_rank } => write!(
+                f,
+                "{}: indices of rank {indices_rank} for data of rank {data_rank}; the indices have the data's rank (one index per output element, along the axis): give them {data_rank} dimensions",
+                rules.elements_op_name()
+            ),
+            ElementsShape { rules, dim, data, indices } => {
+                let (relation, fix) = match rules {
+                    GatherRules::Onnx => ("at most", format!("at most {data}")),
+                    _ => ("equal to", format!("{data}")),
+                };
+                write!(
+                    f,
+                    "{}: indices dimension {dim} has size {indices}, but every dimension other than the axis must be {relation} the data's ({data}): make it {fix}, or gather along dimension {dim}",
+                    rules.elements_op_name()
+                )
+            }
             BatchDimMismatch { dim, data, indices } => write!(
                 f,
                 "OpenVINO Gather-8: batch dimension {dim} differs: data has {data}, indices have {indices}; the first batch_dims sizes of data and indices must be equal"

@@ -184,6 +184,25 @@ pub enum RuleError {
         rules: GatherRules,
         key: &'static str,
     },
+    /// GatherElements: a key of the axis form (`batch_dims`, `index_dims`, `feature_level`).
+    ElementsKey {
+        rules: GatherRules,
+        key: &'static str,
+    },
+    /// GatherElements: data and indices of different ranks.
+    ElementsRank {
+        rules: GatherRules,
+        data_rank: usize,
+        indices_rank: usize,
+    },
+    /// GatherElements: an indices dimension other than the axis larger than the data's (ONNX)
+    /// or different from it (OpenVINO, DirectML).
+    ElementsShape {
+        rules: GatherRules,
+        dim: usize,
+        data: usize,
+        indices: usize,
+    },
     OutputRank {
         rank: usize,
         indices_rank: usize,
@@ -389,6 +408,13 @@ impl RuleError {
                 "batch_dims" => Location::BatchDims,
                 _ => Location::IndexDims,
             },
+            ElementsKey { key, .. } => match key {
+                "batch_dims" => Location::BatchDims,
+                "index_dims" => Location::IndexDims,
+                _ => Location::FeatureLevel,
+            },
+            ElementsRank { .. } => Location::Shape(Operand::Indices),
+            ElementsShape { dim, .. } => Location::Size(Operand::Indices, dim),
             OutputRank { .. } => Location::Shape(Operand::Indices),
             BatchDimsOutOfRange { .. } | BatchDimsAfterAxis { .. } => Location::BatchDims,
             BatchDimMismatch { dim, .. } => Location::Size(Operand::Indices, dim),

@@ -163,6 +163,7 @@ fn gather_stage(
     let indices = generate::index_values(rng, n, shape[gather.axis()], gather.signed_indices, wide, hostile);
     let out = gather.output_shape();
     let desc = StageDesc::Gather(GatherStage {
+        form: stridex_core::GatherForm::Axis,
         rules: match rules {
             Rules::Onnx => GatherRules::Onnx,
             Rules::OpenVino => GatherRules::OpenVino,

@@ -218,6 +218,7 @@ fn try_gather_case(rng: &mut Rng, data_types: &[DType]) -> Option<GatherCase> {
         Rules::DirectMl => Policy::Clamp,
     };
     let desc = GatherDesc {
+        form: stridex_core::GatherForm::Axis,
         rules: match rules {
             Rules::Onnx => GatherRules::Onnx,
             Rules::OpenVino => GatherRules::OpenVino,
@@ -250,6 +251,80 @@ fn try_gather_case(rng: &mut Rng, data_types: &[DType]) -> Option<GatherCase> {
         dynamic_leading: false,
     };
     Some(GatherCase { reference, desc })
+}
+
+/// A valid GatherElements: the reference form and the stridex form.
+pub struct ElementsCase {
+    pub reference: r::GatherElements,
+    pub desc: GatherDesc,
+}
+
+/// Any rule set, rank 1-4, any axis (negative too), indices of the data's rank (smaller than
+/// the data along the other dimensions under ONNX), strided data and indices, a declared
+/// output sometimes, every policy.
+pub fn elements_case(rng: &mut Rng, data_types: &[DType]) -> ElementsCase {
+    let rules = rng.pick(&[GatherRules::Onnx, GatherRules::OpenVino, GatherRules::DirectMl]);
+    let data_type = rng.pick(data_types);
+    let r = rng.range(1, 4) as usize;
+    let data_sizes = sizes(rng, r, 4, false);
+    let axis_n = rng.below(r);
+    let axis = if rules != GatherRules::DirectMl && rng.chance(40) {
+        axis_n as i64 - r as i64
+    } else {
+        axis_n as i64
+    };
+    let index_sizes: Vec<usize> = (0..r)
+        .map(|k| match k {
+            _ if k == axis_n => rng.range(0, 5) as usize,
+            _ if rules == GatherRules::Onnx && rng.chance(30) => rng.range(0, data_sizes[k] as i64) as usize,
+            _ => data_sizes[k],
+        })
+        .collect();
+    let index_type = match rules {
+        GatherRules::Onnx => rng.pick(&[DType::I32, DType::I64]),
+        _ => rng.pick(&[DType::I32, DType::I64, DType::U32, DType::U64]),
+    };
+    let policy = rng.pick(&[Policy::Error, Policy::Zero, Policy::Clamp]);
+    let data_strides = input_strides(rng, &data_sizes);
+    let index_strides = input_strides(rng, &index_sizes);
+    let out_strides = if rng.chance(40) { output_strides(rng, &index_sizes) } else { None };
+    let reference = r::GatherElements {
+        data_strides: data_strides.clone().unwrap_or_else(|| r::packed(&data_sizes)),
+        data_sizes: data_sizes.clone(),
+        index_strides: index_strides.clone().unwrap_or_else(|| r::packed(&index_sizes)),
+        index_sizes: index_sizes.clone(),
+        axis,
+        policy,
+        out_strides: out_strides.clone(),
+    };
+    let desc = GatherDesc {
+        form: stridex_core::GatherForm::Elements,
+        out_of_range: Some(match policy {
+            Policy::Error => OutOfRange::Error,
+            Policy::Zero => OutOfRange::Zero,
+            Policy::Clamp => OutOfRange::Clamp,
+        }),
+        output: out_strides.as_ref().map(|o| OutputDecl {
+            dtype: None,
+            sizes: dims(&index_sizes),
+            strides: Some(dims(o)),
+        }),
+        ..GatherDesc::new(
+            rules,
+            TensorDecl {
+                dtype: data_type,
+                sizes: dims(&data_sizes),
+                strides: data_strides.as_deref().map(dims),
+            },
+            TensorDecl {
+                dtype: index_type,
+                sizes: dims(&index_sizes),
+                strides: index_strides.as_deref().map(dims),
+            },
+            axis,
+        )
+    };
+    ElementsCase { reference, desc }
 }
 
 /// Index values for axis extent `s`: mostly valid (negative ones too, for signed types), some

@@ -20,6 +20,7 @@ pub fn d(v: &[usize]) -> Dims {
 /// no batch or index dimensions and the rule set's own policy.
 pub fn gather_stage(rules: GatherRules, index: DType, sizes: &[usize], axis: i64) -> GatherStage {
     GatherStage {
+        form: stridex_core::GatherForm::Axis,
         rules,
         indices: TensorDecl::packed(index, d(sizes)),
         axis,

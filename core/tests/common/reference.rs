@@ -207,6 +207,63 @@ impl Gather {
     }
 }
 
+/// GatherElements as docs/rules.md states it (`elements-formula`): the output has the indices'
+/// shape, and `out[c] = data[c with c[axis] = indices[c]]`.
+#[derive(Clone, Debug)]
+pub struct GatherElements {
+    pub data_sizes: Vec<usize>,
+    pub data_strides: Vec<usize>,
+    pub index_sizes: Vec<usize>,
+    pub index_strides: Vec<usize>,
+    pub axis: i64,
+    pub policy: Policy,
+    pub out_strides: Option<Vec<usize>>,
+}
+
+impl GatherElements {
+    pub fn axis(&self) -> usize {
+        let r = self.data_sizes.len() as i64;
+        (if self.axis < 0 { self.axis + r } else { self.axis }) as usize
+    }
+
+    pub fn run<T: Copy + Default>(&self, data: &[T], indices: &[i128]) -> Outcome<T> {
+        let a = self.axis();
+        let s = self.data_sizes[a] as i128;
+        let shape = self.index_sizes.clone();
+        let out_strides = self.out_strides.clone().unwrap_or_else(|| packed(&shape));
+        let mut buffer = vec![T::default(); min_len(&shape, &out_strides)];
+        let all = coords(&shape);
+        if self.policy == Policy::Error {
+            for c in &all {
+                let v = indices[offset(c, &self.index_strides)];
+                if v < -s || v >= s {
+                    return Outcome::Err { position: c.clone(), value: v };
+                }
+            }
+        }
+        for c in all {
+            let v = indices[offset(&c, &self.index_strides)];
+            let value = if (-s..s).contains(&v) {
+                Some(if v < 0 { v + s } else { v } as usize)
+            } else {
+                match self.policy {
+                    Policy::Clamp if s > 0 => Some(if v < 0 { 0 } else { s as usize - 1 }),
+                    _ => None,
+                }
+            };
+            buffer[offset(&c, &out_strides)] = match value {
+                Some(i) => {
+                    let mut dc = c.clone();
+                    dc[a] = i;
+                    data[offset(&dc, &self.data_strides)]
+                }
+                None => T::default(),
+            };
+        }
+        Outcome::Ok { shape, buffer }
+    }
+}
+
 /// A DirectML SLICE1 slice as docs/rules.md states it (`slice1-copy`).
 #[derive(Clone, Debug)]
 pub struct Slice1 {

@@ -12,6 +12,15 @@ pub fn gather_macro(tokens: TokenStream) -> TokenStream {
     }
 }
 
+/// What `gather_elements! { .. }` expands to.
+pub fn gather_elements_macro(tokens: TokenStream) -> TokenStream {
+    let item = is_item(&tokens);
+    match crate::gather_elements(tokens) {
+        Ok((input, desc)) => gather(&input, &desc),
+        Err(err) => errors(err, item),
+    }
+}
+
 /// What `slice! { .. }` expands to.
 pub fn slice_macro(tokens: TokenStream) -> TokenStream {
     let item = is_item(&tokens);
@@ -49,8 +58,8 @@ use crate::{ChainInput, GatherInput, ItemHead, SliceInput};
 use proc_macro2::TokenStream;
 use quote::quote;
 use stridex_core::{
-    ChainCount, ChainDesc, DType, Dims, FeatureLevel, GatherDesc, GatherRules, OutOfRange, OutputDecl,
-    SignedDims, SliceDesc, SliceWindow, StageDesc, TensorDecl,
+    ChainCount, ChainDesc, DType, Dims, FeatureLevel, GatherDesc, GatherForm, GatherRules, OutOfRange,
+    OutputDecl, SignedDims, SliceDesc, SliceWindow, StageDesc, TensorDecl,
 };
 
 pub fn gather(input: &GatherInput, desc: &GatherDesc) -> TokenStream {
@@ -66,8 +75,10 @@ pub fn gather(input: &GatherInput, desc: &GatherDesc) -> TokenStream {
     let output = option(desc.output.as_ref().map(output_decl));
     let level = option(desc.feature_level.map(feature_level));
     let dynamic = desc.dynamic_leading;
+    let form = gather_form(desc.form);
     let value = quote! {
         ::stridex::GatherOp::<#t, #i>::__from_checked(::stridex::__private::GatherDesc {
+            form: #form,
             rules: #rules,
             data: #data,
             indices: #indices,
@@ -114,7 +125,9 @@ pub fn chain(input: &ChainInput, desc: &ChainDesc) -> TokenStream {
             let batch_dims = option(g.batch_dims.map(|b| quote!(#b)));
             let index_dims = option(g.index_dims.map(|k| quote!(#k)));
             let out_of_range = option(g.out_of_range.map(policy));
+            let form = gather_form(g.form);
             quote!(::stridex::__private::StageDesc::Gather(::stridex::__private::GatherStage {
+                form: #form,
                 rules: #rules,
                 indices: #indices,
                 axis: #axis,
@@ -166,6 +179,13 @@ pub fn chain(input: &ChainInput, desc: &ChainDesc) -> TokenStream {
 fn feature_level(level: FeatureLevel) -> TokenStream {
     let name = syn::Ident::new(&format!("{level:?}"), proc_macro2::Span::call_site());
     quote!(::stridex::__private::FeatureLevel::#name)
+}
+
+fn gather_form(form: GatherForm) -> TokenStream {
+    match form {
+        GatherForm::Axis => quote!(::stridex::__private::GatherForm::Axis),
+        GatherForm::Elements => quote!(::stridex::__private::GatherForm::Elements),
+    }
 }
 
 fn gather_rules(rules: GatherRules) -> TokenStream {

@@ -24,13 +24,28 @@ pub mod validate;
 
 pub use parse::{ChainInput, GatherInput, ItemHead, SliceInput, StageInput};
 use proc_macro2::TokenStream;
-use stridex_core::{ChainDesc, GatherDesc, SliceDesc};
+use stridex_core::{ChainDesc, GatherDesc, GatherForm, SliceDesc};
 
 /// The keys of a `gather!` (the tokens between its braces), parsed and checked.
 pub fn gather(tokens: TokenStream) -> syn::Result<(GatherInput, GatherDesc)> {
     let input: GatherInput = syn::parse2(tokens)?;
     let desc = validate::gather(&input)?;
     Ok((input, desc))
+}
+
+/// The keys of a `gather_elements!`, parsed and checked.
+pub fn gather_elements(tokens: TokenStream) -> syn::Result<(GatherInput, GatherDesc)> {
+    use syn::parse::Parser;
+    let input =
+        (|input: syn::parse::ParseStream| parse::parse_gather(input, GatherForm::Elements)).parse2(tokens)?;
+    let desc = validate::gather(&input)?;
+    Ok((input, desc))
+}
+
+/// [`gather_elements`] on text: `"data: f32[3, 3], indices: i64[2, 3], axis: 0"`.
+pub fn gather_elements_str(text: &str) -> Result<GatherDesc, String> {
+    let tokens: TokenStream = text.parse().map_err(|e| format!("{e}"))?;
+    gather_elements(tokens).map(|(_, desc)| desc).map_err(messages)
 }
 
 /// The keys of a `slice!`, parsed and checked.

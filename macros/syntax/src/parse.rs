@@ -8,7 +8,7 @@ use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::ToTokens;
 use stridex_core::keys;
 use stridex_core::SliceForm;
-use stridex_core::{DType, FeatureLevel, GatherRules, OutOfRange, SliceRange};
+use stridex_core::{DType, FeatureLevel, GatherForm, GatherRules, OutOfRange, SliceRange};
 use syn::parse::{Parse, ParseStream};
 use syn::{bracketed, Ident, LitFloat, LitInt, Token, Visibility};
 
@@ -57,6 +57,8 @@ pub struct ItemHead {
 }
 
 pub struct GatherInput {
+    /// `gather!` (a `gather` stage) or `gather_elements!` (a `gather_elements` stage).
+    pub form: GatherForm,
     pub item: Option<ItemHead>,
     pub rules: Option<(Ident, GatherRules)>,
     pub data: TensorArg,
@@ -144,10 +146,15 @@ impl SliceInput {
 
 impl Parse for GatherInput {
     fn parse(input: ParseStream) -> syn::Result<Self> {
-        let cx = Ctxt::default();
-        let parsed = parse_item_head(input).map(|item| gather_keys(input, &cx, item, None));
-        Ok(cx.finish(parsed)?.expect("an error was recorded"))
+        parse_gather(input, GatherForm::Axis)
     }
+}
+
+/// The keys of `gather!` (`form` Axis) or `gather_elements!` (Elements).
+pub fn parse_gather(input: ParseStream, form: GatherForm) -> syn::Result<GatherInput> {
+    let cx = Ctxt::default();
+    let parsed = parse_item_head(input).map(|item| gather_keys(input, &cx, item, None, form));
+    Ok(cx.finish(parsed)?.expect("an error was recorded"))
 }
 
 /// The keys of a gather: `gather!`'s, or (`stage` is its input) a chain stage's, which takes no
@@ -157,9 +164,16 @@ fn gather_keys(
     cx: &Ctxt,
     item: Option<ItemHead>,
     stage: Option<TensorArg>,
+    form: GatherForm,
 ) -> Option<GatherInput> {
     let all = input.fork().parse::<TokenStream>().unwrap_or_default();
-    let mut keys = Keys::new(if stage.is_some() { "a gather stage" } else { "gather!" }, keys::GATHER_KEYS);
+    let (name, known) = match (form, stage.is_some()) {
+        (GatherForm::Axis, true) => ("a gather stage", keys::GATHER_KEYS),
+        (GatherForm::Axis, false) => ("gather!", keys::GATHER_KEYS),
+        (GatherForm::Elements, true) => ("a gather_elements stage", keys::GATHER_ELEMENTS_KEYS),
+        (GatherForm::Elements, false) => ("gather_elements!", keys::GATHER_ELEMENTS_KEYS),
+    };
+    let mut keys = Keys::new(name, known);
     keys.stage = stage.is_some();
     let (mut rules, mut data, mut indices, mut axis) = (None, stage, None, None);
     let (mut batch_dims, mut index_dims, mut out_of_range, mut output) = (None, None, None, None);
@@ -193,6 +207,7 @@ fn gather_keys(
         return None;
     }
     Some(GatherInput {
+        form,
         item,
         rules,
         data: data?,
@@ -324,7 +339,7 @@ fn chain_entries(input: ParseStream, cx: &Ctxt) -> syn::Result<Option<ChainInput
     while !input.is_empty() {
         let Ok(key) = input.fork().parse::<Ident>() else {
             cx.error(input.error(
-                "expected `data: T[..]`, `gather { .. }`, `slice { .. }`, `convert { .. }` or `output: [..]`",
+                "expected `data: T[..]`, `gather { .. }`, `gather_elements { .. }`, `slice { .. }`, `convert { .. }` or `output: [..]`",
             ));
             skip_entry(input);
             continue;
@@ -352,7 +367,7 @@ fn chain_entries(input: ParseStream, cx: &Ctxt) -> syn::Result<Option<ChainInput
                         }
                     }
                 }
-                "gather" | "slice" | "convert" if input.peek2(syn::token::Brace) => {
+                "gather" | "gather_elements" | "slice" | "convert" if input.peek2(syn::token::Brace) => {
                     input.parse::<Ident>()?;
                     if output.is_some() {
                         cx.error(order("`output` comes last in a chain, after its stages; move this stage before it"));
@@ -369,8 +384,9 @@ fn chain_entries(input: ParseStream, cx: &Ctxt) -> syn::Result<Option<ChainInput
                             strides: None,
                         },
                     };
-                    let stage = if name == "gather" {
-                        gather_keys(&content, cx, None, Some(stage_input))
+                    let stage = if name.starts_with("gather") {
+                        let form = if name == "gather" { GatherForm::Axis } else { GatherForm::Elements };
+                        gather_keys(&content, cx, None, Some(stage_input), form)
                             .map(|input| StageInput::Gather { keyword: key.clone(), input })
                     } else if name == "convert" {
                         convert_keys(&content, cx).map(|input| StageInput::Convert { keyword: key.clone(), input })
@@ -383,7 +399,7 @@ fn chain_entries(input: ParseStream, cx: &Ctxt) -> syn::Result<Option<ChainInput
                     Ok(())
                 }
                 _ => Err(order(&format!(
-                    "unexpected `{name}` in chain!: a chain is `data: T[..]`, then stages `gather {{ .. }}` or `slice {{ .. }}` (the last may be `convert {{ .. }}`), then an optional `output: [..]`"
+                    "unexpected `{name}` in chain!: a chain is `data: T[..]`, then stages `gather {{ .. }}`, `gather_elements {{ .. }}` or `slice {{ .. }}` (the last may be `convert {{ .. }}`), then an optional `output: [..]`"
                 ))),
             };
         end_of_entry(input, parsed, cx);

@@ -23,6 +23,7 @@ pub fn gather(input: &GatherInput) -> syn::Result<GatherDesc> {
         output_underscores(o, !input.indices.sizes.underscores().is_empty())?;
     }
     let desc = GatherDesc {
+        form: input.form,
         rules: input.rules.as_ref().map_or(GatherRules::Onnx, |r| r.1),
         data: decl(&input.data, Operand::Data).map_err(err)?,
         indices: decl(&input.indices, Operand::Indices).map_err(err)?,
@@ -156,6 +157,7 @@ pub fn chain(input: &ChainInput) -> syn::Result<ChainDesc> {
             StageInput::Gather { input: g, .. } => {
                 let err = |e: RuleError| Spans::Gather(g).error(e);
                 StageDesc::Gather(GatherStage {
+                    form: g.form,
                     rules: g.rules.as_ref().map_or(GatherRules::Onnx, |r| r.1),
                     indices: decl(&g.indices, Operand::Indices).map_err(err)?,
                     axis: g.axis.as_ref().map_or(0, |a| a.value),
