@@ -12,7 +12,7 @@ pub use stridex_core::{
     ChainDesc, ChainPlan, DType, FeatureLevel, GatherDesc, GatherForm, GatherPlan, GatherRules, IndexType,
     Operand, OutOfRange, RuleError, RuleSet, SliceDesc, SliceForm, SlicePlan, SliceRange,
 };
-pub use stridex_macros::{chain, gather, gather_elements, slice};
+pub use stridex_macros::{chain, gather, gather_elements, gather_nd, slice};
 
 /// Re-exported so expansions and users name the same `f16`/`bf16`.
 pub use half;

@@ -10,4 +10,5 @@ fn ui() {
     t.compile_fail("ui-tests/chain/*.rs");
     t.compile_fail("ui-tests/dynamic/*.rs");
     t.compile_fail("ui-tests/elements/*.rs");
+    t.compile_fail("ui-tests/nd/*.rs");
 }

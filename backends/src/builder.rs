@@ -59,7 +59,8 @@ struct GatherKeys {
     rules: GatherRules,
     data: Shape,
     indices: Shape,
-    axis: i64,
+    /// `None` until [`Gather::axis`] (0 for the axis form; GatherND takes none).
+    axis: Option<i64>,
     batch_dims: Option<i64>,
     index_dims: Option<usize>,
     out_of_range: Option<OutOfRange>,
@@ -74,7 +75,7 @@ impl Gather {
             rules,
             data: Shape::default(),
             indices: Shape::default(),
-            axis: 0,
+            axis: None,
             batch_dims: None,
             index_dims: None,
             out_of_range: None,
@@ -128,7 +129,7 @@ impl<T, I> Gather<T, I> {
     }
 
     pub fn axis(mut self, axis: i64) -> Self {
-        self.k.axis = axis;
+        self.k.axis = Some(axis);
         self
     }
 
@@ -136,6 +137,14 @@ impl<T, I> Gather<T, I> {
     /// indices of the data's rank and shaped as the output.
     pub fn elements(mut self) -> Self {
         self.k.form = GatherForm::Elements;
+        self
+    }
+
+    /// The GatherND form (what `gather_nd!` builds): the indices' last dimension holds tuples
+    /// of coordinates into the data's dimensions after `batch_dims`. It takes no axis: an
+    /// [`Gather::axis`] call is an `Err` from [`Gather::desc`].
+    pub fn nd(mut self) -> Self {
+        self.k.form = GatherForm::Nd;
         self
     }
 
@@ -177,6 +186,16 @@ impl<T, I> Gather<T, I> {
     }
 }
 
+impl<T, I> Gather<T, I> {
+    /// The axis as a descriptor holds it: GatherND's tuples name the axes, so it takes none.
+    fn axis_key(&self) -> Result<i64, Error> {
+        match (self.k.form, self.k.axis) {
+            (GatherForm::Nd, Some(_)) => Err(RuleError::NdKey { rules: self.k.rules, key: "axis" }.into()),
+            (_, axis) => Ok(axis.unwrap_or(0)),
+        }
+    }
+}
+
 impl<T: Element, I: IndexElement> Gather<T, I> {
     /// The plain descriptor, as the macro would write it (no rule checked yet).
     pub fn desc(&self) -> Result<GatherDesc, Error> {
@@ -186,7 +205,7 @@ impl<T: Element, I: IndexElement> Gather<T, I> {
             rules: self.k.rules,
             data: self.k.data.decl(Operand::Data, T::DTYPE)?,
             indices: self.k.indices.decl(Operand::Indices, I::INDEX.dtype())?,
-            axis: self.k.axis,
+            axis: self.axis_key()?,
             batch_dims: self.k.batch_dims,
             index_dims: self.k.index_dims,
             out_of_range: self.k.out_of_range,
@@ -526,7 +545,7 @@ impl<T: Element, I: IndexTypes, O: Element> Chain<T, I, O> {
                 form: gather.k.form,
                 rules: gather.k.rules,
                 indices: gather.k.indices.decl(Operand::Indices, J::INDEX.dtype())?,
-                axis: gather.k.axis,
+                axis: gather.axis_key()?,
                 batch_dims: gather.k.batch_dims,
                 index_dims: gather.k.index_dims,
                 out_of_range: gather.k.out_of_range,

@@ -10,7 +10,7 @@ use crate::dtype::DType;
 use crate::error::{Operand, RuleError};
 use crate::gather::{GatherDesc, GatherPlan};
 use crate::layout::TensorLayout;
-use crate::limits::MAX_READS;
+use crate::limits::MAX_GATHERS;
 use crate::rules::{GatherForm, GatherRules, OutOfRange};
 use crate::slice::{SliceDesc, SlicePlan, SliceWindow};
 use crate::tensor::{OutputDecl, TensorDecl};
@@ -22,7 +22,7 @@ pub const MAX_STAGES: usize = 8;
 /// A gather stage: the keys of `gather!` but `data` (the previous stage's output) and `output`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct GatherStage {
-    /// Gather or GatherElements.
+    /// Gather, GatherElements or GatherND.
     pub form: GatherForm,
     pub rules: GatherRules,
     pub indices: TensorDecl,
@@ -64,6 +64,7 @@ impl StageDesc {
     pub const fn kind(&self) -> &'static str {
         match self {
             StageDesc::Gather(GatherStage { form: GatherForm::Elements, .. }) => "gather_elements",
+            StageDesc::Gather(GatherStage { form: GatherForm::Nd, .. }) => "gather_nd",
             StageDesc::Gather(_) => "gather",
             StageDesc::Slice(_) => "slice",
             StageDesc::Convert(_) => "convert",
@@ -172,8 +173,8 @@ impl ChainDesc {
             return Err(RuleError::ChainLength { stages: n, max: MAX_STAGES });
         }
         let gathers = self.gathers().count();
-        if gathers > MAX_READS {
-            return Err(RuleError::ChainGathers { gathers, max: MAX_READS });
+        if gathers > MAX_GATHERS {
+            return Err(RuleError::ChainGathers { gathers, max: MAX_GATHERS });
         }
         if let Some(i) = self.stages[..n - 1].iter().position(|s| matches!(s, StageDesc::Convert(_))) {
             return Err(RuleError::ConvertNotLast { stage: i + 1, stages: n });

@@ -33,16 +33,20 @@ fn tensor(name: &str, dtype: DType, layout: &TensorLayout, note: &str) -> String
     )
 }
 
-fn policy(p: OutOfRange, defaulted: bool, axis_size: usize) -> String {
+/// The policy's line; `axis_size` is `None` when indices name axes of different sizes (GatherND).
+fn policy(p: OutOfRange, defaulted: bool, axis_size: Option<usize>) -> String {
     let what = match p {
         OutOfRange::Error => "`run` returns Err naming the first such index",
         OutOfRange::Zero => "its output elements read as zero",
         OutOfRange::Clamp => "it is clamped into [0, s-1] and that element is read",
     };
+    let range = match axis_size {
+        Some(s) => format!("[-{s}, {}] (s = {s})", s as i64 - 1),
+        None => "[-s, s-1] (s: the size of the data axis it names)".into(),
+    };
     format!(
-        "  out_of_range: {p}{}: an index outside [-{axis_size}, {}] (s = {axis_size}): {what}\n",
+        "  out_of_range: {p}{}: an index outside {range}: {what}\n",
         if defaulted { " (the rule set's default)" } else { "" },
-        axis_size as i64 - 1
     )
 }
 
@@ -121,18 +125,27 @@ fn coords_text(c: &[usize]) -> String {
 }
 
 pub fn gather(desc: &GatherDesc, p: &GatherPlan) -> String {
-    let mut s = match p.form {
-        GatherForm::Axis => format!("gather: {} (rules: {})\n", p.rules.op_name(), p.rules.name()),
-        GatherForm::Elements => {
-            format!("gather_elements: {} (rules: {})\n", p.rules.elements_op_name(), p.rules.name())
-        }
+    let name = match p.form {
+        GatherForm::Axis => "gather",
+        GatherForm::Elements => "gather_elements",
+        GatherForm::Nd => "gather_nd",
     };
+    let mut s = format!("{name}: {} (rules: {})\n", p.rules.form_op_name(p.form), p.rules.name());
     if p.dynamic_leading {
         s += &dynamic_note("indices", "indices'", &desc.indices);
     }
     s += &tensor("data", p.data_type, &p.data, "");
     s += &tensor("indices", p.index_type.dtype(), &p.indices, "");
-    let mut params = format!("  axis {} (size {})", p.axis, p.axis_size);
+    let mut params = match p.form {
+        GatherForm::Nd => format!(
+            "  tuples of {} coordinate(s) into data axes {}..{} (sizes {})",
+            p.components,
+            p.axis,
+            p.axis + p.components,
+            list(&p.data.sizes[p.axis..p.axis + p.components])
+        ),
+        _ => format!("  axis {} (size {})", p.axis, p.axis_size),
+    };
     if let Some(b) = desc.batch_dims {
         let _ = write!(params, ", batch_dims {b}");
     }
@@ -146,7 +159,9 @@ pub fn gather(desc: &GatherDesc, p: &GatherPlan) -> String {
     s.push('\n');
     let note = if desc.output.is_some() { ", as declared" } else { ", inferred" };
     s += &tensor("output", p.data_type, &p.output, note);
-    s += &policy(p.out_of_range, desc.out_of_range.is_none(), p.axis_size);
+    let sizes: Vec<usize> = p.index_axes().map(|a| a.size).collect();
+    let one_size = sizes.iter().all(|&n| n == sizes[0]).then_some(sizes[0]);
+    s += &policy(p.out_of_range, desc.out_of_range.is_none(), one_size);
     s += "  which data element each output element reads (i[..]: the value of indices[..]):\n";
     s += &grid(&p.output.sizes, |c| {
         let mut data = vec![String::from("0"); p.data.rank()];
@@ -157,7 +172,9 @@ pub fn gather(desc: &GatherDesc, p: &GatherPlan) -> String {
                 data[i] = c[d.output_dim].to_string();
             }
         }
-        data[p.axis] = format!("i[{}]", coords_text(&coords_of(&p.indices, index_offset)));
+        for a in p.index_axes() {
+            data[a.dim] = format!("i[{}]", coords_text(&coords_of(&p.indices, index_offset + a.offset)));
+        }
         format!("data[{}]", data.join(", "))
     });
     s

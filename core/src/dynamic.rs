@@ -192,12 +192,15 @@ fn gather_plan(desc: &GatherDesc) -> Result<GatherPlan, RuleError> {
             return Err(fault(DynamicFault::ElementsAxis { axis: axis as usize }, Location::Axis));
         }
     }
+    if desc.form == GatherForm::Nd && desc.indices.sizes.len() == 1 {
+        return Err(fault(DynamicFault::NdTuple, Location::Size(t, 0)));
+    }
     let p = gather_at(desc, PLACEHOLDER)?;
     if p.axis != 0 {
         return Err(fault(DynamicFault::Axis { axis: p.axis }, Location::Axis));
     }
     let second = gather_at(desc, SECOND)?;
-    let walks = |p: &GatherPlan| GatherKernelDesc::new(p).map(|k| (k.walk, k.index));
+    let walks = |p: &GatherPlan| GatherKernelDesc::new(p).map(|k| (k.walk, k.reads));
     check_one_kernel(walks(&p), walks(&second), &p.output, p.data_type.size(), Location::Size(t, 0))?;
     Ok(p)
 }

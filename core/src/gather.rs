@@ -14,11 +14,12 @@ use crate::tensor::{
 /// A gather as a descriptor states it, before any rule is applied.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct GatherDesc {
-    /// Gather or GatherElements.
+    /// Gather, GatherElements or GatherND.
     pub form: GatherForm,
     pub rules: GatherRules,
     pub data: TensorDecl,
     pub indices: TensorDecl,
+    /// Not read by GatherND, whose indices name the axes.
     pub axis: i64,
     /// OpenVINO only; `None` when not given.
     pub batch_dims: Option<i64>,
@@ -71,6 +72,19 @@ pub struct GatherDim {
     pub data_dim: Option<usize>,
 }
 
+/// A data axis an output element's index names: the gather's axis, or one component of a
+/// GatherND tuple.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct IndexAxis {
+    /// The data dimension.
+    pub dim: usize,
+    pub size: usize,
+    /// Its data stride (0 when the axis has at most one element: only index 0 is read).
+    pub stride: usize,
+    /// Indices elements past the element's index position (the component's place in its tuple).
+    pub offset: usize,
+}
+
 /// A gather that satisfies every rule, normalized.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct GatherPlan {
@@ -83,6 +97,7 @@ pub struct GatherPlan {
     pub indices: TensorLayout,
     /// The output as declared or inferred (DirectML: right-aligned into DimensionCount).
     pub output: TensorLayout,
+    /// The gathered data axis (GatherND: the first of its `components` axes).
     pub axis: usize,
     pub batch_dims: usize,
     pub out_of_range: OutOfRange,
@@ -91,9 +106,42 @@ pub struct GatherPlan {
     /// Extent and stride of the gathered data axis.
     pub axis_size: usize,
     pub axis_stride: usize,
+    /// Indices per output element: 1, or GatherND's tuple length (the indices' last size),
+    /// naming data axes `axis..axis + components`.
+    pub components: usize,
+    /// Indices elements from one component of a GatherND tuple to the next.
+    pub component_stride: usize,
     /// The indices' (and so the output's) leading size is a run-time count; this plan is for
     /// [`crate::dynamic::PLACEHOLDER`] (or, at run time, the count).
     pub dynamic_leading: bool,
+}
+
+impl GatherPlan {
+    /// The data axes each output element's indices name, in tuple order.
+    pub fn index_axes(&self) -> impl Iterator<Item = IndexAxis> + '_ {
+        (0..self.components).map(|j| {
+            let dim = self.axis + j;
+            let size = self.data.sizes[dim];
+            IndexAxis {
+                dim,
+                size,
+                // With one element (or none) only index 0 is ever read: its stride plays no
+                // part, and the size rules do not bound the stride of a size-1 dimension.
+                stride: if size > 1 { self.data.strides[dim] } else { 0 },
+                offset: j * self.component_stride,
+            }
+        })
+    }
+
+    /// The axis the index at `position` of the indices names (GatherND: by its place in the
+    /// tuple, the last coordinate).
+    pub fn axis_of(&self, position: &[usize]) -> IndexAxis {
+        let j = match self.form {
+            GatherForm::Nd => position.last().copied().unwrap_or(0),
+            _ => 0,
+        };
+        self.index_axes().nth(j).expect("a component of the tuple")
+    }
 }
 
 impl GatherDesc {
@@ -124,6 +172,10 @@ fn plan(desc: &GatherDesc) -> Result<GatherPlan, RuleError> {
         _ if !desc.indices.dtype.is_integer() => {
             return Err(RuleError::IndexNotInteger { dtype: desc.indices.dtype })
         }
+        // GatherND-13 lists int64 alone.
+        Some(t) if desc.form == GatherForm::Nd && rules == GatherRules::Onnx && t != IndexType::I64 => {
+            return Err(RuleError::NdIndexType { dtype: desc.indices.dtype })
+        }
         Some(t) if rules.allows_index_type(t) => t,
         _ => return Err(RuleError::IndexTypeNotAllowed { rules, dtype: desc.indices.dtype }),
     };
@@ -144,6 +196,9 @@ fn plan(desc: &GatherDesc) -> Result<GatherPlan, RuleError> {
         if let Some((key, _)) = given.into_iter().find(|&(_, given)| given) {
             return Err(RuleError::ElementsKey { rules, key });
         }
+    }
+    if desc.form == GatherForm::Nd {
+        return plan_nd(desc, rules, data, indices, index_type);
     }
     if desc.batch_dims.is_some() && rules != GatherRules::OpenVino {
         return Err(RuleError::KeyNotAllowed { rules, key: "batch_dims" });
@@ -188,32 +243,11 @@ fn plan(desc: &GatherDesc) -> Result<GatherPlan, RuleError> {
         });
     }
     let inferred = Dims::new(&inferred_sizes).expect("rank checked");
-    let output = match &desc.output {
-        Some(decl) => {
-            check_output_decl(desc.data.dtype, decl, inferred)?;
-            layout(Operand::Output, decl.sizes, decl.strides)?
-        }
-        None => TensorLayout::packed(inferred),
-    };
-    let elem = desc.data.dtype.size();
-    check_addressable(Operand::Data, &data, elem)?;
-    check_addressable(Operand::Indices, &indices, index_type.words() * 4)?;
-    check_addressable(Operand::Output, &output, elem)?;
-    // Kernels compare indices with the axis extent in 32 bits; a broadcast axis (stride 0) can
-    // be longer than its buffer.
-    if data.sizes[axis] > u32::MAX as usize {
-        return Err(RuleError::TooLarge {
-            tensor: Operand::Data,
-            elements: Some(data.sizes[axis]),
-            elem_bytes: elem,
-        });
-    }
-    // After the size check, so the overlap search works on bounded numbers.
-    check_output_layout(&output)?;
+    let output = output_layout(desc, &data, &indices, index_type, inferred, axis..axis + 1)?;
 
     let dims = match desc.form {
-        GatherForm::Axis => gather_dims(&data, &index_view, &output, axis, batch_dims, formula.len()),
         GatherForm::Elements => elements_dims(&data, &indices, &output, axis),
+        _ => gather_dims(&data, &index_view, &output, axis, batch_dims, formula.len()),
     };
     Ok(GatherPlan {
         form: desc.form,
@@ -231,6 +265,131 @@ fn plan(desc: &GatherDesc) -> Result<GatherPlan, RuleError> {
         // With one element (or none) only index 0 is ever read: its stride plays no part, and
         // the size rules do not bound the stride of a size-1 dimension.
         axis_stride: if data.sizes[axis] > 1 { data.strides[axis] } else { 0 },
+        components: 1,
+        component_stride: 0,
+        dynamic_leading: false,
+    })
+}
+
+/// The output as declared (checked against the inferred shape) or packed, with the size rules
+/// every gather's tensors obey; `axes` are the data axes indices name.
+fn output_layout(
+    desc: &GatherDesc,
+    data: &TensorLayout,
+    indices: &TensorLayout,
+    index_type: IndexType,
+    inferred: Dims,
+    axes: std::ops::Range<usize>,
+) -> Result<TensorLayout, RuleError> {
+    let output = match &desc.output {
+        Some(decl) => {
+            check_output_decl(desc.data.dtype, decl, inferred)?;
+            layout(Operand::Output, decl.sizes, decl.strides)?
+        }
+        None => TensorLayout::packed(inferred),
+    };
+    let elem = desc.data.dtype.size();
+    check_addressable(Operand::Data, data, elem)?;
+    check_addressable(Operand::Indices, indices, index_type.words() * 4)?;
+    check_addressable(Operand::Output, &output, elem)?;
+    // Kernels compare indices with the axis extent in 32 bits; a broadcast axis (stride 0) can
+    // be longer than its buffer.
+    if let Some(&size) = data.sizes[axes].iter().find(|&&n| n > u32::MAX as usize) {
+        return Err(RuleError::TooLarge { tensor: Operand::Data, elements: Some(size), elem_bytes: elem });
+    }
+    // After the size check, so the overlap search works on bounded numbers.
+    check_output_layout(&output)?;
+    Ok(output)
+}
+
+/// GatherND (ONNX GatherND-13, OpenVINO GatherND-8, DirectML GATHER_ND1): the indices' last
+/// dimension holds tuples of `k` coordinates into data dimensions `b..b+k` (after the `b` batch
+/// dimensions, which data and indices share); the output is `indices.shape[:-1] +
+/// data.shape[b+k:]`. DirectML pads every tensor to one DimensionCount and states the
+/// meaningful ranks in InputDimensionCount and IndicesDimensionCount: stridex takes the
+/// meaningful shapes, unpadded.
+fn plan_nd(
+    desc: &GatherDesc,
+    rules: GatherRules,
+    data: TensorLayout,
+    indices: TensorLayout,
+    index_type: IndexType,
+) -> Result<GatherPlan, RuleError> {
+    let given = [("index_dims", desc.index_dims.is_some()), ("feature_level", desc.feature_level.is_some())];
+    if let Some((key, _)) = given.into_iter().find(|&(_, given)| given) {
+        return Err(RuleError::NdKey { rules, key });
+    }
+    let (r, q) = (data.rank(), indices.rank());
+    check_rank(Operand::Data, r, 1, RuleSet::Gather(rules))?;
+    let Some(&k) = indices.sizes.last() else {
+        return Err(RuleError::NdDepth { rules, depth: None, data_rank: r, indices_rank: 0, batch_dims: 0 });
+    };
+    let raw = desc.batch_dims.unwrap_or(0);
+    if raw < 0 || raw >= r.min(q) as i64 {
+        return Err(RuleError::NdBatchDims { rules, batch_dims: raw, data_rank: r, indices_rank: q });
+    }
+    let b = raw as usize;
+    if let Some(dim) = (0..b).find(|&i| data.sizes[i] != indices.sizes[i]) {
+        return Err(RuleError::BatchDimMismatch {
+            op: rules.nd_op_name(),
+            dim,
+            data: data.sizes[dim],
+            indices: indices.sizes[dim],
+        });
+    }
+    if k == 0 || k > r - b {
+        return Err(RuleError::NdDepth {
+            rules,
+            depth: Some(k),
+            data_rank: r,
+            indices_rank: q,
+            batch_dims: b,
+        });
+    }
+    let mut formula = indices.sizes[..q - 1].to_vec();
+    formula.extend_from_slice(&data.sizes[b + k..]);
+    if formula.len() > crate::MAX_RANK {
+        return Err(RuleError::OutputRank { rank: formula.len(), indices_rank: q, data_rank: r });
+    }
+    let inferred = Dims::new(&formula).expect("rank checked");
+    let output = output_layout(desc, &data, &indices, index_type, inferred, b..b + k)?;
+    let mut dims = Vec::new();
+    for (o, &size) in formula.iter().enumerate() {
+        if size == 1 {
+            continue;
+        }
+        // The tuples' dimensions walk the indices (and, batch dimensions, the data too); the
+        // rest walk the data after the named axes.
+        let (data_dim, index_stride) = match o {
+            _ if o < b => (Some(o), indices.strides[o]),
+            _ if o < q - 1 => (None, indices.strides[o]),
+            _ => (Some(o - (q - 1) + b + k), 0),
+        };
+        dims.push(GatherDim {
+            size,
+            output_stride: output.strides[o],
+            data_stride: data_dim.map_or(0, |i| data.strides[i]),
+            index_stride,
+            output_dim: o,
+            data_dim,
+        });
+    }
+    Ok(GatherPlan {
+        form: GatherForm::Nd,
+        rules,
+        index_type,
+        data_type: desc.data.dtype,
+        data,
+        indices,
+        output,
+        axis: b,
+        batch_dims: b,
+        out_of_range: desc.out_of_range.unwrap_or(rules.default_out_of_range()),
+        dims,
+        axis_size: data.sizes[b],
+        axis_stride: if data.sizes[b] > 1 { data.strides[b] } else { 0 },
+        components: k,
+        component_stride: indices.strides[q - 1],
         dynamic_leading: false,
     })
 }
@@ -307,7 +466,12 @@ fn openvino_batch_dims(
         return Err(RuleError::BatchDimsAfterAxis { batch_dims: b, axis });
     }
     if let Some(dim) = (0..b).find(|&i| data.sizes[i] != indices.sizes[i]) {
-        return Err(RuleError::BatchDimMismatch { dim, data: data.sizes[dim], indices: indices.sizes[dim] });
+        return Err(RuleError::BatchDimMismatch {
+            op: GatherRules::OpenVino.op_name(),
+            dim,
+            data: data.sizes[dim],
+            indices: indices.sizes[dim],
+        });
     }
     Ok(b)
 }

@@ -17,6 +17,9 @@ pub const GATHER_KEYS: &[&str] = &[
 ];
 /// `gather_elements!`'s keys: the gather's but those of its axis form alone.
 pub const GATHER_ELEMENTS_KEYS: &[&str] = &["rules", "data", "indices", "axis", "out_of_range", "output"];
+/// `gather_nd!`'s keys: no axis (the indices' tuples name the axes), `batch_dims` in every rule
+/// set.
+pub const GATHER_ND_KEYS: &[&str] = &["rules", "data", "indices", "batch_dims", "out_of_range", "output"];
 pub const SLICE_KEYS: &[&str] = &[
     "rules",
     "input",

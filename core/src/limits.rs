@@ -2,8 +2,12 @@
 //! kernel may have, and the stand-in a `_` count is planned with. Plain constants, imported by
 //! the rules, the messages and the kernels alike.
 
-/// The most index reads one kernel makes (gathers in one fused chain).
-pub const MAX_READS: usize = 4;
+/// The most index reads one kernel makes per output element: one per gather of a fused chain,
+/// one per component of a GatherND tuple (at most the data's rank).
+pub const MAX_READS: usize = 8;
+
+/// The most gathers a chain has: its fused kernel binds one index buffer per gather.
+pub const MAX_GATHERS: usize = 4;
 
 /// The most 32-bit words a buffer may span: kernels address buffers with 32-bit offsets and
 /// round a buffer up to whole vectors of up to four words.

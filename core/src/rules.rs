@@ -23,6 +23,10 @@ pub enum GatherForm {
     /// GatherElements: one element per index, the indices shaped as the output and naming the
     /// coordinate along the axis; every other coordinate is the output's (`gather_elements!`).
     Elements,
+    /// GatherND: the indices' last dimension holds a tuple of coordinates into the data's
+    /// leading dimensions (after `batch_dims`); each tuple picks an element or a slice
+    /// (`gather_nd!`).
+    Nd,
 }
 
 impl GatherForm {
@@ -31,6 +35,7 @@ impl GatherForm {
         match self {
             GatherForm::Axis => "gather!",
             GatherForm::Elements => "gather_elements!",
+            GatherForm::Nd => "gather_nd!",
         }
     }
 }
@@ -97,6 +102,24 @@ impl GatherRules {
             GatherRules::Onnx => "ONNX GatherElements-13",
             GatherRules::OpenVino => "OpenVINO GatherElements-6",
             GatherRules::DirectMl => "DirectML GATHER_ELEMENTS",
+        }
+    }
+
+    /// The standard's GatherND operator.
+    pub const fn nd_op_name(self) -> &'static str {
+        match self {
+            GatherRules::Onnx => "ONNX GatherND-13",
+            GatherRules::OpenVino => "OpenVINO GatherND-8",
+            GatherRules::DirectMl => "DirectML GATHER_ND1",
+        }
+    }
+
+    /// The standard's operator of `form`.
+    pub const fn form_op_name(self, form: GatherForm) -> &'static str {
+        match form {
+            GatherForm::Axis => self.op_name(),
+            GatherForm::Elements => self.elements_op_name(),
+            GatherForm::Nd => self.nd_op_name(),
         }
     }
 

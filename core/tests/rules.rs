@@ -116,7 +116,72 @@ fn openvino_batch_dims() {
     assert_eq!(g.plan().unwrap_err(), RuleError::BatchDimsAfterAxis { batch_dims: 2, axis: 1 });
     let mut g = gather(GatherRules::OpenVino, &[2, 5], &[3, 3], 1);
     g.batch_dims = Some(1);
-    assert_eq!(g.plan().unwrap_err(), RuleError::BatchDimMismatch { dim: 0, data: 2, indices: 3 });
+    assert_eq!(
+        g.plan().unwrap_err(),
+        RuleError::BatchDimMismatch { op: "OpenVINO Gather-8", dim: 0, data: 2, indices: 3 }
+    );
+}
+
+/// GatherND (docs/rules.md#gather-nd): ONNX's page's output shapes, and each rule's error.
+#[test]
+fn gather_nd_shapes_and_rules() {
+    let nd = |rules, data: &[usize], indices: &[usize], b: Option<i64>| {
+        let mut g = gather(rules, data, indices, 0);
+        g.form = stridex_core::GatherForm::Nd;
+        g.batch_dims = b;
+        g.plan()
+    };
+    // Examples 1 to 5 of GatherND-13.
+    assert_eq!(shape(&nd(GatherRules::Onnx, &[2, 2], &[2, 2], None).unwrap()), vec![2]);
+    assert_eq!(shape(&nd(GatherRules::Onnx, &[2, 2], &[2, 1], None).unwrap()), vec![2, 2]);
+    assert_eq!(shape(&nd(GatherRules::Onnx, &[2, 2, 2], &[2, 2], None).unwrap()), vec![2, 2]);
+    assert_eq!(shape(&nd(GatherRules::Onnx, &[2, 2, 2], &[2, 1, 2], None).unwrap()), vec![2, 1, 2]);
+    let p = nd(GatherRules::OpenVino, &[2, 2, 2], &[2, 1], Some(1)).unwrap();
+    assert_eq!((shape(&p), p.components, p.axis), (vec![2, 2], 1, 1));
+    assert_eq!(
+        nd(GatherRules::Onnx, &[2, 2], &[2, 3], None).unwrap_err(),
+        RuleError::NdDepth {
+            rules: GatherRules::Onnx,
+            depth: Some(3),
+            data_rank: 2,
+            indices_rank: 2,
+            batch_dims: 0
+        }
+    );
+    assert_eq!(
+        nd(GatherRules::DirectMl, &[2, 2], &[2, 0], None).unwrap_err(),
+        RuleError::NdDepth {
+            rules: GatherRules::DirectMl,
+            depth: Some(0),
+            data_rank: 2,
+            indices_rank: 2,
+            batch_dims: 0
+        }
+    );
+    assert_eq!(
+        nd(GatherRules::OpenVino, &[2, 2], &[2, 1], Some(2)).unwrap_err(),
+        RuleError::NdBatchDims { rules: GatherRules::OpenVino, batch_dims: 2, data_rank: 2, indices_rank: 2 }
+    );
+    assert_eq!(
+        nd(GatherRules::OpenVino, &[2, 2], &[2, 1], Some(-1)).unwrap_err(),
+        RuleError::NdBatchDims {
+            rules: GatherRules::OpenVino,
+            batch_dims: -1,
+            data_rank: 2,
+            indices_rank: 2
+        }
+    );
+    assert_eq!(
+        nd(GatherRules::Onnx, &[3, 2], &[2, 1], Some(1)).unwrap_err(),
+        RuleError::BatchDimMismatch { op: "ONNX GatherND-13", dim: 0, data: 3, indices: 2 }
+    );
+    let mut g = gather(GatherRules::Onnx, &[2, 2], &[2, 2], 0);
+    g.form = stridex_core::GatherForm::Nd;
+    g.indices.dtype = DType::I32;
+    assert_eq!(g.plan().unwrap_err(), RuleError::NdIndexType { dtype: DType::I32 });
+    g.rules = GatherRules::DirectMl;
+    g.index_dims = Some(1);
+    assert_eq!(g.plan().unwrap_err(), RuleError::NdKey { rules: GatherRules::DirectMl, key: "index_dims" });
 }
 
 /// Every example of the seeds (the one table, `stridex_core::seeds`) plans to the output

@@ -127,7 +127,7 @@ fn a_slot_walk_steps_the_gathered_axis_by_its_stride() {
             axis,
         );
         let k = GatherKernelDesc::with(&desc.plan().unwrap(), WalkChoice::Slots).unwrap();
-        assert_eq!(k.index.axis_stride, stride, "axis {axis}");
+        assert_eq!(k.reads[0].axis_stride, stride, "axis {axis}");
     }
 }
 

@@ -1,4 +1,4 @@
-//! `gather!`, `gather_elements!`, `slice!` and `chain!`: a thin wrapper of `stridex-syntax`, the descriptor front end
+//! `gather!`, `gather_elements!`, `gather_nd!`, `slice!` and `chain!`: a thin wrapper of `stridex-syntax`, the descriptor front end
 //! (tokens to a typed input, collecting every independent mistake, then the rules of
 //! `stridex-core`, then the tokens of an op whose kernel is specialized on the validated
 //! constants). This crate only converts tokens.
@@ -71,6 +71,27 @@ pub fn gather(input: TokenStream) -> TokenStream {
 #[proc_macro]
 pub fn gather_elements(input: TokenStream) -> TokenStream {
     stridex_syntax::expand::gather_elements_macro(input.into()).into()
+}
+
+/// A GatherND kernel checked at compile time (ONNX GatherND-13, OpenVINO GatherND-8, DirectML
+/// GATHER_ND1): the indices' last dimension holds tuples of `k` coordinates into the data's
+/// dimensions `batch_dims..batch_dims + k`; each tuple picks an element (`k` = the rest of the
+/// data's rank) or a slice, and the output is `indices.shape[..-1] + data.shape[batch_dims + k..]`.
+///
+/// ```text
+/// let op = stridex::gather_nd! { data: f32[4, 5, 64], indices: i64[8, 2] };
+/// let y = op.run(&data, &idx)?;              // a stridex::GatherOp<f32, i64>, shape [8, 64]
+/// ```
+///
+/// Keys: `rules` (`onnx`, the default, takes i64 indices alone), `data`, `indices` (rank >= 1,
+/// last size in `1..=rank(data) - batch_dims`), `batch_dims` (in `0..min(rank(data),
+/// rank(indices))`; the first `batch_dims` sizes of data and indices equal), `out_of_range`
+/// (each coordinate checked against its own axis), `output`. No `axis`: the tuples name the
+/// axes. A `_` leading size of the indices, with `batch_dims` 0. In `chain!`, the stage
+/// `gather_nd { indices: .., batch_dims: .. }`.
+#[proc_macro]
+pub fn gather_nd(input: TokenStream) -> TokenStream {
+    stridex_syntax::expand::gather_nd_macro(input.into()).into()
 }
 
 #[proc_macro]

@@ -101,7 +101,7 @@ fn explain_builds_the_kernel_cubecl_launches() {
                     (),
                     n,
                     m.count_free(),
-                    k.index,
+                    k.reads.clone(),
                 );
                 wgsl(kernel.define())
             }

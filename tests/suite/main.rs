@@ -18,6 +18,7 @@ mod dtypes;
 mod dynamic;
 mod elements;
 mod explain;
+mod nd;
 mod random;
 mod runtime;
 mod seeds;

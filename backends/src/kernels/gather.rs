@@ -22,7 +22,7 @@ pub fn gather_kernel<N: Size>(
     limit: u32,
     slots: u32,
     #[comptime] m: MoveDesc,
-    #[comptime] r: IndexRead,
+    #[comptime] r: Vec<IndexRead>,
 ) {
     let pos = ABSOLUTE_POS;
     // `slots` bounds the output slots of a `_` walk (see `locate`).
@@ -30,7 +30,7 @@ pub fn gather_kernel<N: Size>(
         if comptime!(m.lanes == 1) {
             let (valid, src, index) = locate(pos, slots, m.clone());
             if valid {
-                let (ok, axis_offset) = read_index(indices, index, status, r);
+                let (ok, axis_offset) = read_indices(indices, index, status, r);
                 let mut v = Vector::<u32, N>::new(0u32);
                 if ok {
                     v = data[src + axis_offset];
@@ -54,7 +54,7 @@ fn gather_lanes<N: Size>(
     pos: usize,
     slots: u32,
     #[comptime] m: MoveDesc,
-    #[comptime] r: IndexRead,
+    #[comptime] r: Vec<IndexRead>,
 ) {
     let lanes = comptime!(m.lanes);
     let bits = comptime!(32 / lanes);
@@ -63,13 +63,37 @@ fn gather_lanes<N: Size>(
     for lane in 0..comptime!(lanes as usize) {
         let (valid, src, index) = locate(pos * comptime!(lanes as usize) + lane, slots, m.clone());
         if valid {
-            let (ok, axis_offset) = read_index(indices, index, status, r);
+            let (ok, axis_offset) = read_indices(indices, index, status, r.clone());
             if ok {
                 out |= read_lane(data, src + axis_offset, lanes) << comptime!(lane as u32 * bits);
             }
         }
     }
     output[pos] = Vector::new(out);
+}
+
+/// Every index of the slot's element (one, or a GatherND tuple's components, each at its own
+/// offset from `index`): whether all were in range, and the source offset they add up to.
+// CubeCL unrolls a comptime range, not an iterator over a comptime list.
+#[allow(clippy::needless_range_loop)]
+#[cube]
+fn read_indices(
+    indices: &[u32],
+    index: usize,
+    status: &mut [u32],
+    #[comptime] r: Vec<IndexRead>,
+) -> (bool, usize) {
+    let mut ok = true;
+    let mut offset = 0usize;
+    #[unroll]
+    for j in 0..comptime!(r.len()) {
+        let read = comptime!(r[j]);
+        let (in_range, axis_offset) =
+            read_index(indices, index + comptime!(read.offset as usize), status, read);
+        ok = ok && in_range;
+        offset += axis_offset;
+    }
+    (ok, offset)
 }
 
 impl OpKernel for GatherKernelDesc {
@@ -84,7 +108,7 @@ impl OpKernel for GatherKernelDesc {
         _plan: &Self::Plan,
         at: impl FnOnce(&Walk) -> Result<Walk, Error>,
     ) -> Result<Self, Error> {
-        Ok(GatherKernelDesc { walk: at(&self.walk)?, index: self.index })
+        Ok(GatherKernelDesc { walk: at(&self.walk)?, reads: self.reads.clone() })
     }
 
     fn index_bytes(plan: &GatherPlan) -> usize {
@@ -125,7 +149,7 @@ impl Launch for GatherKernelDesc {
                     m.invocations,
                     m.out_slots,
                     m.count_free(),
-                    self.index,
+                    self.reads.clone(),
                 ),
             }
         }
@@ -148,7 +172,7 @@ impl Launch for GatherKernelDesc {
                 (),
                 m.line as usize,
                 m.count_free(),
-                self.index,
+                self.reads.clone(),
             )
             .define(),
         };

@@ -284,10 +284,13 @@ fn gather_tile<NI: Size, NO: Size>(
             all_ok = all_ok && line_ok;
         }
     }
-    // A single gather raises the `error` policy's flag here; a chain's `error`-policy indices
-    // are checked whole on the host (as running the stages one by one would), so its kernel
-    // only keeps every read in bounds.
-    let single_error = comptime!(reads == 1 && w.reads[0].index.policy == stridex_core::OutOfRange::Error);
+    // A single gather (its reads all of one stage: one, or a GatherND tuple's) raises the
+    // `error` policy's flag here; a chain's `error`-policy indices are checked whole on the host
+    // (as running the stages one by one would), so its kernel only keeps every read in bounds.
+    let single_error = comptime!(
+        w.reads.iter().all(|r| r.stage == w.reads[0].stage)
+            && w.reads[0].index.policy == stridex_core::OutOfRange::Error
+    );
     raise_flag(status, all_ok, single_error);
 }
 

@@ -7,15 +7,17 @@ use stridex_core::layout::next_coords;
 use stridex_core::{ChainPlan, DType, GatherPlan, OutOfRange};
 
 /// The first index, row-major over the gather's indices, outside `[-s, s-1]` (or `[0, s-1]`
-/// for unsigned types); `value(i)` reads element `i` of the indices buffer.
+/// for unsigned types), `s` the size of the axis it names; `value(i)` reads element `i` of the
+/// indices buffer.
 fn first_bad(plan: &GatherPlan, value: impl Fn(usize) -> i128) -> Option<Error> {
-    let s = plan.axis_size as i128;
     let layout = &plan.indices;
     let mut c = vec![0; layout.rank()];
     loop {
         let v = value(layout.offset(&c));
+        let axis_size = plan.axis_of(&c).size;
+        let s = axis_size as i128;
         if v < -s || v >= s {
-            return Some(Error::IndexOutOfRange { position: c, value: v, axis_size: plan.axis_size });
+            return Some(Error::IndexOutOfRange { position: c, value: v, axis_size });
         }
         if !next_coords(&mut c, &layout.sizes) {
             return None;

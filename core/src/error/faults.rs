@@ -38,6 +38,9 @@ pub enum Unfused {
     /// The result's rows (its last dimension, `size` elements of `elem_bytes` bytes, as the
     /// last stage, `stage`, leaves it) are not whole 32-bit words, which the fused kernel writes.
     Rows { stage: usize, size: usize, elem_bytes: usize },
+    /// Through stage `stage` the chain reads more than `max` indices per output element (one
+    /// per gather, one per component of a GatherND tuple).
+    Reads { stage: usize, max: usize },
 }
 
 impl Unfused {
@@ -47,7 +50,8 @@ impl Unfused {
             Unfused::EmptyStage { stage }
             | Unfused::EmptyAxis { stage }
             | Unfused::Overflow { stage }
-            | Unfused::Rows { stage, .. } => stage,
+            | Unfused::Rows { stage, .. }
+            | Unfused::Reads { stage, .. } => stage,
         }
     }
 
@@ -83,6 +87,10 @@ impl fmt::Display for Unfused {
                 if elem_bytes == 1 { "" } else { "s" },
                 size.saturating_mul(elem_bytes)
             ),
+            Unfused::Reads { stage, max } => write!(
+                f,
+                "through stage {stage} the one kernel would read more than {max} indices per output element (one per gather, one per coordinate of a GatherND tuple)"
+            ),
         }
     }
 }
@@ -106,6 +114,8 @@ pub enum DynamicFault {
     ElementsAxis { axis: usize },
     /// OpenVINO batch dimensions tie the indices' leading size to the data's.
     BatchDims { batch_dims: usize },
+    /// GatherND indices of rank 1: their one dimension is the tuple, not a count.
+    NdTuple,
     /// A slice window that does not take the `_` dimension whole, forwards, from 0.
     Window,
     /// Rows of no element: the count cannot be read from a length.
@@ -191,6 +201,10 @@ impl fmt::Display for DynamicFault {
             CountAfterStages => write!(
                 f,
                 "`Chain::dynamic_leading()` comes before the chain's stages: each stage is checked against the shape it receives as it is added; call it right after `Chain::data`"
+            ),
+            NdTuple => write!(
+                f,
+                "gather_nd: a `_` leading dimension of indices of rank 1: their one dimension holds the tuple's coordinates, a fixed number, not a count; give the tuples a leading dimension (`[_, k]`), or give the size"
             ),
             ConvertCount => write!(
                 f,

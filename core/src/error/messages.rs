@@ -149,6 +149,33 @@ impl fmt::Display for RuleError {
                 "{}: `{key}` belongs to the Gather operator, not GatherElements (whose indices have the data's rank and name one element each); remove it",
                 rules.elements_op_name()
             ),
+            NdKey { rules, key } => write!(
+                f,
+                "{}: `{key}` belongs to the Gather operator, not GatherND (whose indices' last dimension names the data's axes: tuples of coordinates after `batch_dims`); remove it",
+                rules.nd_op_name()
+            ),
+            NdIndexType { dtype } => write!(
+                f,
+                "ONNX GatherND-13: index type {dtype} is not allowed (GatherND-13 takes int64 alone); use i64, or `rules: openvino` or `rules: directml`, which take i32 too"
+            ),
+            NdBatchDims { rules, batch_dims, data_rank, indices_rank } => write!(
+                f,
+                "{}: batch_dims {batch_dims} is out of range: it must be in 0..{} (0 up to, not including, the smaller of the data's rank {data_rank} and the indices' rank {indices_rank}); use a value in that range",
+                rules.nd_op_name(),
+                data_rank.min(indices_rank)
+            ),
+            NdDepth { rules, depth: None, .. } => write!(
+                f,
+                "{}: the indices are a scalar, but their last dimension holds the coordinate tuples; give them at least one dimension (e.g. `[1]` for one tuple of one coordinate)",
+                rules.nd_op_name()
+            ),
+            NdDepth { rules, depth: Some(k), data_rank, batch_dims, .. } => write!(
+                f,
+                "{}: the indices' last size is {k}, the coordinates in each tuple, but it must be in 1..={} (the data's rank {data_rank} minus batch_dims {batch_dims}); make it {}",
+                rules.nd_op_name(),
+                data_rank - batch_dims,
+                if *k == 0 { "at least 1".to_string() } else { format!("at most {}", data_rank - batch_dims) }
+            ),
             ElementsRank { rules, data_rank, indices_rank } => write!(
                 f,
                 "{}: indices of rank {indices_rank} for data of rank {data_rank}; the indices have the data's rank (one index per output element, along the axis): give them {data_rank} dimensions",
@@ -165,9 +192,9 @@ impl fmt::Display for RuleError {
                     rules.elements_op_name()
                 )
             }
-            BatchDimMismatch { dim, data, indices } => write!(
+            BatchDimMismatch { op, dim, data, indices } => write!(
                 f,
-                "OpenVINO Gather-8: batch dimension {dim} differs: data has {data}, indices have {indices}; the first batch_dims sizes of data and indices must be equal"
+                "{op}: batch dimension {dim} differs: data has {data}, indices have {indices}; the first batch_dims sizes of data and indices must be equal"
             ),
             DimensionCount { tensor, sizes, expected } => write!(
                 f,

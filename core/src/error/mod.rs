@@ -203,6 +203,31 @@ pub enum RuleError {
         data: usize,
         indices: usize,
     },
+    /// GatherND: a key of the Gather form (`axis`, `index_dims`, `feature_level`).
+    NdKey {
+        rules: GatherRules,
+        key: &'static str,
+    },
+    /// ONNX GatherND-13 takes int64 indices alone.
+    NdIndexType {
+        dtype: DType,
+    },
+    /// GatherND: `batch_dims` outside `0..min(data rank, indices rank)`.
+    NdBatchDims {
+        rules: GatherRules,
+        batch_dims: i64,
+        data_rank: usize,
+        indices_rank: usize,
+    },
+    /// GatherND: the indices' last size (coordinates per tuple) outside `1..=data rank -
+    /// batch_dims` (`None`: the indices are a scalar, with no last dimension).
+    NdDepth {
+        rules: GatherRules,
+        depth: Option<usize>,
+        data_rank: usize,
+        indices_rank: usize,
+        batch_dims: usize,
+    },
     OutputRank {
         rank: usize,
         indices_rank: usize,
@@ -217,6 +242,8 @@ pub enum RuleError {
         axis: usize,
     },
     BatchDimMismatch {
+        /// The operator whose rule it is (OpenVINO Gather-8, or a GatherND).
+        op: &'static str,
         dim: usize,
         data: usize,
         indices: usize,
@@ -414,6 +441,15 @@ impl RuleError {
                 _ => Location::FeatureLevel,
             },
             ElementsRank { .. } => Location::Shape(Operand::Indices),
+            NdKey { key, .. } => match key {
+                "axis" => Location::Axis,
+                "index_dims" => Location::IndexDims,
+                _ => Location::FeatureLevel,
+            },
+            NdIndexType { .. } => Location::DType(Operand::Indices),
+            NdBatchDims { .. } => Location::BatchDims,
+            NdDepth { depth: None, .. } => Location::Shape(Operand::Indices),
+            NdDepth { indices_rank, .. } => Location::Size(Operand::Indices, indices_rank - 1),
             ElementsShape { dim, .. } => Location::Size(Operand::Indices, dim),
             OutputRank { .. } => Location::Shape(Operand::Indices),
             BatchDimsOutOfRange { .. } | BatchDimsAfterAxis { .. } => Location::BatchDims,

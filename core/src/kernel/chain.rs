@@ -118,9 +118,11 @@ impl ChainKernelDesc {
                 // The same coordinates, another element type: the walk converts as it writes.
                 StagePlan::Convert(_) => y,
                 StagePlan::Gather(p) => {
-                    let j = reads.len();
-                    if p.axis_size == 0 {
+                    if p.index_axes().any(|a| a.size == 0) {
                         return Err(Unfused::EmptyAxis { stage: s + 1 });
+                    }
+                    if reads.len() + p.components > MAX_READS {
+                        return Err(Unfused::Reads { stage: s + 1, max: MAX_READS });
                     }
                     let mut offset = Affine::default();
                     let mut x = vec![Affine::default(); p.data.rank()];
@@ -132,19 +134,24 @@ impl ChainKernelDesc {
                             x[i] = y[d.output_dim];
                         }
                     }
-                    x[p.axis] = Affine::read(j);
-                    reads.push(Read {
-                        index: IndexRead {
-                            index_type: p.index_type,
-                            policy: p.out_of_range,
-                            axis_size: p.axis_size as u32,
-                            axis_stride: 0,
-                            index_words: p.index_type.words() as u32,
-                        },
-                        stage: s as u32 + 1,
-                        buffer: buffers[s] as u32,
-                        offset,
-                    });
+                    // One read per axis the indices name (a GatherND tuple's components lie
+                    // `component_stride` apart).
+                    for a in p.index_axes() {
+                        x[a.dim] = Affine::read(reads.len());
+                        reads.push(Read {
+                            index: IndexRead {
+                                index_type: p.index_type,
+                                policy: p.out_of_range,
+                                axis_size: a.size as u32,
+                                axis_stride: 0,
+                                index_words: p.index_type.words() as u32,
+                                offset: 0,
+                            },
+                            stage: s as u32 + 1,
+                            buffer: buffers[s] as u32,
+                            offset: offset.plus(Affine::constant(a.offset as i64)).ok_or(overflow)?,
+                        });
+                    }
                     x
                 }
             };

@@ -149,6 +149,9 @@ pub struct IndexRead {
     /// its own, signed, in [`ReadDesc::data`]).
     pub axis_stride: u32,
     pub index_words: u32,
+    /// Index words past the slot's index position, in the slot walk (a GatherND tuple's
+    /// component; the row walk keeps its own in [`ReadDesc::base`]).
+    pub offset: u32,
 }
 
 /// One index read of a row walk. It reads 32-bit word `base + sum(coordinate * coefficient) +
@@ -175,7 +178,8 @@ pub struct ReadDesc {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct GatherKernelDesc {
     pub walk: Walk,
-    pub index: IndexRead,
+    /// One read per output element, or GatherND's one per tuple component.
+    pub reads: Vec<IndexRead>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -231,17 +235,12 @@ impl GatherKernelDesc {
         }
         // An empty axis leaves the data empty: nothing is ever read, and its strides (which the
         // size rules do not bound for an empty tensor) play no part.
-        let reads = plan.axis_size > 0;
-        let index = IndexRead {
-            index_type: plan.index_type,
-            policy: plan.out_of_range,
-            axis_size: plan.axis_size as u32,
-            axis_stride: 0,
-            index_words: plan.index_type.words() as u32,
-        };
-        let one = |x: usize| {
+        let reads = plan.index_axes().all(|a| a.size > 0);
+        let index_words = plan.index_type.words();
+        let axes: Vec<_> = plan.index_axes().collect();
+        let indexed = |x: usize| {
             let mut r = [0; MAX_READS];
-            r[0] = x as i64;
+            r[..axes.len()].fill(x as i64);
             r
         };
         let moves = Moves {
@@ -252,25 +251,41 @@ impl GatherKernelDesc {
                     size: d.size,
                     out: d.output_stride,
                     src: if reads { d.data_stride as i64 } else { 0 },
-                    reads: one(d.index_stride),
+                    reads: indexed(d.index_stride),
                 })
                 .collect(),
             base: 0,
-            reads: vec![MoveRead {
-                index,
-                buffer: 0,
-                stage: 1,
-                base: 0,
-                deps: [0; MAX_READS],
-                data: if reads { plan.axis_stride as i64 } else { 0 },
-            }],
+            reads: axes
+                .iter()
+                .map(|a| MoveRead {
+                    index: IndexRead {
+                        index_type: plan.index_type,
+                        policy: plan.out_of_range,
+                        axis_size: a.size as u32,
+                        axis_stride: 0,
+                        index_words: index_words as u32,
+                        offset: (a.offset * index_words) as u32,
+                    },
+                    buffer: 0,
+                    stage: 1,
+                    base: a.offset as i64,
+                    deps: [0; MAX_READS],
+                    data: if reads { a.stride as i64 } else { 0 },
+                })
+                .collect(),
             elem_bytes: plan.data_type.size(),
             src: &plan.data,
             out: &plan.output,
             dynamic: plan.dynamic_leading,
         };
-        let (walk, axis_stride) = walk(&moves, choice);
-        Some(GatherKernelDesc { walk, index: IndexRead { axis_stride, ..index } })
+        let (walk, axis_strides) = walk(&moves, choice);
+        let reads = moves
+            .reads
+            .iter()
+            .zip(axis_strides)
+            .map(|(r, axis_stride)| IndexRead { axis_stride, ..r.index })
+            .collect();
+        Some(GatherKernelDesc { walk, reads })
     }
 }
 
@@ -306,15 +321,16 @@ impl SliceKernelDesc {
     }
 }
 
-/// The walk for `moves`, and the gathered axis' stride in the slot walk's source units.
-fn walk(moves: &Moves, choice: WalkChoice) -> (Walk, u32) {
+/// The walk for `moves`, and each read's gathered axis stride in the slot walk's source units
+/// (0 for the row walk, which keeps its own).
+fn walk(moves: &Moves, choice: WalkChoice) -> (Walk, Vec<u32>) {
     if choice == WalkChoice::Best {
         if let Some(rows) = RowWalk::build(moves) {
-            return (Walk::Rows(rows), 0);
+            return (Walk::Rows(rows), vec![0; moves.reads.len()]);
         }
     }
-    let (slots, axis_stride) = MoveDesc::build(moves);
-    (Walk::Slots(slots), axis_stride)
+    let (slots, axis_strides) = MoveDesc::build(moves);
+    (Walk::Slots(slots), axis_strides)
 }
 
 /// Merges neighbours that are one contiguous run in output, source and every read alike.

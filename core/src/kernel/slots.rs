@@ -60,19 +60,22 @@ impl Scale {
 }
 
 impl MoveDesc {
-    /// The slot walk for `moves` (a single op: at most one read, indexed by non-negative
-    /// strides, at a base of 0), and the gathered axis' stride in its units.
-    pub(super) fn build(moves: &Moves) -> (MoveDesc, u32) {
+    /// The slot walk for `moves` (a single op: its reads indexed by non-negative strides that
+    /// every read shares, each at its own fixed offset from the slot's index position, as a
+    /// GatherND tuple's components are), and each read's gathered axis stride in its units.
+    pub(super) fn build(moves: &Moves) -> (MoveDesc, Vec<u32>) {
         let (elem_bytes, src, out) = (moves.elem_bytes, moves.src, moves.out);
+        let n = moves.reads.len();
         assert!(
-            moves.reads.len() <= 1 && moves.reads.iter().all(|r| r.base == 0 && r.data >= 0),
+            moves.reads.iter().all(|r| r.base >= 0 && r.data >= 0 && r.deps == [0; MAX_READS])
+                && moves.dims.iter().all(|d| d.reads[..n].iter().all(|&c| c == d.reads[0])),
             "the slot walk takes single ops only"
         );
         // Output memory order, so consecutive invocations write consecutive addresses.
         let dynamic = moves.dynamic;
         let mut dims = with_unit_inner(in_output_order(&moves.dims, dynamic), dynamic);
         let mut base = usize::try_from(moves.base).expect("a single op's source starts at an offset");
-        let mut axis_stride = moves.reads.first().map_or(0, |r| r.data as usize);
+        let mut axis_strides: Vec<usize> = moves.reads.iter().map(|r| r.data as usize).collect();
         let index_words = moves.reads.first().map_or(0, |r| r.index.index_words as usize);
         let mut scale = Scale { mul: 1, div: 1 };
         let lanes;
@@ -87,14 +90,14 @@ impl MoveDesc {
                 dims.push(Dim { size: w, out: 1, src: 1, reads: [0; MAX_READS] });
                 dims = merge_after(dims, dynamic);
                 base *= w;
-                axis_stride *= w;
+                axis_strides.iter_mut().for_each(|a| *a *= w);
                 scale.mul = w;
             }
             lanes = 1;
         } else {
             let p = 4 / elem_bytes;
-            if divides_run(&dims, base, axis_stride, p) {
-                rescale(&mut dims, &mut base, &mut axis_stride, p);
+            if divides_run(&dims, base, &axis_strides, p) {
+                rescale(&mut dims, &mut base, &mut axis_strides, p);
                 dims = tidy(dims, dynamic);
                 scale.div = p;
                 lanes = 1;
@@ -105,8 +108,8 @@ impl MoveDesc {
         let mut line = 1;
         if lanes == 1 {
             for v in [4, 2] {
-                if divides_run(&dims, base, axis_stride, v) {
-                    rescale(&mut dims, &mut base, &mut axis_stride, v);
+                if divides_run(&dims, base, &axis_strides, v) {
+                    rescale(&mut dims, &mut base, &mut axis_strides, v);
                     dims = tidy(dims, dynamic);
                     scale.div *= v;
                     line = v;
@@ -161,14 +164,14 @@ impl MoveDesc {
             out_words: out_words.max(line) as u32,
             dynamic,
         };
-        (desc, axis_stride as u32)
+        (desc, axis_strides.into_iter().map(|a| a as u32).collect())
     }
 }
 
 /// True when `v` consecutive elements always travel together: the innermost dim is contiguous
 /// in output and source, not an index dim, a multiple of `v` long, and every other offset is a
 /// multiple of `v` (so whole words or lines can be copied, aligned).
-fn divides_run(dims: &[Dim], base: usize, axis_stride: usize, v: usize) -> bool {
+fn divides_run(dims: &[Dim], base: usize, axis_strides: &[usize], v: usize) -> bool {
     let Some((inner, rest)) = dims.split_last() else {
         return false;
     };
@@ -177,11 +180,11 @@ fn divides_run(dims: &[Dim], base: usize, axis_stride: usize, v: usize) -> bool 
         && inner.reads[0] == 0
         && inner.size % v == 0
         && base % v == 0
-        && axis_stride % v == 0
+        && axis_strides.iter().all(|a| a % v == 0)
         && rest.iter().all(|d| d.out % v == 0 && d.src.unsigned_abs() as usize % v == 0)
 }
 
-fn rescale(dims: &mut [Dim], base: &mut usize, axis_stride: &mut usize, v: usize) {
+fn rescale(dims: &mut [Dim], base: &mut usize, axis_strides: &mut [usize], v: usize) {
     let last = dims.len() - 1;
     for (i, d) in dims.iter_mut().enumerate() {
         if i == last {
@@ -192,7 +195,7 @@ fn rescale(dims: &mut [Dim], base: &mut usize, axis_stride: &mut usize, v: usize
         }
     }
     *base /= v;
-    *axis_stride /= v;
+    axis_strides.iter_mut().for_each(|a| *a /= v);
 }
 
 /// Drops dims that rescaling left with one element (never a `_` dimension, whatever its

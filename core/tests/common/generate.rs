@@ -327,6 +327,76 @@ pub fn elements_case(rng: &mut Rng, data_types: &[DType]) -> ElementsCase {
     ElementsCase { reference, desc }
 }
 
+/// A valid GatherND: the reference form and the stridex form.
+pub struct NdCase {
+    pub reference: r::GatherNd,
+    pub desc: GatherDesc,
+}
+
+/// Any rule set, data of rank 1-4, indices of rank 1-3 ending in tuples of 1 to `rank - b`
+/// coordinates, batch dimensions, strided data and indices, a declared output sometimes, every
+/// policy.
+pub fn nd_case(rng: &mut Rng, data_types: &[DType]) -> NdCase {
+    let rules = rng.pick(&[GatherRules::Onnx, GatherRules::OpenVino, GatherRules::DirectMl]);
+    let data_type = rng.pick(data_types);
+    let r = rng.range(1, 4) as usize;
+    let data_sizes = sizes(rng, r, 4, false);
+    let q = rng.range(1, 3) as usize;
+    let b = if rng.chance(30) { rng.below(r.min(q)) } else { 0 };
+    let k = rng.range(1, (r - b) as i64) as usize;
+    let mut index_sizes: Vec<usize> = data_sizes[..b].to_vec();
+    index_sizes.extend((b..q - 1).map(|_| rng.range(0, 4) as usize));
+    index_sizes.push(k);
+    let index_type = match rules {
+        GatherRules::Onnx => DType::I64,
+        _ => rng.pick(&[DType::I32, DType::I64, DType::U32, DType::U64]),
+    };
+    let policy = rng.pick(&[Policy::Error, Policy::Zero, Policy::Clamp]);
+    let data_strides = input_strides(rng, &data_sizes);
+    let index_strides = input_strides(rng, &index_sizes);
+    let mut reference = r::GatherNd {
+        data_strides: data_strides.clone().unwrap_or_else(|| r::packed(&data_sizes)),
+        data_sizes: data_sizes.clone(),
+        index_strides: index_strides.clone().unwrap_or_else(|| r::packed(&index_sizes)),
+        index_sizes: index_sizes.clone(),
+        batch_dims: b,
+        policy,
+        out_strides: None,
+    };
+    let shape = reference.shape();
+    let out_strides = if rng.chance(40) { output_strides(rng, &shape) } else { None };
+    reference.out_strides = out_strides.clone();
+    let desc = GatherDesc {
+        form: stridex_core::GatherForm::Nd,
+        batch_dims: (b > 0 || rng.chance(20)).then_some(b as i64),
+        out_of_range: Some(match policy {
+            Policy::Error => OutOfRange::Error,
+            Policy::Zero => OutOfRange::Zero,
+            Policy::Clamp => OutOfRange::Clamp,
+        }),
+        output: out_strides.as_ref().map(|o| OutputDecl {
+            dtype: None,
+            sizes: dims(&shape),
+            strides: Some(dims(o)),
+        }),
+        ..GatherDesc::new(
+            rules,
+            TensorDecl {
+                dtype: data_type,
+                sizes: dims(&data_sizes),
+                strides: data_strides.as_deref().map(dims),
+            },
+            TensorDecl {
+                dtype: index_type,
+                sizes: dims(&index_sizes),
+                strides: index_strides.as_deref().map(dims),
+            },
+            0,
+        )
+    };
+    NdCase { reference, desc }
+}
+
 /// Index values for axis extent `s`: mostly valid (negative ones too, for signed types), some
 /// out of range both ways, some beyond 32 bits.
 pub fn index_values(rng: &mut Rng, n: usize, s: usize, signed: bool, wide: bool, hostile: bool) -> Vec<i128> {

@@ -186,23 +186,20 @@ pub fn run_rows(w: &RowWalk, data: &[u32], indices: &[&[u32]], out: &mut [u32]) 
                 }
             }
         }
-        flagged |= w.reads.len() == 1 && w.reads[0].index.policy == OutOfRange::Error && !all_ok;
+        // A single gather's reads are all of one stage (one, or a GatherND tuple's).
+        let single = !w.reads.is_empty() && w.reads.iter().all(|r| r.stage == w.reads[0].stage);
+        flagged |= single && w.reads[0].index.policy == OutOfRange::Error && !all_ok;
     }
     flagged
 }
 
-/// Runs `m` as `gather_kernel` (with `index`) or `slice_kernel` (without) do, invocation by
+/// Runs `m` as `gather_kernel` (with `reads`: one, or a GatherND tuple's) or `slice_kernel`
+/// (none) do, invocation by
 /// invocation: specialized on `m.count_free()` and launched with `m.invocations` and
 /// `m.out_slots` as the `limit` and `slots` arguments; returns whether the error flag was
 /// raised. Every word it reads or writes is checked against the lengths the launch gives the
 /// kernel (`src_words`, `out_words`, the indices' length), as the kernel runs unchecked.
-pub fn run_slots(
-    m: &MoveDesc,
-    index: Option<&IndexRead>,
-    data: &[u32],
-    indices: &[u32],
-    out: &mut [u32],
-) -> bool {
+pub fn run_slots(m: &MoveDesc, reads: &[IndexRead], data: &[u32], indices: &[u32], out: &mut [u32]) -> bool {
     let k = m.count_free();
     let (limit, slots) = (m.invocations as usize, m.out_slots as usize);
     let (line, lanes) = (k.line as usize, k.lanes as usize);
@@ -233,14 +230,20 @@ pub fn run_slots(
     let mut flagged = false;
     // The source unit a valid slot reads, or `None` for an index out of range (a zero).
     let mut source = |forward: usize, second: usize| -> Option<usize> {
-        let Some(r) = index else { return Some(forward - second) };
-        assert!(
-            second + r.index_words as usize <= indices.len(),
-            "index word {second} past the indices: {m:?}"
-        );
-        let (ok, v) = index_of(indices, second, r);
-        flagged |= !ok && r.policy == OutOfRange::Error;
-        ok.then(|| forward + v * r.axis_stride as usize)
+        if reads.is_empty() {
+            return Some(forward - second);
+        }
+        let mut all_ok = true;
+        let mut unit = forward;
+        for r in reads {
+            let at = second + r.offset as usize;
+            assert!(at + r.index_words as usize <= indices.len(), "index word {at} past the indices: {m:?}");
+            let (ok, v) = index_of(indices, at, r);
+            flagged |= !ok && r.policy == OutOfRange::Error;
+            all_ok &= ok;
+            unit += v * r.axis_stride as usize;
+        }
+        all_ok.then_some(unit)
     };
     // The grid covers whole cubes: invocations past the work do nothing.
     let started = |pos: usize| pos < if k.dynamic { limit } else { k.invocations as usize };
@@ -280,17 +283,11 @@ pub fn run_slots(
     flagged
 }
 
-/// Runs either walk on the host: `index` is the slot walk's (a row walk carries its reads).
-pub fn run_walk(
-    walk: &Walk,
-    index: Option<&IndexRead>,
-    data: &[u32],
-    indices: &[&[u32]],
-    out: &mut [u32],
-) -> bool {
+/// Runs either walk on the host: `reads` are the slot walk's (a row walk carries its own).
+pub fn run_walk(walk: &Walk, reads: &[IndexRead], data: &[u32], indices: &[&[u32]], out: &mut [u32]) -> bool {
     match walk {
         Walk::Rows(w) => run_rows(w, data, indices, out),
-        Walk::Slots(m) => run_slots(m, index, data, indices.first().copied().unwrap_or(&[]), out),
+        Walk::Slots(m) => run_slots(m, reads, data, indices.first().copied().unwrap_or(&[]), out),
         // Only a chain that ends in `convert` takes it; the suite runs it on the device.
         Walk::Convert(_) => unreachable!("single ops take the row or slot walk"),
     }
@@ -397,17 +394,17 @@ pub fn check_gather<const N: usize>(
     let data = words(&data_bytes, src_words as usize);
     let indices = words(&index_bytes, 1);
     // The slot walk's index read is the op's; a row walk carries its own.
-    let index_of_walk = |walk: &Walk| if matches!(walk, Walk::Slots(_)) { slots.index } else { k.index };
+    let reads_of_walk = |walk: &Walk| if matches!(walk, Walk::Slots(_)) { &slots.reads } else { &k.reads };
     if let Some(device) = device {
         let mut model = vec![0u32; k.walk.out_words() as usize];
-        let flagged = run_walk(&k.walk, Some(&k.index), &data, &[&indices], &mut model);
+        let flagged = run_walk(&k.walk, &k.reads, &data, &[&indices], &mut model);
         device(&[&data, &indices], &model, flagged)
             .map_err(|e| format!("{:?}\n{:?}\n{e}", case.desc, k.walk))?;
     }
     let expected = re.run(&elements::<N>(&data_bytes), &values);
     for walk in &walks {
         let mut out = vec![0u32; walk.out_words() as usize];
-        let flagged = run_walk(walk, Some(&index_of_walk(walk)), &data, &[&indices], &mut out);
+        let flagged = run_walk(walk, reads_of_walk(walk), &data, &[&indices], &mut out);
         match &expected {
             Outcome::Ok { buffer, .. } => {
                 let got = &bytes(&out)[..buffer.len() * N];
@@ -446,13 +443,13 @@ pub fn check_slice<const N: usize>(
     let data = words(&input_bytes, src_words as usize);
     if let Some(device) = device {
         let mut model = vec![0u32; k.walk.out_words() as usize];
-        let flagged = run_walk(&k.walk, None, &data, &[], &mut model);
+        let flagged = run_walk(&k.walk, &[], &data, &[], &mut model);
         device(&[&data], &model, flagged).map_err(|e| format!("{:?}\n{:?}\n{e}", case.desc, k.walk))?;
     }
     let (_, buffer) = re.run(&elements::<N>(&input_bytes));
     for walk in &walks {
         let mut out = vec![0u32; walk.out_words() as usize];
-        run_walk(walk, None, &data, &[], &mut out);
+        run_walk(walk, &[], &data, &[], &mut out);
         let got = &bytes(&out)[..buffer.len() * N];
         if got != concat(&buffer) {
             return Err(format!("{:?}\n{walk:?}\ngot {got:?}\nreference {:?}", case.desc, concat(&buffer)));

@@ -264,6 +264,78 @@ impl GatherElements {
     }
 }
 
+/// GatherND as docs/rules.md states it (`nd-formula`): the indices' last dimension holds tuples
+/// of `k` coordinates into data dimensions `b..b+k`; `out[i.., rest..] = data[i[..b],
+/// idx[i..][0], .., idx[i..][k-1], rest..]`, out of shape `indices[..-1] + data[b+k..]`.
+#[derive(Clone, Debug)]
+pub struct GatherNd {
+    pub data_sizes: Vec<usize>,
+    pub data_strides: Vec<usize>,
+    pub index_sizes: Vec<usize>,
+    pub index_strides: Vec<usize>,
+    pub batch_dims: usize,
+    pub policy: Policy,
+    pub out_strides: Option<Vec<usize>>,
+}
+
+impl GatherNd {
+    pub fn shape(&self) -> Vec<usize> {
+        let (q, b) = (self.index_sizes.len(), self.batch_dims);
+        let k = self.index_sizes[q - 1];
+        let mut shape = self.index_sizes[..q - 1].to_vec();
+        shape.extend_from_slice(&self.data_sizes[b + k..]);
+        shape
+    }
+
+    pub fn run<T: Copy + Default>(&self, data: &[T], indices: &[i128]) -> Outcome<T> {
+        let (q, b) = (self.index_sizes.len(), self.batch_dims);
+        let k = self.index_sizes[q - 1];
+        let shape = self.shape();
+        let out_strides = self.out_strides.clone().unwrap_or_else(|| packed(&shape));
+        let mut buffer = vec![T::default(); min_len(&shape, &out_strides)];
+        let all = coords(&shape);
+        // Every tuple is read when the output has an element.
+        if self.policy == Policy::Error && !all.is_empty() {
+            for c in coords(&self.index_sizes) {
+                let s = self.data_sizes[b + c[q - 1]] as i128;
+                let v = indices[offset(&c, &self.index_strides)];
+                if v < -s || v >= s {
+                    return Outcome::Err { position: c, value: v };
+                }
+            }
+        }
+        for c in all {
+            let mut dc: Vec<usize> = c[..b].to_vec();
+            let mut zero = false;
+            for j in 0..k {
+                let mut ic = c[..q - 1].to_vec();
+                ic.push(j);
+                let v = indices[offset(&ic, &self.index_strides)];
+                let s = self.data_sizes[b + j] as i128;
+                let at = if (-s..s).contains(&v) {
+                    Some(if v < 0 { v + s } else { v } as usize)
+                } else {
+                    match self.policy {
+                        Policy::Clamp if s > 0 => Some(if v < 0 { 0 } else { s as usize - 1 }),
+                        _ => None,
+                    }
+                };
+                match at {
+                    Some(i) => dc.push(i),
+                    None => {
+                        zero = true;
+                        dc.push(0);
+                    }
+                }
+            }
+            dc.extend_from_slice(&c[q - 1..]);
+            buffer[offset(&c, &out_strides)] =
+                if zero { T::default() } else { data[offset(&dc, &self.data_strides)] };
+        }
+        Outcome::Ok { shape, buffer }
+    }
+}
+
 /// A DirectML SLICE1 slice as docs/rules.md states it (`slice1-copy`).
 #[derive(Clone, Debug)]
 pub struct Slice1 {

@@ -21,6 +21,15 @@ pub fn gather_elements_macro(tokens: TokenStream) -> TokenStream {
     }
 }
 
+/// What `gather_nd! { .. }` expands to.
+pub fn gather_nd_macro(tokens: TokenStream) -> TokenStream {
+    let item = is_item(&tokens);
+    match crate::gather_nd(tokens) {
+        Ok((input, desc)) => gather(&input, &desc),
+        Err(err) => errors(err, item),
+    }
+}
+
 /// What `slice! { .. }` expands to.
 pub fn slice_macro(tokens: TokenStream) -> TokenStream {
     let item = is_item(&tokens);
@@ -185,6 +194,7 @@ fn gather_form(form: GatherForm) -> TokenStream {
     match form {
         GatherForm::Axis => quote!(::stridex::__private::GatherForm::Axis),
         GatherForm::Elements => quote!(::stridex::__private::GatherForm::Elements),
+        GatherForm::Nd => quote!(::stridex::__private::GatherForm::Nd),
     }
 }
 

@@ -35,9 +35,23 @@ pub fn gather(tokens: TokenStream) -> syn::Result<(GatherInput, GatherDesc)> {
 
 /// The keys of a `gather_elements!`, parsed and checked.
 pub fn gather_elements(tokens: TokenStream) -> syn::Result<(GatherInput, GatherDesc)> {
+    gather_of(tokens, GatherForm::Elements)
+}
+
+/// The keys of a `gather_nd!`, parsed and checked.
+pub fn gather_nd(tokens: TokenStream) -> syn::Result<(GatherInput, GatherDesc)> {
+    gather_of(tokens, GatherForm::Nd)
+}
+
+/// [`gather_nd`] on text: `"data: f32[2, 2], indices: i64[2, 2]"`.
+pub fn gather_nd_str(text: &str) -> Result<GatherDesc, String> {
+    let tokens: TokenStream = text.parse().map_err(|e| format!("{e}"))?;
+    gather_nd(tokens).map(|(_, desc)| desc).map_err(messages)
+}
+
+fn gather_of(tokens: TokenStream, form: GatherForm) -> syn::Result<(GatherInput, GatherDesc)> {
     use syn::parse::Parser;
-    let input =
-        (|input: syn::parse::ParseStream| parse::parse_gather(input, GatherForm::Elements)).parse2(tokens)?;
+    let input = (|input: syn::parse::ParseStream| parse::parse_gather(input, form)).parse2(tokens)?;
     let desc = validate::gather(&input)?;
     Ok((input, desc))
 }

@@ -57,7 +57,7 @@ pub struct ItemHead {
 }
 
 pub struct GatherInput {
-    /// `gather!` (a `gather` stage) or `gather_elements!` (a `gather_elements` stage).
+    /// `gather!`, `gather_elements!` or `gather_nd!` (or a chain stage of that name).
     pub form: GatherForm,
     pub item: Option<ItemHead>,
     pub rules: Option<(Ident, GatherRules)>,
@@ -150,7 +150,7 @@ impl Parse for GatherInput {
     }
 }
 
-/// The keys of `gather!` (`form` Axis) or `gather_elements!` (Elements).
+/// The keys of `gather!` (`form` Axis), `gather_elements!` (Elements) or `gather_nd!` (Nd).
 pub fn parse_gather(input: ParseStream, form: GatherForm) -> syn::Result<GatherInput> {
     let cx = Ctxt::default();
     let parsed = parse_item_head(input).map(|item| gather_keys(input, &cx, item, None, form));
@@ -172,6 +172,8 @@ fn gather_keys(
         (GatherForm::Axis, false) => ("gather!", keys::GATHER_KEYS),
         (GatherForm::Elements, true) => ("a gather_elements stage", keys::GATHER_ELEMENTS_KEYS),
         (GatherForm::Elements, false) => ("gather_elements!", keys::GATHER_ELEMENTS_KEYS),
+        (GatherForm::Nd, true) => ("a gather_nd stage", keys::GATHER_ND_KEYS),
+        (GatherForm::Nd, false) => ("gather_nd!", keys::GATHER_ND_KEYS),
     };
     let mut keys = Keys::new(name, known);
     keys.stage = stage.is_some();
@@ -367,7 +369,7 @@ fn chain_entries(input: ParseStream, cx: &Ctxt) -> syn::Result<Option<ChainInput
                         }
                     }
                 }
-                "gather" | "gather_elements" | "slice" | "convert" if input.peek2(syn::token::Brace) => {
+                "gather" | "gather_elements" | "gather_nd" | "slice" | "convert" if input.peek2(syn::token::Brace) => {
                     input.parse::<Ident>()?;
                     if output.is_some() {
                         cx.error(order("`output` comes last in a chain, after its stages; move this stage before it"));
@@ -385,7 +387,11 @@ fn chain_entries(input: ParseStream, cx: &Ctxt) -> syn::Result<Option<ChainInput
                         },
                     };
                     let stage = if name.starts_with("gather") {
-                        let form = if name == "gather" { GatherForm::Axis } else { GatherForm::Elements };
+                        let form = match name.as_str() {
+                            "gather" => GatherForm::Axis,
+                            "gather_elements" => GatherForm::Elements,
+                            _ => GatherForm::Nd,
+                        };
                         gather_keys(&content, cx, None, Some(stage_input), form)
                             .map(|input| StageInput::Gather { keyword: key.clone(), input })
                     } else if name == "convert" {
@@ -399,7 +405,7 @@ fn chain_entries(input: ParseStream, cx: &Ctxt) -> syn::Result<Option<ChainInput
                     Ok(())
                 }
                 _ => Err(order(&format!(
-                    "unexpected `{name}` in chain!: a chain is `data: T[..]`, then stages `gather {{ .. }}`, `gather_elements {{ .. }}` or `slice {{ .. }}` (the last may be `convert {{ .. }}`), then an optional `output: [..]`"
+                    "unexpected `{name}` in chain!: a chain is `data: T[..]`, then stages `gather {{ .. }}`, `gather_elements {{ .. }}`, `gather_nd {{ .. }}` or `slice {{ .. }}` (the last may be `convert {{ .. }}`), then an optional `output: [..]`"
                 ))),
             };
         end_of_entry(input, parsed, cx);

@@ -3,7 +3,9 @@
 //! reviewed there: `STRIDEX_BLESS=1 cargo test -p stridex-syntax --test expand` rewrites it.
 
 use proc_macro2::TokenStream;
-use stridex_syntax::expand::{chain_macro, gather_elements_macro, gather_macro, slice_macro};
+use stridex_syntax::expand::{
+    chain_macro, gather_elements_macro, gather_macro, gather_nd_macro, slice_macro,
+};
 
 const CASES: &[(&str, &str)] = &[
     ("gather", "data: f32[3, 2], indices: i64[2, 2]"),
@@ -12,6 +14,7 @@ const CASES: &[(&str, &str)] = &[
     ("gather", "static EMBED; data: f32[50, 8], indices: i32[_]"),
     ("gather", "data: f64[3, 2], indices: i64[2], output: [2, 2] strides [1, 2]"),
     ("gather_elements", "data: f32[3, 3], indices: i64[2, 3], axis: 0"),
+    ("gather_nd", "rules: openvino, data: f32[2, 3, 4], indices: i32[2, 5, 1], batch_dims: 1"),
     ("slice", "input: i8[1, 1, 4, 4], offsets: [0, 0, 0, 1], sizes: [1, 1, 4, 3], strides: [1, 1, -2, 2]"),
     ("slice", "rules: onnx, input: f32[2, 3, 4], starts: [-1], ends: [-5], axes: [2], steps: [-1]"),
     ("slice", "pub static CROP; input: u8[_, 3, 8, 8], s[.., .., 1..7, ..;-1]"),
@@ -28,6 +31,7 @@ fn expand(kind: &str, text: &str) -> String {
     let out = match kind {
         "gather" => gather_macro(tokens),
         "gather_elements" => gather_elements_macro(tokens),
+        "gather_nd" => gather_nd_macro(tokens),
         "slice" => slice_macro(tokens),
         _ => chain_macro(tokens),
     };

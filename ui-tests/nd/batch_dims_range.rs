@@ -1,0 +1,4 @@
+fn main() {
+    let op = stridex::gather_nd! { rules: openvino, data: f32[3, 3], indices: i64[3, 1], batch_dims: 2 };
+    let _ = op.run(&[0.0; 9], &[0; 3]);
+}
