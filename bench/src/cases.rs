@@ -25,6 +25,8 @@ pub fn all() -> Vec<Case> {
         ("step 2 on H,W f32[32,3,512,512]", step2),
         ("NHWC -> NCHW f32[16,64,128,128]", nhwc_to_nchw),
         ("crop f32[8,3,512,512] -> [8,3,448,448]", crop),
+        ("GatherElements f32[4096,4096] axis 1 <- i32[4096,512]", gather_elements),
+        ("GatherND b=1 f32[8,4096,256] <- i32[8,2048,1]", gather_nd),
     ]
 }
 
@@ -304,6 +306,99 @@ fn beam_reorder(env: &Env) -> Outcome {
         rust,
         ndarray: None,
         targets: Targets { copy: 0.6, burn: 3.0 },
+    }
+}
+
+/// Every row picks its own columns: `out[i][j] = data[i][idx[i][j]]` (PyTorch's and Burn's
+/// `gather`, ONNX GatherElements).
+fn gather_elements(env: &Env) -> Outcome {
+    let name = all()[9].0;
+    let (rows, cols, picks) = (4096, 4096, 512);
+    let data = values_f32(rows * cols);
+    let idx: Vec<i32> = (0..rows * picks).map(|o| ((o * 7919 + 13) % cols) as i32).collect();
+    let map = |o: usize| (o / picks) * cols + idx[o] as usize;
+    let op = stridex::gather_elements! { data: f32[4096, 4096], indices: i32[4096, 512], axis: 1 };
+    let (t, out) = env.gather(&op, &data, &idx);
+    check("stridex", name, &out, &data, rows * picks, map);
+
+    let peers = env.burn_peers(|dev| {
+        let bt = Tensor::<2>::from_data(TensorData::new(data.clone(), [rows, cols]), dev);
+        let bi = Tensor::<2, Int>::from_data(TensorData::new(idx.clone(), [rows, picks]), dev);
+        let (tb, bo) = env.burn(dev, || bt.clone().gather(1, bi.clone()));
+        check("Burn", name, &bo.into_data().try_to_vec::<f32>().unwrap(), &data, rows * picks, map);
+        Some(tb)
+    });
+    let rust = time_rust(env, name, &data, rows * picks, map, |data, out| {
+        for (o, (v, &i)) in out.iter_mut().zip(&idx).enumerate() {
+            *v = data[(o / picks) * cols + i as usize];
+        }
+    });
+    let bytes = gbytes_gather(rows * picks, 4, rows * picks * 4);
+    let (burn, burn_peer) = best(&peers);
+    Outcome {
+        case: name,
+        bytes,
+        stridex: t,
+        copy: env.copy(bytes / 2),
+        memcpy: env.memcpy(bytes / 2),
+        burn,
+        burn_peer,
+        burn_peers: peers,
+        burn_op: "gather(1)",
+        rust,
+        ndarray: None,
+        targets: Targets { copy: 0.3, burn: 3.0 },
+    }
+}
+
+/// A paged lookup: each batch picks rows of its own table (`batch_dims` 1, tuples of one
+/// coordinate, a row of 256 per tuple).
+fn gather_nd(env: &Env) -> Outcome {
+    let name = all()[10].0;
+    let (b, rows, t_n, d) = (8, 4096, 2048, 256);
+    let data = values_f32(b * rows * d);
+    let idx: Vec<i32> = (0..b * t_n).map(|o| ((o * 7919 + 13) % rows) as i32).collect();
+    let map = |o: usize| {
+        let (bt, c) = (o / d, o % d);
+        ((bt / t_n) * rows + idx[bt] as usize) * d + c
+    };
+    let op = stridex::gather_nd! {
+        rules: openvino, data: f32[8, 4096, 256], indices: i32[8, 2048, 1], batch_dims: 1,
+    };
+    let (t, out) = env.gather(&op, &data, &idx);
+    check("stridex", name, &out, &data, b * t_n * d, map);
+
+    // Burn has no GatherND: its gather takes the row ids expanded to the output's shape (made
+    // once, untimed).
+    let expanded: Vec<i32> = (0..b * t_n * d).map(|o| idx[o / d]).collect();
+    let peers = env.burn_peers(|dev| {
+        let bt = Tensor::<3>::from_data(TensorData::new(data.clone(), [b, rows, d]), dev);
+        let bi = Tensor::<3, Int>::from_data(TensorData::new(expanded.clone(), [b, t_n, d]), dev);
+        let (tb, bo) = env.burn(dev, || bt.clone().gather(1, bi.clone()));
+        check("Burn", name, &bo.into_data().try_to_vec::<f32>().unwrap(), &data, b * t_n * d, map);
+        Some(tb)
+    });
+    let rust = time_rust(env, name, &data, b * t_n * d, map, |data, out| {
+        for (bt, row) in out.chunks_exact_mut(d).enumerate() {
+            let src = (bt / t_n) * rows + idx[bt] as usize;
+            row.copy_from_slice(&data[src * d..][..d]);
+        }
+    });
+    let bytes = gbytes_gather(b * t_n * d, 4, b * t_n * 4);
+    let (burn, burn_peer) = best(&peers);
+    Outcome {
+        case: name,
+        bytes,
+        stridex: t,
+        copy: env.copy(bytes / 2),
+        memcpy: env.memcpy(bytes / 2),
+        burn,
+        burn_peer,
+        burn_peers: peers,
+        burn_op: "gather(1) on expanded ids",
+        rust,
+        ndarray: None,
+        targets: Targets { copy: 0.9, burn: 3.0 },
     }
 }
 
