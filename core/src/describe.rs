@@ -136,15 +136,17 @@ pub fn gather(desc: &GatherDesc, p: &GatherPlan) -> String {
     }
     s += &tensor("data", p.data_type, &p.data, "");
     s += &tensor("indices", p.index_type.dtype(), &p.indices, "");
+    // The sizes of the data axes the indices name (one, or a GatherND tuple's).
+    let sizes: Vec<usize> = p.index_axes().map(|a| a.size).collect();
     let mut params = match p.form {
         GatherForm::Nd => format!(
             "  tuples of {} coordinate(s) into data axes {}..{} (sizes {})",
             p.components,
             p.axis,
             p.axis + p.components,
-            list(&p.data.sizes[p.axis..p.axis + p.components])
+            list(&sizes)
         ),
-        _ => format!("  axis {} (size {})", p.axis, p.axis_size),
+        _ => format!("  axis {} (size {})", p.axis, sizes[0]),
     };
     if let Some(b) = desc.batch_dims {
         let _ = write!(params, ", batch_dims {b}");
@@ -159,7 +161,6 @@ pub fn gather(desc: &GatherDesc, p: &GatherPlan) -> String {
     s.push('\n');
     let note = if desc.output.is_some() { ", as declared" } else { ", inferred" };
     s += &tensor("output", p.data_type, &p.output, note);
-    let sizes: Vec<usize> = p.index_axes().map(|a| a.size).collect();
     let one_size = sizes.iter().all(|&n| n == sizes[0]).then_some(sizes[0]);
     s += &policy(p.out_of_range, desc.out_of_range.is_none(), one_size);
     s += "  which data element each output element reads (i[..]: the value of indices[..]):\n";

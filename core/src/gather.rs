@@ -103,9 +103,6 @@ pub struct GatherPlan {
     pub out_of_range: OutOfRange,
     /// Output dimensions in the formula's order, size-1 dimensions left out.
     pub dims: Vec<GatherDim>,
-    /// Extent and stride of the gathered data axis.
-    pub axis_size: usize,
-    pub axis_stride: usize,
     /// Indices per output element: 1, or GatherND's tuple length (the indices' last size),
     /// naming data axes `axis..axis + components`.
     pub components: usize,
@@ -261,10 +258,6 @@ fn plan(desc: &GatherDesc) -> Result<GatherPlan, RuleError> {
         batch_dims,
         out_of_range: desc.out_of_range.unwrap_or(rules.default_out_of_range()),
         dims,
-        axis_size: data.sizes[axis],
-        // With one element (or none) only index 0 is ever read: its stride plays no part, and
-        // the size rules do not bound the stride of a size-1 dimension.
-        axis_stride: if data.sizes[axis] > 1 { data.strides[axis] } else { 0 },
         components: 1,
         component_stride: 0,
         dynamic_leading: false,
@@ -386,8 +379,6 @@ fn plan_nd(
         batch_dims: b,
         out_of_range: desc.out_of_range.unwrap_or(rules.default_out_of_range()),
         dims,
-        axis_size: data.sizes[b],
-        axis_stride: if data.sizes[b] > 1 { data.strides[b] } else { 0 },
         components: k,
         component_stride: indices.strides[q - 1],
         dynamic_leading: false,

@@ -152,12 +152,12 @@ fn index_and_axis_limits_of_32_bit_kernels() {
     // An axis of exactly u32::MAX elements is addressable (bytes, so the data fits).
     let axis = u32::MAX as usize;
     let g = gather(TensorDecl::packed(DType::U8, d(&[axis])), TensorDecl::packed(DType::I64, d(&[1])), 0);
-    assert_eq!(g.plan().unwrap().axis_size, axis);
+    assert_eq!(g.plan().unwrap().index_axes().next().unwrap().size, axis);
     // The gathered axis' stride, and none for an axis of one.
     let g = gather(TensorDecl::packed(DType::F32, d(&[3, 4])), TensorDecl::packed(DType::I64, d(&[2])), 0);
-    assert_eq!(g.plan().unwrap().axis_stride, 4);
+    assert_eq!(g.plan().unwrap().index_axes().next().unwrap().stride, 4);
     let g = gather(TensorDecl::packed(DType::F32, d(&[1, 4])), TensorDecl::packed(DType::I64, d(&[2])), 0);
-    assert_eq!(g.plan().unwrap().axis_stride, 0);
+    assert_eq!(g.plan().unwrap().index_axes().next().unwrap().stride, 0);
 }
 
 #[test]

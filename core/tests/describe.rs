@@ -111,7 +111,7 @@ fn every_seed_gather_grid_reads_what_the_seed_prints() {
                 .iter()
                 .map(|e| {
                     let clamp = plan.out_of_range == OutOfRange::Clamp;
-                    data_coords(e, seed.indices, &plan.indices, plan.axis_size, clamp)
+                    data_coords(e, seed.indices, &plan.indices, plan.index_axes().next().unwrap().size, clamp)
                         .map_or(0.0, |c| seed.data[plan.data.offset(&c)])
                 })
                 .collect()

@@ -235,9 +235,9 @@ impl GatherKernelDesc {
         }
         // An empty axis leaves the data empty: nothing is ever read, and its strides (which the
         // size rules do not bound for an empty tensor) play no part.
-        let reads = plan.index_axes().all(|a| a.size > 0);
-        let index_words = plan.index_type.words();
         let axes: Vec<_> = plan.index_axes().collect();
+        let reads = axes.iter().all(|a| a.size > 0);
+        let index_words = plan.index_type.words();
         let indexed = |x: usize| {
             let mut r = [0; MAX_READS];
             r[..axes.len()].fill(x as i64);
