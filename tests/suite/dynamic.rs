@@ -232,14 +232,7 @@ fn check_gather_case(choices: Vec<u64>, seed: u64) -> Result<Case, String> {
     if re.index_sizes[1..].contains(&0) {
         return Ok(Case::NotApplicable);
     }
-    let t = case.desc.data.dtype;
-    match case.desc.indices.dtype {
-        DType::I32 => with_data_type!(t, check_gather(&case, &mut rng), i32),
-        DType::I64 => with_data_type!(t, check_gather(&case, &mut rng), i64),
-        DType::U32 => with_data_type!(t, check_gather(&case, &mut rng), u32),
-        DType::U64 => with_data_type!(t, check_gather(&case, &mut rng), u64),
-        other => unreachable!("index type {other}"),
-    }
+    with_types!(case.desc.data.dtype, case.desc.indices.dtype, check_gather(&case, &mut rng))
 }
 
 fn check_gather<T: Element, I: FromI128>(case: &generate::GatherCase, rng: &mut Rng) -> Result<Case, String> {

@@ -180,14 +180,7 @@ fn check_nd_case(choices: Vec<u64>, seed: u64) -> Result<(), String> {
     let mut rng = Rng::from_choices(choices, seed);
     let types = [DType::F32, DType::F16, DType::U8, DType::I16, DType::I32, DType::I64];
     let case = generate::nd_case(&mut rng, &types);
-    let t = case.desc.data.dtype;
-    match case.desc.indices.dtype {
-        DType::I32 => with_data_type!(t, check_nd(&case, &mut rng), i32),
-        DType::I64 => with_data_type!(t, check_nd(&case, &mut rng), i64),
-        DType::U32 => with_data_type!(t, check_nd(&case, &mut rng), u32),
-        DType::U64 => with_data_type!(t, check_nd(&case, &mut rng), u64),
-        other => unreachable!("index type {other}"),
-    }
+    with_types!(case.desc.data.dtype, case.desc.indices.dtype, check_nd(&case, &mut rng))
 }
 
 fn check_nd<T: Element, I: FromI128>(case: &generate::NdCase, rng: &mut Rng) -> Result<(), String> {

@@ -122,6 +122,20 @@ pub fn dims(v: &[usize]) -> Dims {
     Dims::of(v)
 }
 
+/// A tensor as a descriptor declares it: `strides` `None` is packed.
+fn decl(dtype: DType, sizes: &[usize], strides: Option<&[usize]>) -> TensorDecl {
+    TensorDecl { dtype, sizes: dims(sizes), strides: strides.map(dims) }
+}
+
+/// The reference's policy as a descriptor names it.
+fn out_of_range(policy: Policy) -> OutOfRange {
+    match policy {
+        Policy::Error => OutOfRange::Error,
+        Policy::Zero => OutOfRange::Zero,
+        Policy::Clamp => OutOfRange::Clamp,
+    }
+}
+
 /// A valid gather: the reference form, the stridex form, and the element types.
 pub struct GatherCase {
     pub reference: r::Gather,
@@ -224,24 +238,12 @@ fn try_gather_case(rng: &mut Rng, data_types: &[DType]) -> Option<GatherCase> {
             Rules::OpenVino => GatherRules::OpenVino,
             Rules::DirectMl => GatherRules::DirectMl,
         },
-        data: TensorDecl {
-            dtype: data_type,
-            sizes: dims(&reference.data_sizes),
-            strides: given_data_strides.as_deref().map(dims),
-        },
-        indices: TensorDecl {
-            dtype: index_type,
-            sizes: dims(&reference.index_sizes),
-            strides: index_strides.as_deref().map(dims),
-        },
+        data: decl(data_type, &reference.data_sizes, given_data_strides.as_deref()),
+        indices: decl(index_type, &reference.index_sizes, index_strides.as_deref()),
         axis,
         batch_dims: (rules == Rules::OpenVino && (batch_dims != 0 || rng.chance(50))).then_some(batch_dims),
         index_dims: (directml && (index_dims != r || rng.chance(50))).then_some(index_dims),
-        out_of_range: (policy != default_policy || rng.chance(30)).then_some(match policy {
-            Policy::Error => OutOfRange::Error,
-            Policy::Zero => OutOfRange::Zero,
-            Policy::Clamp => OutOfRange::Clamp,
-        }),
+        out_of_range: (policy != default_policy || rng.chance(30)).then_some(out_of_range(policy)),
         output: declare_output.then(|| OutputDecl {
             dtype: rng.chance(50).then_some(data_type),
             sizes: dims(&out_shape),
@@ -299,11 +301,7 @@ pub fn elements_case(rng: &mut Rng, data_types: &[DType]) -> ElementsCase {
     };
     let desc = GatherDesc {
         form: stridex_core::GatherForm::Elements,
-        out_of_range: Some(match policy {
-            Policy::Error => OutOfRange::Error,
-            Policy::Zero => OutOfRange::Zero,
-            Policy::Clamp => OutOfRange::Clamp,
-        }),
+        out_of_range: Some(out_of_range(policy)),
         output: out_strides.as_ref().map(|o| OutputDecl {
             dtype: None,
             sizes: dims(&index_sizes),
@@ -311,16 +309,8 @@ pub fn elements_case(rng: &mut Rng, data_types: &[DType]) -> ElementsCase {
         }),
         ..GatherDesc::new(
             rules,
-            TensorDecl {
-                dtype: data_type,
-                sizes: dims(&data_sizes),
-                strides: data_strides.as_deref().map(dims),
-            },
-            TensorDecl {
-                dtype: index_type,
-                sizes: dims(&index_sizes),
-                strides: index_strides.as_deref().map(dims),
-            },
+            decl(data_type, &data_sizes, data_strides.as_deref()),
+            decl(index_type, &index_sizes, index_strides.as_deref()),
             axis,
         )
     };
@@ -369,11 +359,7 @@ pub fn nd_case(rng: &mut Rng, data_types: &[DType]) -> NdCase {
     let desc = GatherDesc {
         form: stridex_core::GatherForm::Nd,
         batch_dims: (b > 0 || rng.chance(20)).then_some(b as i64),
-        out_of_range: Some(match policy {
-            Policy::Error => OutOfRange::Error,
-            Policy::Zero => OutOfRange::Zero,
-            Policy::Clamp => OutOfRange::Clamp,
-        }),
+        out_of_range: Some(out_of_range(policy)),
         output: out_strides.as_ref().map(|o| OutputDecl {
             dtype: None,
             sizes: dims(&shape),
@@ -381,16 +367,8 @@ pub fn nd_case(rng: &mut Rng, data_types: &[DType]) -> NdCase {
         }),
         ..GatherDesc::new(
             rules,
-            TensorDecl {
-                dtype: data_type,
-                sizes: dims(&data_sizes),
-                strides: data_strides.as_deref().map(dims),
-            },
-            TensorDecl {
-                dtype: index_type,
-                sizes: dims(&index_sizes),
-                strides: index_strides.as_deref().map(dims),
-            },
+            decl(data_type, &data_sizes, data_strides.as_deref()),
+            decl(index_type, &index_sizes, index_strides.as_deref()),
             0,
         )
     };
@@ -514,7 +492,7 @@ pub fn slice_case(rng: &mut Rng, data_types: &[DType]) -> SliceCase {
         reference.out_sizes = Some(out);
     }
     let desc = SliceDesc {
-        input: TensorDecl { dtype, sizes: dims(&reference.sizes), strides: strides.as_deref().map(dims) },
+        input: decl(dtype, &reference.sizes, strides.as_deref()),
         window: SliceWindow::DirectMl {
             offsets: dims(&reference.offsets),
             sizes: dims(&reference.window),

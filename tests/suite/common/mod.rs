@@ -24,6 +24,19 @@ macro_rules! with_data_type {
     };
 }
 
+/// `$f::<T, I>(args)` for the element type `$t` and the index type `$i` (dtypes at run time).
+macro_rules! with_types {
+    ($t:expr, $i:expr, $f:ident ( $($arg:expr),* )) => {
+        match $i {
+            stridex::DType::I32 => with_data_type!($t, $f($($arg),*), i32),
+            stridex::DType::I64 => with_data_type!($t, $f($($arg),*), i64),
+            stridex::DType::U32 => with_data_type!($t, $f($($arg),*), u32),
+            stridex::DType::U64 => with_data_type!($t, $f($($arg),*), u64),
+            other => unreachable!("index type {other}"),
+        }
+    };
+}
+
 // The reference, the generators and the row walk's host model are core's (its own tests run
 // them without a device); the suite runs the kernels against them.
 #[path = "../../../core/tests/common/chains.rs"]
