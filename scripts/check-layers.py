@@ -13,7 +13,7 @@ LAYERS = {
         ["dims", "dtype", "limits", "layout", "rules", "feature_level"],
         ["error"],
         ["tensor", "ranges", "keys"],
-        ["gather", "slice", "convert"],
+        ["gather", "slice", "convert", "scatter"],
         ["chain"],
         ["kernel"],
         ["dynamic"],

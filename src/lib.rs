@@ -5,14 +5,17 @@
 pub use stridex_backends::burn;
 pub use stridex_backends::{
     buffers, cubecl, explain, AppendIndex, Backend, Chain, ChainKernel, ChainKind, ChainOp, Device, Dialect,
-    Element, Error, Gather, GatherKind, GatherOp, IndexBuffers, IndexElement, IndexTypes, Op, OpKind, Slice,
-    SliceKind, SliceOp, StageKernel, Tensor,
+    Element, Error, Gather, GatherKind, GatherOp, IndexBuffers, IndexElement, IndexTypes, Op, OpKind,
+    ScatterOp, Slice, SliceKind, SliceOp, StageKernel, Tensor,
 };
 pub use stridex_core::{
-    ChainDesc, ChainPlan, DType, FeatureLevel, GatherDesc, GatherForm, GatherPlan, GatherRules, IndexType,
-    Operand, OutOfRange, RuleError, RuleSet, SliceDesc, SliceForm, SlicePlan, SliceRange,
+    ChainDesc, ChainPlan, DType, Duplicates, FeatureLevel, GatherDesc, GatherForm, GatherPlan, GatherRules,
+    IndexType, Operand, OutOfRange, Reduction, RuleError, RuleSet, ScatterDesc, ScatterPlan, SliceDesc,
+    SliceForm, SlicePlan, SliceRange,
 };
-pub use stridex_macros::{chain, gather, gather_elements, gather_nd, slice};
+pub use stridex_macros::{
+    chain, gather, gather_elements, gather_nd, scatter, scatter_elements, scatter_nd, slice,
+};
 
 /// Re-exported so expansions and users name the same `f16`/`bf16`.
 pub use half;
@@ -25,9 +28,9 @@ pub use stridex_core as core;
 pub mod __private {
     pub use std::borrow::Cow;
     pub use stridex_core::{
-        ChainCount, ChainDesc, Channels, ConvertStage, DType, Dims, FeatureLevel, GatherDesc, GatherForm,
-        GatherRules, GatherStage, OutOfRange, OutputDecl, SignedDims, SliceDesc, SliceWindow, StageDesc,
-        TensorDecl,
+        ChainCount, ChainDesc, Channels, ConvertStage, DType, Dims, Duplicates, FeatureLevel, GatherDesc,
+        GatherForm, GatherRules, GatherStage, OutOfRange, OutputDecl, Reduction, ScatterDesc, SignedDims,
+        SliceDesc, SliceWindow, StageDesc, TensorDecl,
     };
 }
 

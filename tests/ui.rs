@@ -11,4 +11,5 @@ fn ui() {
     t.compile_fail("ui-tests/dynamic/*.rs");
     t.compile_fail("ui-tests/elements/*.rs");
     t.compile_fail("ui-tests/nd/*.rs");
+    t.compile_fail("ui-tests/scatter/*.rs");
 }

@@ -19,6 +19,9 @@ pub enum Error {
     /// Under the `error` policy: the first index (row-major over the indices tensor) outside
     /// `[-s, s-1]`.
     IndexOutOfRange { position: Vec<usize>, value: i128, axis_size: usize },
+    /// Under a scatter's `duplicates: error`: two index positions (indices coordinates) that
+    /// name one destination.
+    DuplicateIndex { first: Vec<usize>, second: Vec<usize> },
     /// No device of the requested kind can run kernels here.
     NoDevice(String),
     /// The device failed to compile or run the kernel.
@@ -62,6 +65,12 @@ impl fmt::Display for Error {
                 "index out of range: indices{} = {value} is outside [-{axis_size}, {}] (out_of_range: error)",
                 stridex_core::dims::list(position),
                 *axis_size as i128 - 1
+            ),
+            Error::DuplicateIndex { first, second } => write!(
+                f,
+                "duplicate index: indices{} and indices{} name the same destination (duplicates: error); remove one, or leave `duplicates` out to keep the last update",
+                stridex_core::dims::list(first),
+                stridex_core::dims::list(second)
             ),
             Error::NoDevice(why) => write!(f, "no device: {why}"),
             Error::Device(why) => write!(f, "device error: {why}"),

@@ -70,6 +70,12 @@ pub(crate) fn source(kernel: &impl Launch, dialect: Dialect) -> Result<String, E
     Ok(all)
 }
 
+/// The source of one kernel definition in `dialect` (a kernel that fails to expand is an `Err`).
+pub(crate) fn definition_source(definition: KernelDefinition, dialect: Dialect) -> Result<String, Error> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| compile(definition, dialect)))
+        .unwrap_or_else(|_| Err(Error::Device("the kernel failed to expand".into())))
+}
+
 fn compile(definition: KernelDefinition, dialect: Dialect) -> Result<String, Error> {
     match dialect {
         #[cfg(feature = "wgpu")]

@@ -32,8 +32,8 @@ pub use explain::cuda_options;
 pub use explain::Dialect;
 pub use kernels::{ChainKernel, StageKernel};
 pub use ops::{
-    ChainKind, ChainOp, GatherKind, GatherOp, IndexBuffer, IndexBuffers, IndexTypes, Op, OpKind, SliceKind,
-    SliceOp,
+    ChainKind, ChainOp, GatherKind, GatherOp, IndexBuffer, IndexBuffers, IndexTypes, Op, OpKind, ScatterOp,
+    SliceKind, SliceOp,
 };
 pub use stridex_core as core;
 pub use tensor::Tensor;

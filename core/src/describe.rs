@@ -39,6 +39,7 @@ fn policy(p: OutOfRange, defaulted: bool, axis_size: Option<usize>) -> String {
         OutOfRange::Error => "`run` returns Err naming the first such index",
         OutOfRange::Zero => "its output elements read as zero",
         OutOfRange::Clamp => "it is clamped into [0, s-1] and that element is read",
+        OutOfRange::Skip => "its update is dropped (a negative index too)",
     };
     let range = match axis_size {
         Some(s) => format!("[-{s}, {}] (s = {s})", s as i64 - 1),

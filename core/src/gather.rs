@@ -162,6 +162,9 @@ impl GatherDesc {
 
 fn plan(desc: &GatherDesc) -> Result<GatherPlan, RuleError> {
     let rules = desc.rules;
+    if desc.out_of_range == Some(OutOfRange::Skip) {
+        return Err(RuleError::SkipOnGather);
+    }
     let data = layout(Operand::Data, desc.data.sizes, desc.data.strides)?;
     let indices = layout(Operand::Indices, desc.indices.sizes, desc.indices.strides)?;
 

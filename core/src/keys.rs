@@ -20,6 +20,14 @@ pub const GATHER_ELEMENTS_KEYS: &[&str] = &["rules", "data", "indices", "axis", 
 /// `gather_nd!`'s keys: no axis (the indices' tuples name the axes), `batch_dims` in every rule
 /// set.
 pub const GATHER_ND_KEYS: &[&str] = &["rules", "data", "indices", "batch_dims", "out_of_range", "output"];
+/// `scatter!`'s and `scatter_elements!`'s keys: the gather's tensors and axis, the updates,
+/// and the scatter's own policies (no batch or index dimensions, no output: the result has
+/// the data's shape).
+pub const SCATTER_KEYS: &[&str] =
+    &["rules", "data", "indices", "updates", "axis", "reduction", "duplicates", "out_of_range"];
+/// `scatter_nd!`'s keys: no axis (the indices' tuples name the axes).
+pub const SCATTER_ND_KEYS: &[&str] =
+    &["rules", "data", "indices", "updates", "reduction", "duplicates", "out_of_range"];
 pub const SLICE_KEYS: &[&str] = &[
     "rules",
     "input",

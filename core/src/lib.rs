@@ -9,7 +9,8 @@
 //!    policies), [`feature_level`] (DirectML's support tables);
 //! 2. [`error`]: every fault a rule reports, each with its message;
 //! 3. declared tensors and keys: [`tensor`], [`ranges`], [`keys`];
-//! 4. fixed-size plans: [`gather`], [`mod@slice`], [`convert`], then [`chain`] (stage by stage);
+//! 4. fixed-size plans: [`gather`], [`mod@slice`], [`convert`], [`scatter`] (a gather's
+//!    inverse), then [`chain`] (stage by stage);
 //! 5. [`kernel`]: the constant descriptors the CubeCL kernels are specialized on, the fused
 //!    chain's included;
 //! 6. [`dynamic`]: a `_` leading count on top, planning the layers below at a count it passes
@@ -33,6 +34,7 @@ pub mod limits;
 pub mod op;
 pub mod ranges;
 pub mod rules;
+pub mod scatter;
 pub mod seeds;
 pub mod slice;
 pub mod tensor;
@@ -49,6 +51,7 @@ pub use kernel::ChainKernelDesc;
 pub use layout::{LayoutKind, Overlap, TensorLayout};
 pub use op::{OpDesc, OpPlan};
 pub use ranges::SliceRange;
-pub use rules::{GatherForm, GatherRules, OutOfRange, RuleSet, SliceForm};
+pub use rules::{Duplicates, GatherForm, GatherRules, OutOfRange, Reduction, RuleSet, SliceForm};
+pub use scatter::{ScatterDesc, ScatterFault, ScatterGroups, ScatterPlan};
 pub use slice::{SliceDesc, SliceDim, SlicePlan, SliceWindow};
 pub use tensor::{OutputDecl, TensorDecl};

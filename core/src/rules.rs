@@ -30,6 +30,15 @@ pub enum GatherForm {
 }
 
 impl GatherForm {
+    /// The scatter macro of this form.
+    pub const fn scatter_macro_name(self) -> &'static str {
+        match self {
+            GatherForm::Axis => "scatter!",
+            GatherForm::Elements => "scatter_elements!",
+            GatherForm::Nd => "scatter_nd!",
+        }
+    }
+
     /// The macro that writes this form.
     pub const fn macro_name(self) -> &'static str {
         match self {
@@ -49,6 +58,9 @@ pub enum OutOfRange {
     Zero,
     /// DirectML: the normalized index is clamped into `[0, s-1]` and that element is read.
     Clamp,
+    /// Scatters only (a KV cache's padding slots): a negative index or one past the axis drops
+    /// its update. Unlike every other policy, `-1` is not the last element.
+    Skip,
 }
 
 impl OutOfRange {
@@ -57,17 +69,77 @@ impl OutOfRange {
             OutOfRange::Error => "error",
             OutOfRange::Zero => "zero",
             OutOfRange::Clamp => "clamp",
+            OutOfRange::Skip => "skip",
         }
     }
 
     pub fn from_name(s: &str) -> Option<OutOfRange> {
-        [OutOfRange::Error, OutOfRange::Zero, OutOfRange::Clamp].into_iter().find(|p| p.name() == s)
+        [OutOfRange::Error, OutOfRange::Zero, OutOfRange::Clamp, OutOfRange::Skip]
+            .into_iter()
+            .find(|p| p.name() == s)
     }
 }
 
 impl fmt::Display for OutOfRange {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
+    }
+}
+
+/// How a scatter combines an update with what its destination holds (ONNX ScatterElements-18
+/// and ScatterND-18 `reduction`; OpenVINO's `sum` and `prod` are `add` and `mul`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Reduction {
+    /// The update replaces the element; of several updates to one element, the last in the
+    /// indices' row-major order wins.
+    #[default]
+    None,
+    Add,
+    Mul,
+    Max,
+    Min,
+}
+
+impl Reduction {
+    pub const ALL: [Reduction; 5] =
+        [Reduction::None, Reduction::Add, Reduction::Mul, Reduction::Max, Reduction::Min];
+    pub const NAMES: [&'static str; 5] = ["none", "add", "mul", "max", "min"];
+
+    pub const fn name(self) -> &'static str {
+        Reduction::NAMES[self as usize]
+    }
+
+    pub fn from_name(s: &str) -> Option<Reduction> {
+        Reduction::ALL.into_iter().find(|r| r.name() == s)
+    }
+}
+
+impl fmt::Display for Reduction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// What a scatter without a reduction does when two updates name one element.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Duplicates {
+    /// The last update in the indices' row-major order wins (the serial reference's result).
+    #[default]
+    Last,
+    /// The run is an `Err` naming both index positions (ONNX calls such indices undefined
+    /// behaviour, DirectML invalid).
+    Error,
+}
+
+impl Duplicates {
+    pub const NAMES: [&'static str; 2] = ["last", "error"];
+
+    pub const fn name(self) -> &'static str {
+        Duplicates::NAMES[self as usize]
+    }
+
+    pub fn from_name(s: &str) -> Option<Duplicates> {
+        [Duplicates::Last, Duplicates::Error].into_iter().find(|d| d.name() == s)
     }
 }
 
@@ -112,6 +184,28 @@ impl GatherRules {
             GatherRules::OpenVino => "OpenVINO GatherND-8",
             GatherRules::DirectMl => "DirectML GATHER_ND1",
         }
+    }
+
+    /// The standard's scatter of `form`: the inverse of its gather of that form (`None`: the
+    /// standard has none).
+    pub const fn scatter_op_name(self, form: GatherForm) -> Option<&'static str> {
+        match (self, form) {
+            (GatherRules::OpenVino, GatherForm::Axis) => Some("OpenVINO ScatterUpdate-3"),
+            (_, GatherForm::Axis) => None,
+            (GatherRules::Onnx, GatherForm::Elements) => Some("ONNX ScatterElements-18"),
+            (GatherRules::OpenVino, GatherForm::Elements) => Some("OpenVINO ScatterElementsUpdate-12"),
+            (GatherRules::DirectMl, GatherForm::Elements) => Some("DirectML SCATTER"),
+            (GatherRules::Onnx, GatherForm::Nd) => Some("ONNX ScatterND-18"),
+            (GatherRules::OpenVino, GatherForm::Nd) => Some("OpenVINO ScatterNDUpdate-15"),
+            (GatherRules::DirectMl, GatherForm::Nd) => Some("DirectML SCATTER_ND"),
+        }
+    }
+
+    /// Whether the standard's scatter of `form` takes `reduction`. `scatter!` follows
+    /// ScatterUpdate-3's shapes, which has no reduction; stridex adds PyTorch's `index_add_`
+    /// and `index_reduce_` reductions there. DirectML's scatters take none.
+    pub const fn allows_reduction(self, reduction: Reduction) -> bool {
+        matches!(reduction, Reduction::None) || !matches!(self, GatherRules::DirectMl)
     }
 
     /// The standard's operator of `form`.

@@ -94,6 +94,41 @@ pub fn gather_nd(input: TokenStream) -> TokenStream {
     stridex_syntax::expand::gather_nd_macro(input.into()).into()
 }
 
+/// A scatter along an axis, checked at compile time: the inverse of `gather!` (OpenVINO
+/// ScatterUpdate-3, the default and only rule set; with a `reduction`, PyTorch's
+/// `index_add_` / `index_reduce_`).
+///
+/// ```text
+/// let op = stridex::scatter! { data: f32[32000, 256], indices: i64[512], updates: f32[512, 256], axis: 0, reduction: add };
+/// let y = op.run(&table, &ids, &grads)?;    // a stridex::ScatterOp<f32, i64>, shape [32000, 256]
+/// ```
+///
+/// Keys: `rules`, `data`, `indices`, `updates` (shaped as `gather!`'s output for the same data,
+/// indices and axis), `axis`, `reduction` (`none`, the default, `add`, `mul`, `max`, `min`),
+/// `duplicates` (`last`, the default, or `error`, under `none`), `out_of_range` (`error`,
+/// `zero` or `skip`, which drop the update, or `clamp`). The result is the serial
+/// reference's, bit for bit: updates apply in the indices' row-major order.
+#[proc_macro]
+pub fn scatter(input: TokenStream) -> TokenStream {
+    stridex_syntax::expand::scatter_macro(input.into()).into()
+}
+
+/// ONNX ScatterElements-18, OpenVINO ScatterElementsUpdate-12, DirectML SCATTER: the inverse
+/// of `gather_elements!`; keys as `scatter!`, the updates shaped as the indices. `rules: onnx`
+/// by default.
+#[proc_macro]
+pub fn scatter_elements(input: TokenStream) -> TokenStream {
+    stridex_syntax::expand::scatter_elements_macro(input.into()).into()
+}
+
+/// ONNX ScatterND-18, OpenVINO ScatterNDUpdate-15, DirectML SCATTER_ND: the inverse of
+/// `gather_nd!` (no batch dimensions); keys as `scatter!` without `axis`, the updates shaped
+/// as the indices before their last dimension, then the data after the named axes.
+#[proc_macro]
+pub fn scatter_nd(input: TokenStream) -> TokenStream {
+    stridex_syntax::expand::scatter_nd_macro(input.into()).into()
+}
+
 #[proc_macro]
 pub fn slice(input: TokenStream) -> TokenStream {
     stridex_syntax::expand::slice_macro(input.into()).into()

@@ -21,5 +21,6 @@ mod explain;
 mod nd;
 mod random;
 mod runtime;
+mod scatter;
 mod seeds;
 mod walks;

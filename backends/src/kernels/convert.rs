@@ -370,7 +370,7 @@ fn decode(data: &[u32], at: u32, #[comptime] from: DType) -> f32 {
 
 /// The f32 of f16 bits `h` (exact: every f16 is an f32).
 #[cube]
-fn f16_to_f32(h: u32) -> f32 {
+pub(super) fn f16_to_f32(h: u32) -> f32 {
     let sign = (h & 0x8000u32) << 16u32;
     let exp = (h >> 10u32) & 0x1Fu32;
     let man = h & 0x3FFu32;
@@ -391,7 +391,7 @@ fn f16_to_f32(h: u32) -> f32 {
 /// `y` as the bits of `to` (f32; f16 and bf16 rounded to nearest, ties to even).
 #[allow(unused_assignments)]
 #[cube]
-fn encode(y: f32, #[comptime] to: DType) -> u32 {
+pub(super) fn encode(y: f32, #[comptime] to: DType) -> u32 {
     let x = u32::reinterpret(y);
     let mut out = 0u32;
     if comptime!(to == DType::F32) {

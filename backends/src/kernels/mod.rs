@@ -14,6 +14,7 @@ mod convert;
 mod gather;
 mod index;
 mod rows;
+pub(crate) mod scatter;
 mod slice;
 
 pub use crate::launch::RAN_MARKER;
@@ -21,6 +22,7 @@ pub use chain::{ChainKernel, StageKernel};
 pub use convert::convert_kernel;
 pub use gather::gather_kernel;
 pub use rows::rows_kernel;
+pub use scatter::scatter_kernel;
 pub use slice::slice_kernel;
 
 use crate::error::Error;

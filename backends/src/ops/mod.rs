@@ -10,6 +10,7 @@ pub(crate) mod gather;
 #[cfg(feature = "test-support")]
 mod guarded;
 mod index_buffers;
+mod scatter;
 mod slice;
 
 pub use chain::ChainOp;
@@ -18,6 +19,7 @@ pub(crate) use error_policy::first_bad_index;
 pub(crate) use error_policy::{check_read_back, checked_gathers, in_stage};
 pub use gather::GatherOp;
 pub use index_buffers::{IndexBuffer, IndexBuffers, IndexTypes};
+pub use scatter::ScatterOp;
 pub use slice::SliceOp;
 
 use crate::device::{with_client, Device};
@@ -223,6 +225,8 @@ impl<K: OpKind, T, I> Op<K, T, I> {
         };
         match tensor {
             Operand::Indices => K::Kernel::index_bytes(plan),
+            // Scatters only.
+            Operand::Updates => 0,
             Operand::Output => {
                 walk(kernel.and_then(Launch::last_walk), Walk::out_words, plan.output(), plan.output_type())
             }

@@ -223,6 +223,61 @@ impl fmt::Display for RuleError {
                     None => "; use fewer index dimensions or gather along another axis".to_string(),
                 }
             ),
+            SkipOnGather => write!(
+                f,
+                "out_of_range: `skip` drops a scatter's update, and a gather has none to drop; use `error`, `zero` or `clamp`"
+            ),
+            ScatterRules { form, rules } => write!(
+                f,
+                "{}: rules `{rules}` have no such scatter ({} follows OpenVINO ScatterUpdate-3); write `rules: openvino`, or use scatter_elements! or scatter_nd!, which ONNX, OpenVINO and DirectML all have",
+                form.scatter_macro_name(),
+                form.scatter_macro_name()
+            ),
+            ScatterKey { op, key } => write!(
+                f,
+                "{op}: `{key}` belongs to the gathers, not to a scatter (whose result has the data's shape and layout); remove it"
+            ),
+            InScatter { op, rule } => write!(f, "{op} (its indices follow the matching gather's rules): {rule}"),
+            UpdatesDType { data, updates } => write!(
+                f,
+                "updates type: the data is {data} but the updates are {updates}; a scatter writes updates into the data, so give them the data's type ({data})"
+            ),
+            UpdatesShape { op, declared, expected } => write!(
+                f,
+                "{op}: `updates` has sizes {}, but the data and indices give {} (the shape the matching gather would read); give `updates` the sizes {}",
+                list(declared),
+                list(expected),
+                list(expected)
+            ),
+            ReductionNotAllowed { op, reduction } => write!(
+                f,
+                "{op} takes no reduction, so `reduction: {reduction}` is not allowed; write `reduction: none` (or leave it out), or use `rules: onnx` or `rules: openvino`, whose scatters add, multiply and take the max or min"
+            ),
+            ReductionType { reduction, dtype } => write!(
+                f,
+                "`reduction: {reduction}` on {dtype} elements: stridex's scatter kernels compute in 32-bit words and have no 64-bit arithmetic (WGSL has none); use `reduction: none`, or a 32-bit type"
+            ),
+            DuplicatesWithReduction { reduction } => write!(
+                f,
+                "`duplicates: error` refuses two updates to one element, but `reduction: {reduction}` combines them; remove `duplicates`, or write `reduction: none`"
+            ),
+            ScatterOverlap { overlap: Overlap::Collision { a, b, offset }, strides } => write!(
+                f,
+                "scatter data layout: strides {} map coordinates {} and {} to the same element offset {offset}, and a scatter writes its data in place; use strides that give every element its own offset (the packed default does)",
+                list(strides),
+                list(a),
+                list(b)
+            ),
+            ScatterOverlap { overlap: Overlap::Unproven, strides } => write!(
+                f,
+                "scatter data layout: strides {} interleave dimensions, so stridex cannot show that every element has its own offset, and a scatter writes its data in place; order the strides so that each is at least the span of the smaller ones",
+                list(strides)
+            ),
+            ScatterLanes { dtype, why } => write!(
+                f,
+                "{dtype} scatter: {why}, so two invocations would write halves of one 32-bit word; stridex scatters 8- and 16-bit elements in whole words: make the data's and the updates' innermost dimension (after the indexed axes) packed, with a size a multiple of {}, or use a 32-bit type",
+                4 / dtype.size()
+            ),
             OutputShape { declared, inferred } => write!(
                 f,
                 "output shape: declared {}, but the rules give {}; write output: {} or leave it out",

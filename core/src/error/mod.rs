@@ -25,6 +25,8 @@ pub enum Operand {
     Output,
     /// The input of a slice.
     Input,
+    /// The updates of a scatter.
+    Updates,
 }
 
 impl Operand {
@@ -34,6 +36,7 @@ impl Operand {
             Operand::Indices => "indices",
             Operand::Output => "output",
             Operand::Input => "input",
+            Operand::Updates => "updates",
         }
     }
 }
@@ -117,6 +120,14 @@ pub enum Location {
     Convert(ConvertKey),
     /// One value of a `convert` stage's `scale` or `offset`.
     ConvertAt(ConvertKey, usize),
+    /// The `rules` key (or the macro, where it is not written).
+    Rules,
+    /// A scatter's `reduction`.
+    Reduction,
+    /// A scatter's `duplicates`.
+    Duplicates,
+    /// The `out_of_range` policy.
+    OutOfRange,
 }
 
 impl Location {
@@ -279,6 +290,62 @@ pub enum RuleError {
         declared: Vec<usize>,
         inferred: Vec<usize>,
     },
+    /// `out_of_range: skip` on a gather (it drops a scatter's update; a gather has none).
+    SkipOnGather,
+    /// The rule set has no scatter of this form (`scatter!` is OpenVINO's alone).
+    ScatterRules {
+        form: crate::rules::GatherForm,
+        rules: GatherRules,
+    },
+    /// A gather key a scatter does not take (`batch_dims`, `index_dims`, `feature_level`,
+    /// `output`: a scatter's result has the data's shape).
+    ScatterKey {
+        op: &'static str,
+        key: &'static str,
+    },
+    /// A gather rule broken by the indices of a scatter: a scatter's indices follow its
+    /// gather's rules (the gather reads where the scatter writes).
+    InScatter {
+        op: &'static str,
+        rule: Box<RuleError>,
+    },
+    /// The updates' type differs from the data's.
+    UpdatesDType {
+        data: DType,
+        updates: DType,
+    },
+    /// The updates' sizes are not the gather's output sizes.
+    UpdatesShape {
+        op: &'static str,
+        declared: Vec<usize>,
+        expected: Vec<usize>,
+    },
+    /// The standard's scatter takes no such reduction.
+    ReductionNotAllowed {
+        op: &'static str,
+        reduction: crate::rules::Reduction,
+    },
+    /// stridex's scatter kernels compute in 32-bit words: no reduction of 64-bit elements.
+    ReductionType {
+        reduction: crate::rules::Reduction,
+        dtype: DType,
+    },
+    /// `duplicates: error` with a reduction (which combines duplicates by definition).
+    DuplicatesWithReduction {
+        reduction: crate::rules::Reduction,
+    },
+    /// Two coordinates of a scatter's data share an element: it is written in place.
+    ScatterOverlap {
+        overlap: Overlap,
+        strides: Vec<usize>,
+    },
+    /// 8- or 16-bit elements whose updated runs do not fill whole 32-bit words: two
+    /// invocations would write halves of one word.
+    ScatterLanes {
+        dtype: DType,
+        /// Why the runs are not whole words.
+        why: String,
+    },
     /// `against`: what the length must match ("the input's rank", "`starts`").
     WindowLen {
         window: Window,
@@ -425,6 +492,26 @@ impl RuleError {
             Rank { tensor, .. } | DimensionCount { tensor, .. } => Location::Shape(tensor),
             StridesLen { tensor, .. } => Location::Strides(tensor),
             OutputOverlap { .. } => Location::Strides(Operand::Output),
+            SkipOnGather => Location::OutOfRange,
+            ScatterRules { .. } => Location::Rules,
+            ScatterKey { key, .. } => match key {
+                "batch_dims" => Location::BatchDims,
+                "index_dims" => Location::IndexDims,
+                "output" => Location::Shape(Operand::Output),
+                _ => Location::FeatureLevel,
+            },
+            InScatter { ref rule, .. } => rule.location(),
+            UpdatesDType { .. } => Location::DType(Operand::Updates),
+            UpdatesShape { ref declared, ref expected, .. } => {
+                match (0..declared.len()).find(|&i| declared.get(i) != expected.get(i)) {
+                    Some(dim) if declared.len() == expected.len() => Location::Size(Operand::Updates, dim),
+                    _ => Location::Shape(Operand::Updates),
+                }
+            }
+            ReductionNotAllowed { .. } | ReductionType { .. } => Location::Reduction,
+            DuplicatesWithReduction { .. } => Location::Duplicates,
+            ScatterOverlap { .. } => Location::Strides(Operand::Data),
+            ScatterLanes { .. } => Location::DType(Operand::Data),
             TooLarge { tensor, .. } => Location::Shape(tensor),
             IndexNotInteger { .. } | IndexTypeNotAllowed { .. } => Location::DType(Operand::Indices),
             DataTypeNotAllowed { .. } => Location::DType(Operand::Data),

@@ -16,11 +16,13 @@
 mod chain;
 mod convert;
 mod rows;
+mod scatter;
 mod slots;
 
 pub use chain::ChainKernelDesc;
 pub use convert::{ConvertDim, ConvertWalk};
 pub use rows::{RowAccess, RowDim, RowGroup, RowWalk};
+pub use scatter::{ScatterDim, ScatterKernelDesc};
 pub use slots::{KernelDim, MoveDesc};
 
 use crate::dtype::IndexType;

@@ -30,6 +30,29 @@ pub fn gather_nd_macro(tokens: TokenStream) -> TokenStream {
     }
 }
 
+/// What `scatter! { .. }` expands to.
+pub fn scatter_macro(tokens: TokenStream) -> TokenStream {
+    scatter_form_macro(tokens, GatherForm::Axis)
+}
+
+/// What `scatter_elements! { .. }` expands to.
+pub fn scatter_elements_macro(tokens: TokenStream) -> TokenStream {
+    scatter_form_macro(tokens, GatherForm::Elements)
+}
+
+/// What `scatter_nd! { .. }` expands to.
+pub fn scatter_nd_macro(tokens: TokenStream) -> TokenStream {
+    scatter_form_macro(tokens, GatherForm::Nd)
+}
+
+fn scatter_form_macro(tokens: TokenStream, form: GatherForm) -> TokenStream {
+    let item = is_item(&tokens);
+    match crate::scatter(tokens, form) {
+        Ok((input, desc)) => scatter(&input, &desc),
+        Err(err) => errors(err, item),
+    }
+}
+
 /// What `slice! { .. }` expands to.
 pub fn slice_macro(tokens: TokenStream) -> TokenStream {
     let item = is_item(&tokens);
@@ -68,7 +91,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 use stridex_core::{
     ChainCount, ChainDesc, DType, Dims, FeatureLevel, GatherDesc, GatherForm, GatherRules, OutOfRange,
-    OutputDecl, SignedDims, SliceDesc, SliceWindow, StageDesc, TensorDecl,
+    OutputDecl, ScatterDesc, SignedDims, SliceDesc, SliceWindow, StageDesc, TensorDecl,
 };
 
 pub fn gather(input: &GatherInput, desc: &GatherDesc) -> TokenStream {
@@ -101,6 +124,39 @@ pub fn gather(input: &GatherInput, desc: &GatherDesc) -> TokenStream {
         })
     };
     item_or_expr(&input.item, quote!(::stridex::GatherOp<#t, #i>), value)
+}
+
+pub fn scatter(input: &GatherInput, desc: &ScatterDesc) -> TokenStream {
+    let t = rust_type(desc.map.data.dtype);
+    let i = rust_type(desc.map.indices.dtype);
+    let form = gather_form(desc.map.form);
+    let rules = gather_rules(desc.map.rules);
+    let (data, indices, updates) =
+        (tensor_decl(&desc.map.data), tensor_decl(&desc.map.indices), tensor_decl(&desc.updates));
+    let axis = desc.map.axis;
+    let out_of_range = option(desc.map.out_of_range.map(policy));
+    let reduction = option(desc.reduction.map(|r| {
+        let r = quote::format_ident!("{}", format!("{r:?}"));
+        quote!(::stridex::__private::Reduction::#r)
+    }));
+    let duplicates = option(desc.duplicates.map(|d| {
+        let d = quote::format_ident!("{}", format!("{d:?}"));
+        quote!(::stridex::__private::Duplicates::#d)
+    }));
+    let value = quote! {
+        ::stridex::ScatterOp::<#t, #i>::__from_checked(::stridex::__private::ScatterDesc {
+            map: {
+                let mut map = ::stridex::__private::GatherDesc::new(#rules, #data, #indices, #axis);
+                map.form = #form;
+                map.out_of_range = #out_of_range;
+                map
+            },
+            updates: #updates,
+            reduction: #reduction,
+            duplicates: #duplicates,
+        })
+    };
+    item_or_expr(&input.item, quote!(::stridex::ScatterOp<#t, #i>), value)
 }
 
 pub fn slice(input: &SliceInput, desc: &SliceDesc) -> TokenStream {
@@ -274,6 +330,7 @@ fn policy(p: OutOfRange) -> TokenStream {
         OutOfRange::Error => quote!(::stridex::__private::OutOfRange::Error),
         OutOfRange::Zero => quote!(::stridex::__private::OutOfRange::Zero),
         OutOfRange::Clamp => quote!(::stridex::__private::OutOfRange::Clamp),
+        OutOfRange::Skip => quote!(::stridex::__private::OutOfRange::Skip),
     }
 }
 

@@ -24,7 +24,7 @@ pub mod validate;
 
 pub use parse::{ChainInput, GatherInput, ItemHead, SliceInput, StageInput};
 use proc_macro2::TokenStream;
-use stridex_core::{ChainDesc, GatherDesc, GatherForm, SliceDesc};
+use stridex_core::{ChainDesc, GatherDesc, GatherForm, ScatterDesc, SliceDesc};
 
 /// The keys of a `gather!` (the tokens between its braces), parsed and checked.
 pub fn gather(tokens: TokenStream) -> syn::Result<(GatherInput, GatherDesc)> {
@@ -54,6 +54,21 @@ fn gather_of(tokens: TokenStream, form: GatherForm) -> syn::Result<(GatherInput,
     let input = (|input: syn::parse::ParseStream| parse::parse_gather(input, form)).parse2(tokens)?;
     let desc = validate::gather(&input)?;
     Ok((input, desc))
+}
+
+/// The keys of a `scatter!` (`form` Axis), `scatter_elements!` (Elements) or `scatter_nd!`
+/// (Nd), parsed and checked.
+pub fn scatter(tokens: TokenStream, form: GatherForm) -> syn::Result<(GatherInput, ScatterDesc)> {
+    use syn::parse::Parser;
+    let input = (|input: syn::parse::ParseStream| parse::parse_scatter(input, form)).parse2(tokens)?;
+    let desc = validate::scatter(&input)?;
+    Ok((input, desc))
+}
+
+/// [`scatter`] on text: `"data: f32[4, 2], indices: i64[3], updates: f32[3, 2], axis: 0"`.
+pub fn scatter_str(text: &str, form: GatherForm) -> Result<ScatterDesc, String> {
+    let tokens: TokenStream = text.parse().map_err(|e| format!("{e}"))?;
+    scatter(tokens, form).map(|(_, desc)| desc).map_err(messages)
 }
 
 /// [`gather_elements`] on text: `"data: f32[3, 3], indices: i64[2, 3], axis: 0"`.

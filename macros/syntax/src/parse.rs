@@ -8,7 +8,9 @@ use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::ToTokens;
 use stridex_core::keys;
 use stridex_core::SliceForm;
-use stridex_core::{DType, FeatureLevel, GatherForm, GatherRules, OutOfRange, SliceRange};
+use stridex_core::{
+    DType, Duplicates, FeatureLevel, GatherForm, GatherRules, OutOfRange, Reduction, SliceRange,
+};
 use syn::parse::{Parse, ParseStream};
 use syn::{bracketed, Ident, LitFloat, LitInt, Token, Visibility};
 
@@ -69,6 +71,12 @@ pub struct GatherInput {
     pub out_of_range: Option<(Ident, OutOfRange)>,
     pub output: Option<TensorArg>,
     pub feature_level: Option<Lit<FeatureLevel>>,
+    /// `scatter!`, `scatter_elements!` or `scatter_nd!`: the gather of this form is the map,
+    /// and the keys below are the scatter's own.
+    pub scatter: bool,
+    pub updates: Option<TensorArg>,
+    pub reduction: Option<(Ident, Reduction)>,
+    pub duplicates: Option<(Ident, Duplicates)>,
 }
 
 pub struct SliceInput {
@@ -153,7 +161,14 @@ impl Parse for GatherInput {
 /// The keys of `gather!` (`form` Axis), `gather_elements!` (Elements) or `gather_nd!` (Nd).
 pub fn parse_gather(input: ParseStream, form: GatherForm) -> syn::Result<GatherInput> {
     let cx = Ctxt::default();
-    let parsed = parse_item_head(input).map(|item| gather_keys(input, &cx, item, None, form));
+    let parsed = parse_item_head(input).map(|item| gather_keys(input, &cx, item, None, form, false));
+    Ok(cx.finish(parsed)?.expect("an error was recorded"))
+}
+
+/// The keys of `scatter!` (`form` Axis), `scatter_elements!` (Elements) or `scatter_nd!` (Nd).
+pub fn parse_scatter(input: ParseStream, form: GatherForm) -> syn::Result<GatherInput> {
+    let cx = Ctxt::default();
+    let parsed = parse_item_head(input).map(|item| gather_keys(input, &cx, item, None, form, true));
     Ok(cx.finish(parsed)?.expect("an error was recorded"))
 }
 
@@ -165,9 +180,12 @@ fn gather_keys(
     item: Option<ItemHead>,
     stage: Option<TensorArg>,
     form: GatherForm,
+    scatter: bool,
 ) -> Option<GatherInput> {
     let all = input.fork().parse::<TokenStream>().unwrap_or_default();
     let (name, known) = match (form, stage.is_some()) {
+        (GatherForm::Nd, _) if scatter => ("scatter_nd!", keys::SCATTER_ND_KEYS),
+        (_, _) if scatter => (form.scatter_macro_name(), keys::SCATTER_KEYS),
         (GatherForm::Axis, true) => ("a gather stage", keys::GATHER_KEYS),
         (GatherForm::Axis, false) => ("gather!", keys::GATHER_KEYS),
         (GatherForm::Elements, true) => ("a gather_elements stage", keys::GATHER_ELEMENTS_KEYS),
@@ -179,7 +197,7 @@ fn gather_keys(
     keys.stage = stage.is_some();
     let (mut rules, mut data, mut indices, mut axis) = (None, stage, None, None);
     let (mut batch_dims, mut index_dims, mut out_of_range, mut output) = (None, None, None, None);
-    let mut feature_level = None;
+    let (mut feature_level, mut updates, mut reduction, mut duplicates) = (None, None, None, None);
     while !input.is_empty() {
         let Some(key) = keys.next(input, cx) else { continue };
         let parsed = match key.to_string().as_str() {
@@ -194,9 +212,16 @@ fn gather_keys(
                 input,
                 "out-of-range policy",
                 OutOfRange::from_name,
-                &["error", "zero", "clamp"],
+                &["error", "zero", "clamp", "skip"],
             )
             .map(|v| out_of_range = Some(v)),
+            "updates" => parse_tensor(input, key, true, cx).map(|v| updates = Some(v)),
+            "reduction" => parse_keyword(input, "reduction", Reduction::from_name, &Reduction::NAMES)
+                .map(|v| reduction = Some(v)),
+            "duplicates" => {
+                parse_keyword(input, "duplicates policy", Duplicates::from_name, &Duplicates::NAMES)
+                    .map(|v| duplicates = Some(v))
+            }
             "output" => parse_tensor(input, key, false, cx).map(|v| output = Some(v)),
             "feature_level" => parse_feature_level(input).map(|v| feature_level = Some(v)),
             _ => unreachable!("Keys::next accepts known keys only"),
@@ -205,6 +230,8 @@ fn gather_keys(
     }
     let data = keys.require(data, "data", "data: f32[3, 2]", &all, cx);
     let indices = keys.require(indices, "indices", "indices: i64[2, 2]", &all, cx);
+    let updates =
+        if scatter { keys.require(updates, "updates", "updates: f32[2, 2]", &all, cx) } else { None };
     if cx.has_errors() {
         return None;
     }
@@ -220,6 +247,10 @@ fn gather_keys(
         out_of_range,
         output,
         feature_level,
+        scatter,
+        updates,
+        reduction,
+        duplicates,
     })
 }
 
@@ -392,7 +423,7 @@ fn chain_entries(input: ParseStream, cx: &Ctxt) -> syn::Result<Option<ChainInput
                             "gather_elements" => GatherForm::Elements,
                             _ => GatherForm::Nd,
                         };
-                        gather_keys(&content, cx, None, Some(stage_input), form)
+                        gather_keys(&content, cx, None, Some(stage_input), form, false)
                             .map(|input| StageInput::Gather { keyword: key.clone(), input })
                     } else if name == "convert" {
                         convert_keys(&content, cx).map(|input| StageInput::Convert { keyword: key.clone(), input })

@@ -10,11 +10,39 @@ use stridex_core::ranges::RangeFault;
 use stridex_core::SliceForm;
 use stridex_core::{
     tensor, ChainCount, ChainDesc, Channels, ConvertKey, ConvertStage, Dims, DynamicFault, GatherDesc,
-    GatherRules, GatherStage, Location, Operand, OutputDecl, RuleError, SignedDims, SliceDesc, SliceWindow,
-    StageDesc, TensorDecl, Window,
+    GatherForm, GatherRules, GatherStage, Location, Operand, OutputDecl, RuleError, ScatterDesc, SignedDims,
+    SliceDesc, SliceWindow, StageDesc, TensorDecl, Window,
 };
 
 pub fn gather(input: &GatherInput) -> syn::Result<GatherDesc> {
+    let desc = gather_desc(input)?;
+    desc.plan().map_err(|e| Spans::Gather(input).error(e))?;
+    Ok(desc)
+}
+
+/// A scatter's descriptor: its gather (the map), its updates and its policies.
+pub fn scatter(input: &GatherInput) -> syn::Result<ScatterDesc> {
+    let spans = Spans::Gather(input);
+    let err = |e: RuleError| spans.error(e);
+    let mut map = gather_desc(input)?;
+    if input.rules.is_none() && input.form == GatherForm::Axis {
+        // ScatterUpdate-3 is the one scatter along an axis.
+        map.rules = GatherRules::OpenVino;
+    }
+    let updates = input.updates.as_ref().expect("the parser requires `updates`");
+    underscores(&updates.sizes, false, "a scatter's `updates`")?;
+    let desc = ScatterDesc {
+        map,
+        updates: decl(updates, Operand::Updates).map_err(err)?,
+        reduction: input.reduction.as_ref().map(|r| r.1),
+        duplicates: input.duplicates.as_ref().map(|d| d.1),
+    };
+    desc.plan().map_err(err)?;
+    Ok(desc)
+}
+
+/// The gather a descriptor states, before its rules run.
+fn gather_desc(input: &GatherInput) -> syn::Result<GatherDesc> {
     let spans = Spans::Gather(input);
     let err = |e: RuleError| spans.error(e);
     underscores(&input.data.sizes, false, "gather!'s `data`")?;
@@ -35,7 +63,6 @@ pub fn gather(input: &GatherInput) -> syn::Result<GatherDesc> {
         feature_level: input.feature_level.as_ref().map(|l| l.value),
         dynamic_leading: !input.indices.sizes.underscores().is_empty(),
     };
-    desc.plan().map_err(err)?;
     Ok(desc)
 }
 
@@ -391,6 +418,7 @@ impl Spans<'_> {
             (Spans::Gather(g), Operand::Data) => Some(&g.data),
             (Spans::Gather(g), Operand::Indices) => Some(&g.indices),
             (Spans::Gather(g), Operand::Output) => g.output.as_ref(),
+            (Spans::Gather(g), Operand::Updates) => g.updates.as_ref(),
             // A slice's input plays the data's part in the shared rules.
             (Spans::Slice(s), Operand::Input | Operand::Data) => Some(&s.input),
             (Spans::Slice(s), Operand::Output) => s.output.as_ref(),
@@ -475,6 +503,23 @@ impl Spans<'_> {
                 Spans::Chain(_) | Spans::Convert(..) => None,
             },
             Location::Convert(_) | Location::ConvertAt(..) => None,
+            Location::Rules => match self {
+                Spans::Gather(g) => g.rules.as_ref().map(|r| r.0.to_token_stream()),
+                Spans::Slice(s) => s.rules.as_ref().map(|r| r.0.to_token_stream()),
+                _ => None,
+            },
+            Location::Reduction => match self {
+                Spans::Gather(g) => g.reduction.as_ref().map(|r| r.0.to_token_stream()),
+                _ => None,
+            },
+            Location::Duplicates => match self {
+                Spans::Gather(g) => g.duplicates.as_ref().map(|d| d.0.to_token_stream()),
+                _ => None,
+            },
+            Location::OutOfRange => match self {
+                Spans::Gather(g) => g.out_of_range.as_ref().map(|p| p.0.to_token_stream()),
+                _ => None,
+            },
             Location::Window(w) => self.window(w).map(span_of),
             Location::WindowAt(w, i) => self.window_item(w, i).or_else(|| self.window(w).map(span_of)),
         }

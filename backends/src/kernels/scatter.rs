@@ -1,0 +1,229 @@
+//! The scatter kernel: invocation `p` takes unit `p % run` (an element, or a word of 8- or
+//! 16-bit elements) of destination run `p / run`, and applies that run's list of updates in
+//! order: under `none` the last one's bits, else each combined with what the destination
+//! holds, starting from it. No two invocations write one word (runs are distinct, and the plan
+//! keeps 8- and 16-bit runs in whole words), so the result needs no atomics and is the same
+//! every run.
+//!
+//! Arithmetic is on 32-bit words: f16 and bf16 are widened to f32 and rounded back after every
+//! step (as `half` computes them), integers add and multiply as wrapping u32 (the same low
+//! bits as their own type's wrapping), and max and min compare in the type's own order.
+
+use super::convert::{encode, f16_to_f32};
+use super::{offline_device, settings, BUFFER};
+use crate::launch::{self, Queued, RAN_MARKER};
+use cubecl::ir::TargetProperties;
+use cubecl::prelude::*;
+use cubecl::server::Handle;
+use std::sync::Arc;
+use stridex_core::kernel::ScatterKernelDesc;
+use stridex_core::{DType, Reduction};
+
+/// `updates` and `dest` are arrays of 32-bit words; `keys`, `starts` and `members` the runs'
+/// lists (see `ScatterGroups`), `groups` runs long.
+// `#[cube]` code indexes word by word: a slice copy has no CubeCL form.
+#[allow(clippy::too_many_arguments, clippy::manual_memcpy)]
+#[cube(launch_unchecked)]
+pub fn scatter_kernel(
+    updates: &[u32],
+    keys: &[u32],
+    starts: &[u32],
+    members: &[u32],
+    dest: &mut [u32],
+    status: &mut [u32],
+    groups: u32,
+    #[comptime] k: ScatterKernelDesc,
+) {
+    let pos = ABSOLUTE_POS;
+    if pos == 0 {
+        status[1] = comptime!(RAN_MARKER);
+    }
+    let run = comptime!(k.run as usize);
+    if pos < usize::cast_from(groups) * run {
+        let g = pos / run;
+        let mut rem = pos % run;
+        let mut du = 0usize;
+        let mut dd = 0usize;
+        #[unroll]
+        for i in 0..comptime!(k.dims.len()) {
+            let d = comptime!(k.dims[i]);
+            let c = rem / comptime!(d.step as usize);
+            rem %= comptime!(d.step as usize);
+            du += c * comptime!(d.updates_stride as usize);
+            dd += c * comptime!(d.dest_stride as usize);
+        }
+        let words = comptime!(k.words as usize);
+        let at = (usize::cast_from(keys[g]) + dd) * words;
+        let end = usize::cast_from(starts[g + 1]);
+        if comptime!(k.reduction == Reduction::None) {
+            // The list holds the last update alone.
+            let src = (usize::cast_from(members[end - 1]) + du) * words;
+            #[unroll]
+            for w in 0..words {
+                dest[at + w] = updates[src + w];
+            }
+        } else {
+            let mut acc = dest[at];
+            for m in usize::cast_from(starts[g])..end {
+                let u = updates[usize::cast_from(members[m]) + du];
+                acc = combine_word(acc, u, k.clone());
+            }
+            dest[at] = acc;
+        }
+    }
+}
+
+/// `acc` and `u` combined lane by lane.
+#[cube]
+fn combine_word(acc: u32, u: u32, #[comptime] k: ScatterKernelDesc) -> u32 {
+    let mut out = 0u32;
+    if comptime!(k.lanes == 1) {
+        out = combine(acc, u, k.dtype, k.reduction);
+    } else {
+        let bits = comptime!(32 / k.lanes);
+        let mask = comptime!(((1u64 << (32 / k.lanes)) - 1) as u32);
+        #[unroll]
+        for l in 0..comptime!(k.lanes) {
+            let shift = comptime!(l * bits);
+            let r = combine((acc >> shift) & mask, (u >> shift) & mask, k.dtype, k.reduction);
+            out |= (r & mask) << shift;
+        }
+    }
+    out
+}
+
+/// One element's bits `a` and `b` (in the low bits) combined under `reduction`.
+#[allow(unused_assignments)]
+#[cube]
+fn combine(a: u32, b: u32, #[comptime] dtype: DType, #[comptime] reduction: Reduction) -> u32 {
+    let mut out = a;
+    if comptime!(matches!(dtype, DType::F32 | DType::F16 | DType::BF16)) {
+        let x = widen(a, dtype);
+        let y = widen(b, dtype);
+        if comptime!(reduction == Reduction::Add) {
+            out = encode(x + y, dtype);
+        } else if comptime!(reduction == Reduction::Mul) {
+            out = encode(x * y, dtype);
+        } else if comptime!(reduction == Reduction::Max) {
+            // A NaN update compares false and leaves the element (as the reference does).
+            if y > x {
+                out = b;
+            }
+        } else if y < x {
+            out = b;
+        }
+    } else if comptime!(reduction == Reduction::Add) {
+        out = a + b;
+    } else if comptime!(reduction == Reduction::Mul) {
+        out = a * b;
+    } else if comptime!(matches!(dtype, DType::I8 | DType::I16 | DType::I32)) {
+        let x = signed(a, dtype);
+        let y = signed(b, dtype);
+        if comptime!(reduction == Reduction::Max) {
+            if y > x {
+                out = b;
+            }
+        } else if y < x {
+            out = b;
+        }
+    } else if comptime!(reduction == Reduction::Max) {
+        if b > a {
+            out = b;
+        }
+    } else if b < a {
+        out = b;
+    }
+    out
+}
+
+/// The f32 value of float bits.
+#[allow(unused_assignments)]
+#[cube]
+fn widen(bits: u32, #[comptime] dtype: DType) -> f32 {
+    let mut x = 0.0f32;
+    if comptime!(dtype == DType::F32) {
+        x = f32::reinterpret(bits);
+    } else if comptime!(dtype == DType::BF16) {
+        x = f32::reinterpret(bits << 16u32);
+    } else {
+        x = f16_to_f32(bits);
+    }
+    x
+}
+
+/// The value of signed integer bits, sign-extended (wrapping u32 arithmetic: (b ^ m) - m).
+#[allow(unused_assignments)]
+#[cube]
+fn signed(bits: u32, #[comptime] dtype: DType) -> i32 {
+    let mut x = 0i32;
+    if comptime!(dtype == DType::I8) {
+        x = i32::reinterpret((bits ^ 0x80u32) - 0x80u32);
+    } else if comptime!(dtype == DType::I16) {
+        x = i32::reinterpret((bits ^ 0x8000u32) - 0x8000u32);
+    } else {
+        x = i32::reinterpret(bits);
+    }
+    x
+}
+
+/// The buffers of one scatter launch.
+pub(crate) struct ScatterBuffers<'a> {
+    pub updates: &'a Handle,
+    pub keys: &'a Handle,
+    pub starts: &'a Handle,
+    pub members: &'a Handle,
+    pub dest: &'a Handle,
+}
+
+/// Queues the scatter kernel over `groups` runs.
+///
+/// # Safety
+/// The kernel reads `keys[..groups]`, `starts[..=groups]` and the members those name, the
+/// updates words each member's run spans, and writes the destination words of each key's run:
+/// the caller built the lists with `ScatterPlan::group` for this kernel's plan and destination
+/// layout (so every key and member is an in-bounds run), and sized every buffer to hold them.
+pub(crate) unsafe fn queue(
+    client: &Client,
+    k: &ScatterKernelDesc,
+    groups: u32,
+    b: ScatterBuffers<'_>,
+) -> Queued {
+    let status = launch::status(client);
+    let words = |h: &Handle| h.size_in_used() as usize / 4;
+    let invocations = groups.saturating_mul(k.run);
+    unsafe {
+        // SAFETY: (of the caller) the lists hold in-bounds runs of buffers this long.
+        scatter_kernel::launch_unchecked(
+            client,
+            launch::cube_count(client, invocations),
+            launch::cube_dim(client),
+            BufferArg::from_raw_parts(b.updates.clone(), words(b.updates)),
+            BufferArg::from_raw_parts(b.keys.clone(), words(b.keys)),
+            BufferArg::from_raw_parts(b.starts.clone(), words(b.starts)),
+            BufferArg::from_raw_parts(b.members.clone(), words(b.members)),
+            BufferArg::from_raw_parts(b.dest.clone(), words(b.dest)),
+            BufferArg::from_raw_parts(status.clone(), 2),
+            groups,
+            k.clone(),
+        );
+    }
+    Queued::new(status)
+}
+
+/// The scatter kernel's definition for `k`, as its launcher specializes it (for `explain`).
+pub(crate) fn definition(k: &ScatterKernelDesc) -> KernelDefinition {
+    scatter_kernel::ScatterKernel::new(
+        settings(),
+        offline_device(),
+        Arc::new(TargetProperties::default()),
+        BUFFER,
+        BUFFER,
+        BUFFER,
+        BUFFER,
+        BUFFER,
+        BUFFER,
+        (),
+        k.clone(),
+    )
+    .define()
+}

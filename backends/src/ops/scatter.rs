@@ -1,0 +1,233 @@
+//! The scatter op (`scatter!`, `scatter_elements!`, `scatter_nd!`): the runs each index
+//! position writes are grouped on the host (`ScatterPlan::group`, in the indices' row-major
+//! order), then one kernel applies every run's list (see `kernels::scatter`).
+
+use super::{check_len, check_type};
+use crate::device::{with_client, Device};
+use crate::element::{Element, IndexElement};
+use crate::error::Error;
+use crate::kernels::scatter::{self as kernel, ScatterBuffers};
+use crate::kernels::word_bytes;
+use crate::launch;
+use crate::tensor::Tensor;
+use cubecl::prelude::*;
+use cubecl::server::Handle;
+use std::borrow::Cow;
+use std::marker::PhantomData;
+use std::sync::OnceLock;
+use stridex_core::kernel::ScatterKernelDesc;
+use stridex_core::layout::next_coords;
+use stridex_core::{Operand, RuleError, ScatterDesc, ScatterFault, ScatterGroups, ScatterPlan, TensorLayout};
+
+/// A scatter checked against its rules. `scatter!`, `scatter_elements!` and `scatter_nd!`
+/// build one at compile time; [`ScatterOp::new`] at run time.
+///
+/// `run` returns the scattered copy of the data (ONNX's semantics); `launch` updates a device
+/// buffer in place (a KV cache). Either way the result is bit for bit the serial reference's:
+/// updates are applied in the indices' row-major order (under `none`, the last write wins;
+/// reductions start from the data), whatever the device and its thread count.
+pub struct ScatterOp<T, I> {
+    desc: ScatterDesc,
+    plan: OnceLock<Result<ScatterPlan, RuleError>>,
+    types: PhantomData<fn() -> (T, I)>,
+}
+
+impl<T, I> std::fmt::Debug for ScatterOp<T, I> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ScatterOp").field("desc", &self.desc).finish_non_exhaustive()
+    }
+}
+
+impl<T, I> ScatterOp<T, I> {
+    /// For macro expansions: `desc` passed every rule at compile time, with these types.
+    #[doc(hidden)]
+    pub const fn __from_checked(desc: ScatterDesc) -> Self {
+        ScatterOp { desc, plan: OnceLock::new(), types: PhantomData }
+    }
+
+    pub fn desc(&self) -> &ScatterDesc {
+        &self.desc
+    }
+
+    /// The validated, normalized form.
+    pub fn plan(&self) -> Result<&ScatterPlan, Error> {
+        self.plan.get_or_init(|| self.desc.plan()).as_ref().map_err(|e| Error::Rule(e.clone()))
+    }
+
+    /// The shape `run` returns: the data's.
+    pub fn output_shape(&self) -> Result<&[usize], Error> {
+        Ok(&self.plan()?.map.data.sizes)
+    }
+
+    /// A text a person reads: the operator, the tensors, the reduction and the policies.
+    pub fn describe(&self) -> String {
+        match self.plan() {
+            Ok(p) => format!(
+                "{}: data {} {:?} strides {:?}, indices {} {:?}, updates {:?} strides {:?}\n  \
+                 runs of {} element(s), reduction {}, duplicates {}, out_of_range {}",
+                p.op,
+                p.data_type(),
+                &p.map.data.sizes[..],
+                &p.map.data.strides[..],
+                p.map.index_type.dtype(),
+                &p.map.indices.sizes[..],
+                &p.updates.sizes[..],
+                &p.updates.strides[..],
+                p.run_len(),
+                p.reduction,
+                p.duplicates.name(),
+                p.out_of_range,
+            ),
+            Err(e) => format!("invalid scatter: {e}"),
+        }
+    }
+
+    /// The kernel `run` launches, as `dialect` source (`None`: its runs are empty).
+    pub fn kernel_source(&self, dialect: crate::Dialect) -> Result<Option<String>, Error> {
+        let plan = self.plan()?;
+        ScatterKernelDesc::of(plan, &plan.output())
+            .map(|k| crate::explain::definition_source(kernel::definition(&k), dialect))
+            .transpose()
+    }
+
+    /// Bytes a device buffer needs for `launch` (`Data`, `Indices` or `Updates`): the tensor's
+    /// elements, rounded up to whole 32-bit words.
+    pub fn buffer_bytes(&self, tensor: Operand) -> Result<usize, Error> {
+        let plan = self.plan()?;
+        let elem = plan.data_type().size();
+        Ok(match tensor {
+            Operand::Indices => word_bytes(&plan.map.indices, plan.map.index_type.words() * 4),
+            Operand::Updates => word_bytes(&plan.updates, elem),
+            _ => word_bytes(&plan.map.data, elem),
+        })
+    }
+}
+
+impl<T: Element, I: IndexElement> ScatterOp<T, I> {
+    /// Checks `desc` (the same rule functions the macros run) and the Rust types against it.
+    pub fn new(desc: ScatterDesc) -> Result<Self, Error> {
+        check_type::<T>(Operand::Data, desc.map.data.dtype)?;
+        check_type::<T>(Operand::Updates, desc.updates.dtype)?;
+        check_type::<I>(Operand::Indices, desc.map.indices.dtype)?;
+        let op = Self::__from_checked(desc);
+        op.plan()?;
+        Ok(op)
+    }
+
+    /// Runs on the default device (see [`Device::default_device`]): the data with the updates
+    /// scattered into it, packed in the data's sizes.
+    pub fn run(&self, data: &[T], indices: &[I], updates: &[T]) -> Result<Tensor<T>, Error> {
+        self.run_on(Device::default_device()?, data, indices, updates)
+    }
+
+    /// [`ScatterOp::run`] on `device`.
+    pub fn run_on(
+        &self,
+        device: &Device,
+        data: &[T],
+        indices: &[I],
+        updates: &[T],
+    ) -> Result<Tensor<T>, Error> {
+        let plan = self.plan()?;
+        check_len(Operand::Data, &plan.map.data, &self.desc.map.data, data.len())?;
+        check_len(Operand::Indices, &plan.map.indices, &self.desc.map.indices, indices.len())?;
+        check_len(Operand::Updates, &plan.updates, &self.desc.updates, updates.len())?;
+        let output = plan.output();
+        let packed: Cow<'_, [T]> = if plan.map.data.is_packed() {
+            Cow::Borrowed(&data[..output.num_elements()])
+        } else {
+            Cow::Owned(packed_copy(&plan.map.data, data))
+        };
+        let groups = plan.group(&output, |i| indices[i].value()).map_err(fault)?;
+        let Some(k) = ScatterKernelDesc::of(plan, &output).filter(|_| !groups.keys.is_empty()) else {
+            return Ok(Tensor::from_bytes(&output, &T::bytes(&packed)));
+        };
+        let (out_bytes, updates_bytes) = (T::bytes(&packed), T::bytes(updates));
+        let out_words = word_bytes(&output, plan.data_type().size()) / 4;
+        let bytes = with_client!(device, c => {
+            let (queued, dest) = launch::on_device_thread(c, || {
+                let dest = launch::upload(c, &out_bytes, out_words);
+                let updates = launch::upload(c, &updates_bytes, 0);
+                (queue(c, &k, &groups, &updates, &dest), dest)
+            })?;
+            let (_, mut bytes) = launch::wait_all(c, vec![queued], vec![dest])?;
+            Ok::<_, Error>(bytes.remove(0))
+        })?;
+        Ok(Tensor::from_bytes(&output, &bytes))
+    }
+
+    /// Scatters into `data` in place, on buffers already on the device (`client` must be the
+    /// one that made them), laid out as the descriptor says and each at least
+    /// [`ScatterOp::buffer_bytes`] long. The indices are read back to group the runs on the
+    /// host, so this waits for the device; it returns once the kernel ran.
+    pub fn launch(
+        &self,
+        client: &Client,
+        data: &Handle,
+        indices: &Handle,
+        updates: &Handle,
+    ) -> Result<(), Error> {
+        let plan = self.plan()?;
+        for (tensor, handle) in
+            [(Operand::Data, data), (Operand::Indices, indices), (Operand::Updates, updates)]
+        {
+            launch::check_handle(tensor, handle, self.buffer_bytes(tensor)?)?;
+        }
+        let dest = plan.map.data;
+        let Some(k) = ScatterKernelDesc::of(plan, &dest) else { return Ok(()) };
+        let n = plan.map.indices.min_buffer_len().unwrap_or(0) * I::INDEX.words() * 4;
+        let read = launch::exclusive(|| launch::read(client, indices.clone()))?;
+        let values = I::from_bytes(&read[..n]);
+        let groups = plan.group(&dest, |i| values[i].value()).map_err(fault)?;
+        if groups.keys.is_empty() {
+            return Ok(());
+        }
+        launch::exclusive(|| {
+            let queued = queue(client, &k, &groups, updates, data);
+            launch::wait_all(client, vec![queued], vec![]).map(|_| ())
+        })
+    }
+}
+
+/// Uploads the runs' lists and queues the kernel on them.
+fn queue(
+    client: &Client,
+    k: &ScatterKernelDesc,
+    groups: &ScatterGroups,
+    updates: &Handle,
+    dest: &Handle,
+) -> launch::Queued {
+    let list = |v: &[u32]| launch::upload(client, bytemuck::cast_slice(v), 0);
+    let (keys, starts, members) = (list(&groups.keys), list(&groups.starts), list(&groups.members));
+    let buffers = ScatterBuffers { updates, keys: &keys, starts: &starts, members: &members, dest };
+    // SAFETY: `groups` came from `ScatterPlan::group` on the plan `k` was made of and on the
+    // layout `dest` holds (the packed output `run` uploaded, or the data, checked against
+    // `buffer_bytes`): every key is a run of `dest` and every member a run of the updates
+    // (checked against their layout), and `keys`, `starts` and `members` are the lists' own
+    // buffers.
+    unsafe { kernel::queue(client, k, groups.keys.len() as u32, buffers) }
+}
+
+fn fault(f: ScatterFault) -> Error {
+    match f {
+        ScatterFault::OutOfRange { position, value, axis_size } => {
+            Error::IndexOutOfRange { position, value, axis_size }
+        }
+        ScatterFault::Duplicate { first, second } => Error::DuplicateIndex { first, second },
+    }
+}
+
+/// The elements of `layout` in `data`, packed row-major.
+fn packed_copy<T: Copy>(layout: &TensorLayout, data: &[T]) -> Vec<T> {
+    let mut out = Vec::with_capacity(layout.num_elements());
+    if layout.is_empty() {
+        return out;
+    }
+    let mut c = vec![0; layout.rank()];
+    loop {
+        out.push(data[layout.offset(&c)]);
+        if !next_coords(&mut c, &layout.sizes) {
+            return out;
+        }
+    }
+}

@@ -1,0 +1,372 @@
+//! Scatter (docs/rules.md, "Scatter"): the inverse of each gather form. Where the gather of the
+//! same data and indices would read an element into its output, the scatter writes the update
+//! at that output position into the element. So a scatter's rules are its gather's (the
+//! indices), plus its own: updates shaped as that gather's output, a reduction, a policy for
+//! repeated destinations.
+//!
+//! Its plan splits the updates' dimensions in two: the *keyed* ones walk the indices (each
+//! position there names a destination), the *free* ones walk the data and the updates
+//! together. An index position and its destination therefore carry a whole run of elements
+//! (an embedding row, a KV-cache slot): [`ScatterPlan::group`] lists, per destination run, the
+//! positions that write it, in the indices' row-major order, and one kernel invocation per
+//! element of a run applies its list in that order. That order is the serial reference's, so
+//! every run and every thread count gives the same bits, with no atomics.
+
+use crate::dtype::DType;
+use crate::error::{Operand, RuleError};
+use crate::gather::{GatherDesc, GatherPlan};
+use crate::layout::{next_coords, TensorLayout};
+use crate::rules::{Duplicates, GatherForm, GatherRules, OutOfRange, Reduction};
+use crate::tensor::{check_addressable, layout, TensorDecl};
+
+/// A scatter as a descriptor states it, before any rule is applied.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ScatterDesc {
+    /// The gather that reads where this scatter writes: its form, rules, data, indices, axis
+    /// and out-of-range policy (`None`: the rule set's default). `batch_dims`, `index_dims`,
+    /// `feature_level` and `output` are the gathers' alone: they must be unset.
+    pub map: GatherDesc,
+    /// Shaped as the gather's output; the data's element type.
+    pub updates: TensorDecl,
+    /// `None`: `none`.
+    pub reduction: Option<Reduction>,
+    /// `None`: `last`.
+    pub duplicates: Option<Duplicates>,
+}
+
+impl ScatterDesc {
+    /// A scatter with its required keys and every optional one unset.
+    pub const fn new(
+        form: GatherForm,
+        rules: GatherRules,
+        data: TensorDecl,
+        indices: TensorDecl,
+        updates: TensorDecl,
+        axis: i64,
+    ) -> ScatterDesc {
+        let mut map = GatherDesc::new(rules, data, indices, axis);
+        map.form = form;
+        ScatterDesc { map, updates, reduction: None, duplicates: None }
+    }
+}
+
+/// A dimension of the updates that the indices walk: each coordinate is an index position.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct KeyedDim {
+    pub size: usize,
+    /// The indices dimension it is.
+    pub indices_dim: usize,
+    pub updates_dim: usize,
+    /// The data dimension it also walks (ScatterElements' dimensions other than the axis).
+    pub data_dim: Option<usize>,
+}
+
+/// A dimension of the updates that no index names: the data and the updates walk it together.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FreeDim {
+    pub size: usize,
+    pub updates_dim: usize,
+    pub data_dim: usize,
+}
+
+/// A scatter that satisfies every rule, normalized.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ScatterPlan {
+    /// The standard's operator ("ONNX ScatterND-18").
+    pub op: &'static str,
+    /// The plan of the gather that reads where the scatter writes (its output: the updates'
+    /// sizes, packed).
+    pub map: GatherPlan,
+    pub updates: TensorLayout,
+    pub reduction: Reduction,
+    pub duplicates: Duplicates,
+    pub out_of_range: OutOfRange,
+    /// In row-major order of the indices.
+    pub keyed: Vec<KeyedDim>,
+    /// In the updates' order.
+    pub free: Vec<FreeDim>,
+}
+
+/// Destination runs and the index positions that write each, in order: the list of run `g` is
+/// `members[starts[g]..starts[g + 1]]`. Offsets are in elements (of the destination for
+/// `keys`, of the updates for `members`), divided by the plan's lanes (see
+/// [`ScatterPlan::lanes`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ScatterGroups {
+    /// Each run's first element in the destination.
+    pub keys: Vec<u32>,
+    pub starts: Vec<u32>,
+    /// Each writing position's first element in the updates.
+    pub members: Vec<u32>,
+}
+
+/// Why indices cannot be scattered.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ScatterFault {
+    /// Under the `error` policy: the first index (row-major over the indices) outside
+    /// `[-s, s-1]`.
+    OutOfRange { position: Vec<usize>, value: i128, axis_size: usize },
+    /// Under `duplicates: error`: two index positions that name one destination (`second` is
+    /// the first, in row-major order, that repeats an earlier one).
+    Duplicate { first: Vec<usize>, second: Vec<usize> },
+}
+
+impl ScatterDesc {
+    /// Applies every rule: the gather's to the indices, then the scatter's own.
+    pub fn plan(&self) -> Result<ScatterPlan, RuleError> {
+        let (form, rules) = (self.map.form, self.map.rules);
+        let op = rules.scatter_op_name(form).ok_or(RuleError::ScatterRules { form, rules })?;
+        let gathers_only = [
+            ("batch_dims", self.map.batch_dims.is_some()),
+            ("index_dims", self.map.index_dims.is_some()),
+            ("feature_level", self.map.feature_level.is_some()),
+            ("output", self.map.output.is_some()),
+            ("_", self.map.dynamic_leading),
+        ];
+        if let Some((key, _)) = gathers_only.into_iter().find(|&(_, given)| given) {
+            return Err(RuleError::ScatterKey { op, key });
+        }
+        let out_of_range = self.map.out_of_range.unwrap_or(rules.default_out_of_range());
+        let gather = GatherDesc { out_of_range: None, ..self.map };
+        let map = gather.plan_sizes().map_err(|rule| RuleError::InScatter { op, rule: Box::new(rule) })?;
+        let data_type = map.data_type;
+        if self.updates.dtype != data_type {
+            return Err(RuleError::UpdatesDType { data: data_type, updates: self.updates.dtype });
+        }
+        let updates = layout(Operand::Updates, self.updates.sizes, self.updates.strides)?;
+        if updates.sizes != map.output.sizes {
+            return Err(RuleError::UpdatesShape {
+                op,
+                declared: updates.sizes.to_vec(),
+                expected: map.output.sizes.to_vec(),
+            });
+        }
+        check_addressable(Operand::Updates, &updates, data_type.size())?;
+        let reduction = self.reduction.unwrap_or_default();
+        if !rules.allows_reduction(reduction) {
+            return Err(RuleError::ReductionNotAllowed { op, reduction });
+        }
+        if reduction != Reduction::None && data_type.size() == 8 {
+            return Err(RuleError::ReductionType { reduction, dtype: data_type });
+        }
+        let duplicates = self.duplicates.unwrap_or_default();
+        if duplicates == Duplicates::Error && reduction != Reduction::None {
+            return Err(RuleError::DuplicatesWithReduction { reduction });
+        }
+        map.data
+            .check_disjoint()
+            .map_err(|overlap| RuleError::ScatterOverlap { overlap, strides: map.data.strides.to_vec() })?;
+        let (keyed, free) = split(&map);
+        let plan = ScatterPlan { op, map, updates, reduction, duplicates, out_of_range, keyed, free };
+        // Both destinations: the packed copy `run` returns, and the data `launch` writes.
+        plan.check_lanes(&plan.output())?;
+        plan.check_lanes(&plan.map.data)?;
+        Ok(plan)
+    }
+}
+
+/// The keyed and free dimensions of a scatter's updates (which, with no batch dimensions, are
+/// the gather's output: Gather's data before the axis, the indices, the data after it;
+/// GatherElements' indices; GatherND's indices before the tuple, then the data after it).
+fn split(map: &GatherPlan) -> (Vec<KeyedDim>, Vec<FreeDim>) {
+    let (data_rank, indices_rank) = (map.data.rank(), map.indices.rank());
+    let sizes = &map.output.sizes;
+    let keyed_dims = match map.form {
+        GatherForm::Axis => map.axis..map.axis + indices_rank,
+        GatherForm::Elements => 0..data_rank,
+        GatherForm::Nd => 0..indices_rank - 1,
+    };
+    let keyed = keyed_dims
+        .clone()
+        .map(|u| KeyedDim {
+            size: sizes[u],
+            indices_dim: u - keyed_dims.start,
+            updates_dim: u,
+            data_dim: (map.form == GatherForm::Elements && u != map.axis).then_some(u),
+        })
+        .collect();
+    let free = (0..sizes.len())
+        .filter(|u| !keyed_dims.contains(u))
+        .map(|u| FreeDim {
+            size: sizes[u],
+            updates_dim: u,
+            data_dim: match map.form {
+                GatherForm::Axis if u < map.axis => u,
+                GatherForm::Axis => u + 1 - indices_rank,
+                _ => u - keyed_dims.end + map.axis + map.components,
+            },
+        })
+        .collect();
+    (keyed, free)
+}
+
+impl ScatterPlan {
+    pub fn data_type(&self) -> DType {
+        self.map.data_type
+    }
+
+    /// What `run` returns: the data's sizes, packed.
+    pub fn output(&self) -> TensorLayout {
+        TensorLayout::packed(self.map.data.sizes)
+    }
+
+    /// Elements of a destination run (the free dimensions' product).
+    pub fn run_len(&self) -> usize {
+        self.free.iter().map(|d| d.size).product()
+    }
+
+    /// Elements a kernel invocation takes as one 32-bit word: 4 for 8-bit types, 2 for 16-bit
+    /// ones, else 1.
+    pub fn lanes(&self) -> usize {
+        (4 / self.data_type().size()).max(1)
+    }
+
+    /// The free dimensions of size > 1, with their updates and `dest` strides.
+    pub fn free_strides<'a>(
+        &'a self,
+        dest: &'a TensorLayout,
+    ) -> impl Iterator<Item = (usize, usize, usize)> + 'a {
+        self.free
+            .iter()
+            .filter(|d| d.size > 1)
+            .map(|d| (d.size, self.updates.strides[d.updates_dim], dest.strides[d.data_dim]))
+    }
+
+    /// 8- and 16-bit elements are written a whole word at a time: every run must be whole
+    /// words, in the updates and in `dest`, starting on a word.
+    fn check_lanes(&self, dest: &TensorLayout) -> Result<(), RuleError> {
+        let lanes = self.lanes();
+        if lanes == 1 || self.map.output.is_empty() {
+            return Ok(());
+        }
+        let fault = |why: String| Err(RuleError::ScatterLanes { dtype: self.data_type(), why });
+        let free: Vec<_> = self.free_strides(dest).collect();
+        let Some(&(size, updates_stride, dest_stride)) = free.last() else {
+            return fault("each index writes a single element".into());
+        };
+        if updates_stride != 1 || dest_stride != 1 || size % lanes != 0 {
+            return fault(format!(
+                "the innermost run of {size} element(s) is not packed in whole words (strides: updates {updates_stride}, data {dest_stride})"
+            ));
+        }
+        let outer = free[..free.len() - 1].iter().flat_map(|&(_, u, d)| [u, d]);
+        let keyed =
+            self.keyed.iter().filter(|k| k.size > 1).flat_map(|k| {
+                [Some(self.updates.strides[k.updates_dim]), k.data_dim.map(|d| dest.strides[d])]
+            });
+        let axes = self.map.index_axes().filter(|a| a.size > 1).map(|a| dest.strides[a.dim]);
+        if let Some(s) = outer.chain(keyed.flatten()).chain(axes).find(|s| s % lanes != 0) {
+            return fault(format!("a run starts {s} element(s) from the next, not on a word"));
+        }
+        Ok(())
+    }
+
+    /// Groups the index positions by the destination run they write, each list in the
+    /// indices' row-major order, under the policy and the `duplicates` rule. `value(i)` reads
+    /// element `i` of the indices buffer; `dest` is the layout written (the packed output, or
+    /// the data in place). Under `none` a run's last position alone is kept: it is what wins.
+    pub fn group(
+        &self,
+        dest: &TensorLayout,
+        value: impl Fn(usize) -> i128,
+    ) -> Result<ScatterGroups, ScatterFault> {
+        let lanes = self.lanes();
+        let mut writes: Vec<(usize, usize, u32)> = Vec::new(); // (key, ordinal, member)
+        if self.run_len() > 0 {
+            let sizes: Vec<usize> = self.keyed.iter().map(|k| k.size).collect();
+            let mut c = vec![0; sizes.len()];
+            let mut ordinal = 0;
+            let positions = if sizes.contains(&0) { 0 } else { sizes.iter().product() };
+            while ordinal < positions {
+                if let Some((key, member)) = self.destination(dest, &c, &value)? {
+                    writes.push((key / lanes, ordinal, (member / lanes) as u32));
+                }
+                ordinal += 1;
+                next_coords(&mut c, &sizes);
+            }
+        }
+        // Stable: each run's list stays in row-major order.
+        writes.sort_by_key(|w| w.0);
+        let mut groups = ScatterGroups::default();
+        let mut duplicate: Option<(usize, usize)> = None;
+        for (i, &(key, ordinal, member)) in writes.iter().enumerate() {
+            let first_of_run = i == 0 || writes[i - 1].0 != key;
+            if first_of_run {
+                groups.keys.push(key as u32);
+                groups.starts.push(groups.members.len() as u32);
+            } else if self.duplicates == Duplicates::Error && duplicate.is_none_or(|(_, s)| ordinal < s) {
+                duplicate = Some((writes[i - 1].1, ordinal));
+            }
+            if self.reduction == Reduction::None && !first_of_run {
+                // The later write replaces the earlier one in the list of one.
+                *groups.members.last_mut().expect("a run has a member") = member;
+            } else {
+                groups.members.push(member);
+            }
+        }
+        groups.starts.push(groups.members.len() as u32);
+        if let Some((first, second)) = duplicate {
+            return Err(ScatterFault::Duplicate {
+                first: self.position(first, 0),
+                second: self.position(second, 0),
+            });
+        }
+        Ok(groups)
+    }
+
+    /// The indices coordinates of the `ordinal`-th index position (row-major), with `component`
+    /// as a GatherND tuple's coordinate.
+    fn position(&self, mut ordinal: usize, component: usize) -> Vec<usize> {
+        let mut c = vec![0; self.map.indices.rank()];
+        for k in self.keyed.iter().rev() {
+            c[k.indices_dim] = ordinal % k.size.max(1);
+            ordinal /= k.size.max(1);
+        }
+        if self.map.form == GatherForm::Nd {
+            if let Some(last) = c.last_mut() {
+                *last = component;
+            }
+        }
+        c
+    }
+
+    /// The destination run of the index position at keyed coordinates `c`, and its first
+    /// update (`None`: the policy drops it).
+    fn destination(
+        &self,
+        dest: &TensorLayout,
+        c: &[usize],
+        value: &impl Fn(usize) -> i128,
+    ) -> Result<Option<(usize, usize)>, ScatterFault> {
+        let (mut index_at, mut key, mut member) = (0, 0, 0);
+        for (k, &ck) in self.keyed.iter().zip(c) {
+            index_at += ck * self.map.indices.strides[k.indices_dim];
+            member += ck * self.updates.strides[k.updates_dim];
+            if let Some(d) = k.data_dim {
+                key += ck * dest.strides[d];
+            }
+        }
+        for (j, axis) in self.map.index_axes().enumerate() {
+            let v = value(index_at + axis.offset);
+            let s = axis.size as i128;
+            let normalized = if v < 0 { v + s } else { v };
+            let at = match self.out_of_range {
+                OutOfRange::Error if !(-s..s).contains(&v) => {
+                    let ordinal = self.keyed.iter().zip(c).fold(0, |o, (k, &ck)| o * k.size + ck);
+                    return Err(ScatterFault::OutOfRange {
+                        position: self.position(ordinal, j),
+                        value: v,
+                        axis_size: axis.size,
+                    });
+                }
+                OutOfRange::Skip if !(0..s).contains(&v) => return Ok(None),
+                OutOfRange::Zero if !(0..s).contains(&normalized) => return Ok(None),
+                OutOfRange::Clamp if s == 0 => return Ok(None),
+                OutOfRange::Clamp => normalized.clamp(0, s - 1),
+                _ => normalized,
+            };
+            key += at as usize * dest.strides[axis.dim];
+        }
+        Ok(Some((key, member)))
+    }
+}

@@ -1,0 +1,433 @@
+//! The scatters (`scatter!`, `scatter_elements!`, `scatter_nd!`): ONNX's own cases, the
+//! macros, in-place launches, the policies, random descriptors against a naive serial
+//! reference written from the specs (below, apart from the kernels), and identical bits over
+//! many runs.
+
+use crate::common::generate::Rng;
+use crate::common::props::{cases, choices};
+use proptest::prelude::*;
+use serde_json::Value;
+use stridex::half::f16;
+use stridex::{
+    DType, Device, Duplicates, Element, Error, GatherForm, GatherRules, OutOfRange, Reduction, ScatterDesc,
+    ScatterOp,
+};
+use stridex_core::TensorDecl;
+
+fn decl(dtype: DType, sizes: &[usize]) -> TensorDecl {
+    TensorDecl::packed(dtype, stridex_core::Dims::new(sizes).unwrap())
+}
+
+/// ONNX's ScatterElements, Scatter (its opset-9 name) and ScatterND node tests, value for value.
+#[test]
+fn onnx_scatter_cases() {
+    let path = format!("{}/tests/data/onnx_index_family_cases.json", env!("CARGO_MANIFEST_DIR"));
+    let all: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let floats = |v: &Value| -> Vec<f32> {
+        v["data"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap() as f32).collect()
+    };
+    let ints = |v: &Value| -> Vec<i64> {
+        v["data"].as_array().unwrap().iter().map(|x| x.as_i64().unwrap()).collect()
+    };
+    let shape = |v: &Value| -> Vec<usize> {
+        v["shape"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap() as usize).collect()
+    };
+    let mut ran = 0;
+    for case in all.iter().filter(|c| c["op"].as_str().unwrap().starts_with("Scatter")) {
+        let name = case["name"].as_str().unwrap();
+        let form = if case["op"] == "ScatterND" { GatherForm::Nd } else { GatherForm::Elements };
+        let [data, indices, updates] = [0, 1, 2].map(|i| &case["inputs"][i]);
+        let out = &case["outputs"][0];
+        assert_eq!(indices["dtype"], "int64", "{name}");
+        let mut desc = ScatterDesc::new(
+            form,
+            GatherRules::Onnx,
+            decl(DType::F32, &shape(data)),
+            decl(DType::I64, &shape(indices)),
+            decl(DType::F32, &shape(updates)),
+            case["attributes"]["axis"].as_i64().unwrap_or(0),
+        );
+        desc.reduction = case["attributes"]["reduction"].as_str().map(|r| Reduction::from_name(r).unwrap());
+        let op = ScatterOp::<f32, i64>::new(desc).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let y =
+            op.run(&floats(data), &ints(indices), &floats(updates)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!((y.shape(), y.data()), (shape(out).as_slice(), floats(out).as_slice()), "{name}");
+        ran += 1;
+    }
+    assert_eq!(ran, 12);
+}
+
+/// An embedding's backward pass: gradient rows added into the table's rows by id, repeated ids
+/// accumulating in order. `scatter!` is OpenVINO's, whose default policy (`zero`) counts a
+/// negative id from the end and drops an id past it.
+#[test]
+fn the_macro_adds_rows_by_id() {
+    let op =
+        stridex::scatter! { data: f32[4, 3], indices: i64[5], updates: f32[5, 3], axis: 0, reduction: add };
+    let table = [0.0f32; 12];
+    let grads: Vec<f32> = (1..=15).map(|v| v as f32).collect();
+    let y = op.run(&table, &[1, 3, 1, -1, 9], &grads).unwrap();
+    // Row 1 gets rows 0 and 2; row 3 gets rows 1 and 3 (-1 is the last row); 9 is dropped.
+    let expected = [0.0, 0.0, 0.0, 8.0, 10.0, 12.0, 0.0, 0.0, 0.0, 14.0, 16.0, 18.0];
+    assert_eq!((y.shape(), y.data()), (&[4usize, 3][..], &expected[..]));
+    assert!(op.describe().starts_with("OpenVINO ScatterUpdate-3"), "{}", op.describe());
+}
+
+/// A KV-cache write in place: f16 rows at slot ids, `-1` marking padding tokens (`skip`).
+#[test]
+fn a_kv_cache_write_in_place_skips_padding() {
+    let op = stridex::scatter! {
+        data: f16[6, 2, 4], indices: i32[3], updates: f16[3, 2, 4], axis: 0, out_of_range: skip
+    };
+    let device = Device::default_device().unwrap();
+    let client = device.client();
+    let cache: Vec<f16> = (0..48).map(|v| f16::from_f32(v as f32)).collect();
+    let new: Vec<f16> = (0..24).map(|v| f16::from_f32(-(v as f32) - 1.0)).collect();
+    let upload = |bytes: &[u8]| client.create_from_slice(bytes);
+    let (data, ids, rows) =
+        (upload(&f16::bytes(&cache)), upload(&i32::bytes(&[4, -1, 0])), upload(&f16::bytes(&new)));
+    op.launch(client, &data, &ids, &rows).unwrap();
+    let bytes = client.read_one(data).unwrap();
+    let got = f16::from_bytes(&bytes[..96]);
+    let mut expected = cache.clone();
+    expected[32..40].copy_from_slice(&new[..8]);
+    expected[..8].copy_from_slice(&new[16..]);
+    assert_eq!(got, &expected[..]);
+}
+
+/// `duplicates: error` names both positions; the `error` policy names the index out of range.
+#[test]
+fn duplicates_and_indices_out_of_range_are_errors() {
+    let op = stridex::scatter_elements! {
+        data: f32[2, 3], indices: i64[2, 2], updates: f32[2, 2], axis: 1, duplicates: error
+    };
+    let err = op.run(&[0.0; 6], &[0, 2, 1, 1], &[1.0; 4]).unwrap_err();
+    assert!(
+        matches!(&err, Error::DuplicateIndex { first, second } if first == &[1, 0] && second == &[1, 1]),
+        "{err}"
+    );
+    let err = op.run(&[0.0; 6], &[0, 3, 1, 2], &[1.0; 4]).unwrap_err();
+    assert!(matches!(err, Error::IndexOutOfRange { value: 3, axis_size: 3, .. }), "{err}");
+    let nd = stridex::scatter_nd! { data: i32[2, 2], indices: i64[3, 2], updates: i32[3], reduction: mul };
+    let y = nd.run(&[1, 2, 3, 4], &[0, 1, 1, 0, 0, 1], &[5, 6, 7]).unwrap();
+    assert_eq!(y.data(), &[1, 70, 18, 4]);
+}
+
+/// 8- and 16-bit reductions in whole words: i8 max, bf16 add (rounded after every step).
+#[test]
+fn narrow_types_reduce_lane_by_lane() {
+    let op =
+        stridex::scatter! { data: i8[3, 4], indices: i64[3], updates: i8[3, 4], axis: 0, reduction: max };
+    let data = [0i8, -5, 7, -128, 1, 1, 1, 1, 2, 2, 2, 2];
+    let y = op.run(&data, &[0, 0, 2], &[-1, -4, 8, -127, 3, -6, 6, 127, -3, 5, -9, 0]).unwrap();
+    assert_eq!(y.data(), &[3, -4, 8, 127, 1, 1, 1, 1, 2, 5, 2, 2]);
+    let op =
+        stridex::scatter! { data: bf16[2, 2], indices: i64[3], updates: bf16[3, 2], axis: 0, reduction: add };
+    let b = stridex::half::bf16::from_f32;
+    let updates = [b(1.0), b(0.00390625), b(0.00390625), b(0.00390625), b(2.0), b(3.0)];
+    let y = op.run(&[b(256.0), b(1.0), b(0.0), b(0.0)], &[0, 0, 1], &updates).unwrap();
+    let serial = [b(256.0) + b(1.0) + b(0.00390625), b(1.0) + b(0.00390625) + b(0.00390625)];
+    assert_eq!(y.data(), &[serial[0], serial[1], b(2.0), b(3.0)]);
+}
+
+/// The rules the macros check at compile time, from the run-time constructor.
+#[test]
+fn rules_refuse_what_the_standards_do() {
+    let new = |form, rules, data: &[usize], indices: &[usize], updates: &[usize], r: Option<Reduction>| {
+        let mut d = ScatterDesc::new(
+            form,
+            rules,
+            decl(DType::U8, data),
+            decl(DType::I64, indices),
+            decl(DType::U8, updates),
+            0,
+        );
+        d.reduction = r;
+        ScatterOp::<u8, i64>::new(d).map(|_| ()).unwrap_err().to_string()
+    };
+    let e = new(GatherForm::Axis, GatherRules::Onnx, &[4, 4], &[2], &[2, 4], None);
+    assert!(e.contains("rules `onnx` have no such scatter"), "{e}");
+    let e = new(GatherForm::Elements, GatherRules::DirectMl, &[4, 4], &[2, 4], &[2, 4], Some(Reduction::Add));
+    assert!(e.contains("DirectML SCATTER takes no reduction"), "{e}");
+    let e = new(GatherForm::Axis, GatherRules::OpenVino, &[4, 4], &[2], &[2, 3], None);
+    assert!(e.contains("`updates` has sizes [2, 3], but the data and indices give [2, 4]"), "{e}");
+    let e = new(GatherForm::Elements, GatherRules::Onnx, &[4, 4], &[2, 4], &[2, 4], None);
+    assert!(e.contains("u8 scatter: each index writes a single element"), "{e}");
+    let e = new(GatherForm::Nd, GatherRules::Onnx, &[4, 4], &[2, 3], &[2], None);
+    assert!(e.contains("ONNX ScatterND-18 (its indices follow the matching gather's rules)"), "{e}");
+}
+
+// ---- the naive reference: the specs' loops, serial, in the element type ----
+
+/// An element the reference combines as the standards do (floats in their own precision, as
+/// `half` computes them; integers wrapping; bool as NumPy's or/and).
+trait Combine: Element {
+    fn combine(self, u: Self, r: Reduction) -> Self;
+    fn from_seed(v: i64) -> Self;
+}
+
+macro_rules! combine_float {
+    ($($t:ty => $from:expr),*) => {$(
+        impl Combine for $t {
+            fn combine(self, u: Self, r: Reduction) -> Self {
+                match r {
+                    Reduction::None => u,
+                    Reduction::Add => self + u,
+                    Reduction::Mul => self * u,
+                    Reduction::Max => if u > self { u } else { self },
+                    Reduction::Min => if u < self { u } else { self },
+                }
+            }
+            fn from_seed(v: i64) -> Self {
+                $from(v)
+            }
+        }
+    )*};
+}
+combine_float!(f32 => |v: i64| v as f32 * 0.37, f16 => |v: i64| f16::from_f32(v as f32 * 0.37));
+
+macro_rules! combine_int {
+    ($($t:ty),*) => {$(
+        impl Combine for $t {
+            fn combine(self, u: Self, r: Reduction) -> Self {
+                match r {
+                    Reduction::None => u,
+                    Reduction::Add => self.wrapping_add(u),
+                    Reduction::Mul => self.wrapping_mul(u),
+                    Reduction::Max => self.max(u),
+                    Reduction::Min => self.min(u),
+                }
+            }
+            fn from_seed(v: i64) -> Self {
+                v as $t
+            }
+        }
+    )*};
+}
+combine_int!(i32, u8, i16);
+
+/// A scatter drawn at random, small, with heavy duplication and hostile indices.
+#[derive(Debug)]
+struct Case {
+    form: GatherForm,
+    data: Vec<usize>,
+    indices: Vec<usize>,
+    updates: Vec<usize>,
+    axis: usize,
+    reduction: Reduction,
+    policy: OutOfRange,
+    values: Vec<i64>,
+}
+
+fn draw(rng: &mut Rng, dtype: DType) -> Case {
+    let form = [GatherForm::Axis, GatherForm::Elements, GatherForm::Nd][rng.below(3)];
+    let rank = 1 + rng.below(3);
+    let mut data: Vec<usize> = (0..rank).map(|_| 1 + rng.below(4)).collect();
+    let lanes = 4 / dtype.size().min(4);
+    let (indices, updates, axis);
+    match form {
+        GatherForm::Axis => {
+            axis = rng.below(rank);
+            indices = (0..1 + rng.below(2)).map(|_| rng.below(5)).collect::<Vec<_>>();
+            if lanes > 1 || rng.chance(30) {
+                // A narrow type writes whole words: a packed innermost run of whole words.
+                data.push(lanes * (1 + rng.below(2)));
+            }
+            let mut u = data[..axis].to_vec();
+            u.extend(&indices);
+            u.extend(&data[axis + 1..]);
+            updates = u;
+        }
+        GatherForm::Elements => {
+            axis = rng.below(rank);
+            indices = data
+                .iter()
+                .enumerate()
+                .map(|(d, &s)| if d == axis { rng.below(6) } else { 1 + rng.below(s) })
+                .collect();
+            updates = indices.clone();
+        }
+        GatherForm::Nd => {
+            axis = 0;
+            let k = 1 + rng.below(rank);
+            if lanes > 1 || rng.chance(30) {
+                data.push(lanes * (1 + rng.below(2)));
+            }
+            let mut i: Vec<usize> = (0..rng.below(3)).map(|_| rng.below(4)).collect();
+            let mut u = i.clone();
+            u.extend(&data[k..]);
+            i.push(k);
+            indices = i;
+            updates = u;
+        }
+    }
+    let reduction = Reduction::ALL[rng.below(5)];
+    let policy = [OutOfRange::Error, OutOfRange::Zero, OutOfRange::Clamp, OutOfRange::Skip][rng.below(4)];
+    let n: usize = indices.iter().product();
+    // Mostly in range, small (many repeats), some negative, a few past the end.
+    let values = (0..n).map(|_| rng.range(-3, 4)).collect();
+    Case { form, data, indices, updates, axis, reduction, policy, values }
+}
+
+/// The serial reference: every update, in the updates' row-major order (for one destination,
+/// the indices' row-major order), combined into the data. `None`: an index out of range under
+/// `error`.
+fn reference<T: Combine>(c: &Case, data: &[T], updates: &[T]) -> Option<Vec<T>> {
+    let mut out = data.to_vec();
+    let strides = |s: &[usize]| -> Vec<usize> {
+        let mut st = vec![1; s.len()];
+        for i in (0..s.len().saturating_sub(1)).rev() {
+            st[i] = st[i + 1] * s[i + 1];
+        }
+        st
+    };
+    let (ds, is) = (strides(&c.data), strides(&c.indices));
+    let normalize = |v: i64, s: usize| -> Result<Option<usize>, ()> {
+        let s = s as i64;
+        let n = if v < 0 { v + s } else { v };
+        match c.policy {
+            OutOfRange::Error if !(-s..s).contains(&v) => Err(()),
+            OutOfRange::Skip if !(0..s).contains(&v) => Ok(None),
+            OutOfRange::Zero if !(0..s).contains(&n) => Ok(None),
+            OutOfRange::Clamp if s == 0 => Ok(None),
+            OutOfRange::Clamp => Ok(Some(n.clamp(0, s - 1) as usize)),
+            _ => Ok(Some(n as usize)),
+        }
+    };
+    let total: usize = c.updates.iter().product();
+    let mut u = vec![0; c.updates.len()];
+    for (at, &update) in updates.iter().enumerate().take(total) {
+        let mut rem = at;
+        for d in (0..u.len()).rev() {
+            u[d] = rem % c.updates[d];
+            rem /= c.updates[d];
+        }
+        let index_at = |coords: &[usize]| coords.iter().zip(&is).map(|(a, b)| a * b).sum::<usize>();
+        let dest: Option<Vec<usize>> = match c.form {
+            GatherForm::Axis => {
+                let q = c.indices.len();
+                let v = c.values[index_at(&u[c.axis..c.axis + q])];
+                normalize(v, c.data[c.axis]).ok()?.map(|n| {
+                    let mut d = u[..c.axis].to_vec();
+                    d.push(n);
+                    d.extend(&u[c.axis + q..]);
+                    d
+                })
+            }
+            GatherForm::Elements => {
+                let v = c.values[index_at(&u)];
+                normalize(v, c.data[c.axis]).ok()?.map(|n| {
+                    let mut d = u.clone();
+                    d[c.axis] = n;
+                    d
+                })
+            }
+            GatherForm::Nd => {
+                let q = c.indices.len() - 1;
+                let k = c.indices[q];
+                let mut d = Vec::new();
+                let mut dropped = false;
+                for j in 0..k {
+                    let mut coords = u[..q].to_vec();
+                    coords.push(j);
+                    match normalize(c.values[index_at(&coords)], c.data[j]).ok()? {
+                        Some(n) => d.push(n),
+                        None => dropped = true,
+                    }
+                }
+                d.extend(&u[q..]);
+                (!dropped).then_some(d)
+            }
+        };
+        if let Some(d) = dest {
+            let o = d.iter().zip(&ds).map(|(a, b)| a * b).sum::<usize>();
+            out[o] = out[o].combine(update, c.reduction);
+        }
+    }
+    Some(out)
+}
+
+fn check_case<T: Combine>(choices: Vec<u64>, seed: u64, dtype: DType) -> Result<(), String> {
+    let mut rng = Rng::from_choices(choices, seed);
+    let c = draw(&mut rng, dtype);
+    let mut desc = ScatterDesc::new(
+        c.form,
+        if c.form == GatherForm::Axis { GatherRules::OpenVino } else { GatherRules::Onnx },
+        decl(dtype, &c.data),
+        decl(DType::I64, &c.indices),
+        decl(dtype, &c.updates),
+        c.axis as i64,
+    );
+    desc.reduction = Some(c.reduction);
+    desc.map.out_of_range = Some(c.policy);
+    let op = match ScatterOp::<T, i64>::new(desc) {
+        Ok(op) => op,
+        // Narrow types refuse runs that are not whole words (checked by the rules' own test).
+        Err(Error::Rule(stridex::RuleError::ScatterLanes { .. })) => return Ok(()),
+        Err(e) => return Err(format!("{c:?}: {e}")),
+    };
+    let data: Vec<T> =
+        (0..c.data.iter().product::<usize>()).map(|_| T::from_seed(rng.range(-9, 10))).collect();
+    let updates: Vec<T> =
+        (0..c.updates.iter().product::<usize>()).map(|_| T::from_seed(rng.range(-9, 10))).collect();
+    let got = op.run(&data, &c.values, &updates);
+    match (reference(&c, &data, &updates), got) {
+        (Some(expected), Ok(y)) if y.data() == expected.as_slice() => Ok(()),
+        (None, Err(Error::IndexOutOfRange { .. })) => Ok(()),
+        (expected, got) => Err(format!("{c:?}\nexpected {expected:?}\ngot {got:?}")),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(300), failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn scatters_match_the_serial_reference((choices, seed) in choices(), t in 0usize..5) {
+        let r = match t {
+            0 => check_case::<f32>(choices, seed, DType::F32),
+            1 => check_case::<f16>(choices, seed, DType::F16),
+            2 => check_case::<i32>(choices, seed, DType::I32),
+            3 => check_case::<i16>(choices, seed, DType::I16),
+            _ => check_case::<u8>(choices, seed, DType::U8),
+        };
+        r.map_err(TestCaseError::fail)?;
+    }
+}
+
+/// A float sum depends on its order: 4096 updates into 8 rows, repeated, give the same bits on
+/// every run, and those of the serial sum in the indices' order.
+#[test]
+fn sums_are_identical_over_runs() {
+    let op = stridex::scatter! { data: f32[8, 64], indices: i64[4096], updates: f32[4096, 64], axis: 0, reduction: add };
+    let mut rng = Rng::new(7);
+    let ids: Vec<i64> = (0..4096).map(|_| rng.range(0, 7)).collect();
+    let updates: Vec<f32> = (0..4096 * 64).map(|_| rng.range(-1000, 1000) as f32 * 1.0e-3 + 1.0e3).collect();
+    let data = vec![0.5f32; 512];
+    let mut serial = data.clone();
+    for (p, &id) in ids.iter().enumerate() {
+        for e in 0..64 {
+            serial[id as usize * 64 + e] += updates[p * 64 + e];
+        }
+    }
+    for _ in 0..10 {
+        let y = op.run(&data, &ids, &updates).unwrap();
+        assert!(y.data().iter().zip(&serial).all(|(a, b)| a.to_bits() == b.to_bits()));
+    }
+}
+
+/// Duplicates under `none`: the last write in the indices' order wins.
+#[test]
+fn the_last_write_wins() {
+    let mut d = ScatterDesc::new(
+        GatherForm::Nd,
+        GatherRules::OpenVino,
+        decl(DType::I32, &[4]),
+        decl(DType::I64, &[5, 1]),
+        decl(DType::I32, &[5]),
+        0,
+    );
+    d.duplicates = Some(Duplicates::Last);
+    let op = ScatterOp::<i32, i64>::new(d).unwrap();
+    let y = op.run(&[0, 0, 0, 0], &[2, 1, 2, 2, 1], &[10, 11, 12, 13, 14]).unwrap();
+    assert_eq!(y.data(), &[0, 14, 13, 0]);
+}
