@@ -12,13 +12,13 @@
 
 use crate::element::{Element, IndexElement};
 use crate::error::Error;
-use crate::ops::{ChainOp, GatherOp, IndexTypes, SliceOp};
+use crate::ops::{ChainOp, GatherOp, IndexTypes, ScatterOp, SliceOp};
 use std::marker::PhantomData;
 use stridex_core::dynamic::StageWindowKeys;
 use stridex_core::{
-    tensor, ChainCount, ChainDesc, Dims, FeatureLevel, GatherDesc, GatherForm, GatherRules, GatherStage,
-    Operand, OutOfRange, OutputDecl, RuleError, SignedDims, SliceDesc, SliceForm, SliceRange, SliceWindow,
-    StageDesc, TensorDecl, Window, MAX_RANK,
+    tensor, ChainCount, ChainDesc, Dims, Duplicates, FeatureLevel, GatherDesc, GatherForm, GatherRules,
+    GatherStage, Operand, OutOfRange, OutputDecl, Reduction, RuleError, ScatterDesc, SignedDims, SliceDesc,
+    SliceForm, SliceRange, SliceWindow, StageDesc, TensorDecl, Window, MAX_RANK,
 };
 
 /// Sizes and optional strides, as given.
@@ -652,4 +652,141 @@ impl<T: Element, I: IndexTypes, O: Element> Chain<T, I, O> {
 /// A second `_` in one chain.
 fn second_count() -> RuleError {
     RuleError::Dynamic { fault: stridex_core::DynamicFault::SecondCount, at: stridex_core::Location::Chain }
+}
+
+/// A scatter described at run time, the inverse of the [`Gather`] of the same form, data and
+/// indices: `Scatter::onnx().elements().data::<f32>(..).indices::<i64>(..).updates(..)`.
+///
+/// ```no_run
+/// # fn main() -> Result<(), stridex_backends::Error> {
+/// use stridex_backends::{core::Reduction, Scatter};
+/// let op = Scatter::onnx()
+///     .elements()
+///     .data::<f32>(&[1, 5])
+///     .indices::<i64>(&[1, 2])
+///     .updates(&[1, 2])
+///     .axis(1)
+///     .reduction(Reduction::Add)
+///     .build()?;
+/// let y = op.run(&[1.0, 2.0, 3.0, 4.0, 5.0], &[1, 1], &[1.1, 2.1])?;
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Debug)]
+pub struct Scatter<T = (), I = ()> {
+    map: Gather<T, I>,
+    updates: Shape,
+    reduction: Option<Reduction>,
+    duplicates: Option<Duplicates>,
+}
+
+impl Scatter {
+    /// The axis form exists in OpenVINO alone (ScatterUpdate-3); ONNX and DirectML take
+    /// [`Scatter::elements`] and [`Scatter::nd`].
+    pub fn new(rules: GatherRules) -> Scatter {
+        Scatter { map: Gather::new(rules), updates: Shape::default(), reduction: None, duplicates: None }
+    }
+
+    pub fn onnx() -> Scatter {
+        Scatter::new(GatherRules::Onnx)
+    }
+
+    pub fn openvino() -> Scatter {
+        Scatter::new(GatherRules::OpenVino)
+    }
+
+    pub fn directml() -> Scatter {
+        Scatter::new(GatherRules::DirectMl)
+    }
+}
+
+impl<T, I> Scatter<T, I> {
+    /// Changes the map (and so the types) and keeps the scatter's own keys.
+    fn with_map<U, J>(self, f: impl FnOnce(Gather<T, I>) -> Gather<U, J>) -> Scatter<U, J> {
+        let Scatter { map, updates, reduction, duplicates } = self;
+        Scatter { map: f(map), updates, reduction, duplicates }
+    }
+
+    /// Packed row-major data of element type `U` (the updates' type too).
+    pub fn data<U: Element>(self, sizes: &[usize]) -> Scatter<U, I> {
+        self.data_strided(sizes, None)
+    }
+
+    /// Data with explicit element strides (`None`: packed); `launch` writes it in place.
+    pub fn data_strided<U: Element>(self, sizes: &[usize], strides: Option<&[usize]>) -> Scatter<U, I> {
+        self.with_map(|m| m.data_strided(sizes, strides))
+    }
+
+    pub fn indices<J: IndexElement>(self, sizes: &[usize]) -> Scatter<T, J> {
+        self.indices_strided(sizes, None)
+    }
+
+    pub fn indices_strided<J: IndexElement>(
+        self,
+        sizes: &[usize],
+        strides: Option<&[usize]>,
+    ) -> Scatter<T, J> {
+        self.with_map(|m| m.indices_strided(sizes, strides))
+    }
+
+    /// Packed updates, shaped as the matching gather's output.
+    pub fn updates(self, sizes: &[usize]) -> Self {
+        self.updates_strided(sizes, None)
+    }
+
+    pub fn updates_strided(mut self, sizes: &[usize], strides: Option<&[usize]>) -> Self {
+        self.updates = Shape::new(sizes, strides);
+        self
+    }
+
+    pub fn axis(mut self, axis: i64) -> Self {
+        self.map = self.map.axis(axis);
+        self
+    }
+
+    /// The ScatterElements form (what `scatter_elements!` builds).
+    pub fn elements(mut self) -> Self {
+        self.map = self.map.elements();
+        self
+    }
+
+    /// The ScatterND form (what `scatter_nd!` builds); it takes no axis.
+    pub fn nd(mut self) -> Self {
+        self.map = self.map.nd();
+        self
+    }
+
+    /// `error`, `zero` (the update is dropped), `clamp` or `skip` (a negative or past-the-end
+    /// index drops its update: KV-cache padding).
+    pub fn out_of_range(mut self, policy: OutOfRange) -> Self {
+        self.map = self.map.out_of_range(policy);
+        self
+    }
+
+    pub fn reduction(mut self, reduction: Reduction) -> Self {
+        self.reduction = Some(reduction);
+        self
+    }
+
+    /// [`Duplicates::Error`]: a destination written twice is an `Err` naming both positions.
+    pub fn duplicates(mut self, duplicates: Duplicates) -> Self {
+        self.duplicates = Some(duplicates);
+        self
+    }
+}
+
+impl<T: Element, I: IndexElement> Scatter<T, I> {
+    /// The plain descriptor, as the macro would write it (no rule checked yet).
+    pub fn desc(&self) -> Result<ScatterDesc, Error> {
+        Ok(ScatterDesc {
+            map: self.map.desc()?,
+            updates: self.updates.decl(Operand::Updates, T::DTYPE)?,
+            reduction: self.reduction,
+            duplicates: self.duplicates,
+        })
+    }
+
+    /// Checks every rule and prepares the kernel.
+    pub fn build(&self) -> Result<ScatterOp<T, I>, Error> {
+        ScatterOp::new(self.desc()?)
+    }
 }

@@ -21,7 +21,7 @@ mod ops;
 mod staging;
 mod tensor;
 
-pub use builder::{AppendIndex, Chain, Gather, Slice};
+pub use builder::{AppendIndex, Chain, Gather, Scatter, Slice};
 /// The CubeCL this crate launches with, for [`GatherOp::launch`] on your own client and buffers.
 pub use cubecl;
 pub use device::{Backend, Device};

@@ -9,8 +9,8 @@ use proptest::prelude::*;
 use serde_json::Value;
 use stridex::half::f16;
 use stridex::{
-    DType, Device, Duplicates, Element, Error, GatherForm, GatherRules, OutOfRange, Reduction, ScatterDesc,
-    ScatterOp,
+    DType, Device, Duplicates, Element, Error, GatherForm, GatherRules, OutOfRange, Reduction, Scatter,
+    ScatterDesc, ScatterOp,
 };
 use stridex_core::TensorDecl;
 
@@ -128,6 +128,42 @@ fn narrow_types_reduce_lane_by_lane() {
     let y = op.run(&[b(256.0), b(1.0), b(0.0), b(0.0)], &[0, 0, 1], &updates).unwrap();
     let serial = [b(256.0) + b(1.0) + b(0.00390625), b(1.0) + b(0.00390625) + b(0.00390625)];
     assert_eq!(y.data(), &[serial[0], serial[1], b(2.0), b(3.0)]);
+}
+
+/// The run-time builder writes the descriptor the macros write, and its op the same values.
+#[test]
+fn the_builder_matches_the_macros() {
+    let built = Scatter::onnx()
+        .elements()
+        .data::<f32>(&[2, 3])
+        .indices::<i64>(&[2, 2])
+        .updates(&[2, 2])
+        .axis(1)
+        .reduction(Reduction::Max)
+        .build()
+        .unwrap();
+    let by_macro = stridex::scatter_elements! {
+        rules: onnx, data: f32[2, 3], indices: i64[2, 2], updates: f32[2, 2], axis: 1, reduction: max
+    };
+    assert_eq!(built.desc(), by_macro.desc());
+    let args = (&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[2i64, 2, 0, -1], &[9.0, 2.0, 0.5, 7.0]);
+    let y = built.run(args.0, args.1, args.2).unwrap();
+    assert_eq!(y.data(), by_macro.run(args.0, args.1, args.2).unwrap().data());
+    assert_eq!(y.data(), &[1.0, 2.0, 9.0, 4.0, 5.0, 7.0]);
+    let kv = Scatter::openvino()
+        .data::<f16>(&[4, 2])
+        .indices::<i32>(&[3])
+        .updates(&[3, 2])
+        .out_of_range(OutOfRange::Skip)
+        .duplicates(Duplicates::Error)
+        .build()
+        .unwrap();
+    let h = f16::from_f32;
+    let y = kv.run(&[h(0.0); 8], &[3, -1, 0], &[h(1.0), h(2.0), h(3.0), h(4.0), h(5.0), h(6.0)]).unwrap();
+    assert_eq!(y.data(), &[h(5.0), h(6.0), h(0.0), h(0.0), h(0.0), h(0.0), h(1.0), h(2.0)]);
+    let nd = Scatter::onnx().nd().data::<i32>(&[2, 2]).indices::<i64>(&[1, 2]).updates(&[1]).axis(0);
+    let e = nd.build().unwrap_err().to_string();
+    assert!(e.contains("axis"), "{e}");
 }
 
 /// The rules the macros check at compile time, from the run-time constructor.
