@@ -8,6 +8,7 @@
 
 use crate::measure::{host, Env};
 use crate::report::{Outcome, Targets};
+use crate::scatters;
 use burn::tensor::{s, DType, Device, Int, Tensor, TensorData};
 use half::f16;
 use stridex::Element;
@@ -27,6 +28,9 @@ pub fn all() -> Vec<Case> {
         ("crop f32[8,3,512,512] -> [8,3,448,448]", crop),
         ("GatherElements f32[4096,4096] axis 1 <- i32[4096,512]", gather_elements),
         ("GatherND b=1 f32[8,4096,256] <- i32[8,2048,1]", gather_nd),
+        (scatters::EMBEDDING_BACKWARD, scatters::embedding_backward),
+        (scatters::KV_CACHE_WRITE, scatters::kv_cache_write),
+        (scatters::ELEMENTS_ADD, scatters::elements_add),
     ]
 }
 
@@ -72,9 +76,32 @@ fn time_rust<T: Element + Copy + Default>(
     t
 }
 
-/// The best of `peers`, in an outcome's terms: its time, and which Burn device ran it.
-fn best(peers: &[(&'static str, f64)]) -> (Option<f64>, &'static str) {
-    peers.first().map_or((None, ""), |&(name, t)| (Some(t), name))
+/// A case's outcome from its times: the device copy and the host `memcpy` of half `bytes` (as
+/// read, then written), the fastest of `peers` as Burn's. The caller names Burn's op and the
+/// targets (`Outcome { burn_op, targets, ..outcome(..) }`), and NdArray's time where measured.
+pub fn outcome(
+    env: &Env,
+    case: &'static str,
+    bytes: usize,
+    stridex: f64,
+    rust: f64,
+    peers: Vec<(&'static str, f64)>,
+) -> Outcome {
+    let (burn, burn_peer) = peers.first().map_or((None, ""), |&(name, t)| (Some(t), name));
+    Outcome {
+        case,
+        bytes,
+        stridex,
+        copy: env.copy(bytes / 2),
+        memcpy: env.memcpy(bytes / 2),
+        burn,
+        burn_peer,
+        burn_peers: peers,
+        burn_op: "",
+        rust,
+        ndarray: None,
+        targets: Targets { copy: 0.0, burn: 0.0 },
+    }
 }
 
 fn embedding_f32(env: &Env) -> Outcome {
@@ -110,20 +137,11 @@ fn embedding_f32(env: &Env) -> Outcome {
     let (tn, no) = env.burn(&nd, || nt.clone().select(0, ni.clone()));
     check("Burn NdArray", name, &no.into_data().try_to_vec::<f32>().unwrap(), &table, n * dim, map);
     let bytes = gbytes_gather(n * dim, 4, n * 4);
-    let (burn, burn_peer) = best(&peers);
     Outcome {
-        case: name,
-        bytes,
-        stridex: t,
-        copy: env.copy(bytes / 2),
-        memcpy: env.memcpy(bytes / 2),
-        burn,
-        burn_peer,
-        burn_peers: peers,
         burn_op: "select(0)",
-        rust,
         ndarray: Some(tn),
         targets: Targets { copy: 0.9, burn: 6.0 },
+        ..outcome(env, name, bytes, t, rust, peers)
     }
 }
 
@@ -155,20 +173,10 @@ fn embedding_f16(env: &Env) -> Outcome {
         }
     });
     let bytes = gbytes_gather(n * dim, 2, n * 8);
-    let (burn, burn_peer) = best(&peers);
     Outcome {
-        case: name,
-        bytes,
-        stridex: t,
-        copy: env.copy(bytes / 2),
-        memcpy: env.memcpy(bytes / 2),
-        burn,
-        burn_peer,
-        burn_peers: peers,
-        burn_op: if burn.is_some() { "select(0), i32 ids" } else { "no f16 on this device" },
-        rust,
-        ndarray: None,
+        burn_op: if !peers.is_empty() { "select(0), i32 ids" } else { "no f16 on this device" },
         targets: Targets { copy: 0.9, burn: 6.0 },
+        ..outcome(env, name, bytes, t, rust, peers)
     }
 }
 
@@ -197,20 +205,10 @@ fn columns_f32(env: &Env) -> Outcome {
         }
     });
     let bytes = gbytes_gather(rows * n, 4, n * 4);
-    let (burn, burn_peer) = best(&peers);
     Outcome {
-        case: name,
-        bytes,
-        stridex: t,
-        copy: env.copy(bytes / 2),
-        memcpy: env.memcpy(bytes / 2),
-        burn,
-        burn_peer,
-        burn_peers: peers,
         burn_op: "select(1)",
-        rust,
-        ndarray: None,
         targets: Targets { copy: 0.6, burn: 3.0 },
+        ..outcome(env, name, bytes, t, rust, peers)
     }
 }
 
@@ -242,20 +240,14 @@ fn columns_u8(env: &Env) -> Outcome {
         }
     });
     let bytes = gbytes_gather(rows * n, 1, n * 4);
-    let (burn, burn_peer) = best(&peers);
     Outcome {
-        case: name,
-        bytes,
-        stridex: t,
-        copy: env.copy(bytes / 2),
-        memcpy: env.memcpy(bytes / 2),
-        burn,
-        burn_peer,
-        burn_peers: peers,
-        burn_op: if burn.is_some() { "select(1) on a u8 Int tensor" } else { "no u8 tensors on this device" },
-        rust,
-        ndarray: None,
+        burn_op: if !peers.is_empty() {
+            "select(1) on a u8 Int tensor"
+        } else {
+            "no u8 tensors on this device"
+        },
         targets: Targets { copy: 0.6, burn: 3.0 },
+        ..outcome(env, name, bytes, t, rust, peers)
     }
 }
 
@@ -292,20 +284,10 @@ fn beam_reorder(env: &Env) -> Outcome {
         }
     });
     let bytes = gbytes_gather(b * k * inner, 4, b * k * 4);
-    let (burn, burn_peer) = best(&peers);
     Outcome {
-        case: name,
-        bytes,
-        stridex: t,
-        copy: env.copy(bytes / 2),
-        memcpy: env.memcpy(bytes / 2),
-        burn,
-        burn_peer,
-        burn_peers: peers,
         burn_op: "gather(1) on expanded ids",
-        rust,
-        ndarray: None,
         targets: Targets { copy: 0.6, burn: 3.0 },
+        ..outcome(env, name, bytes, t, rust, peers)
     }
 }
 
@@ -334,20 +316,10 @@ fn gather_elements(env: &Env) -> Outcome {
         }
     });
     let bytes = gbytes_gather(rows * picks, 4, rows * picks * 4);
-    let (burn, burn_peer) = best(&peers);
     Outcome {
-        case: name,
-        bytes,
-        stridex: t,
-        copy: env.copy(bytes / 2),
-        memcpy: env.memcpy(bytes / 2),
-        burn,
-        burn_peer,
-        burn_peers: peers,
         burn_op: "gather(1)",
-        rust,
-        ndarray: None,
         targets: Targets { copy: 0.3, burn: 3.0 },
+        ..outcome(env, name, bytes, t, rust, peers)
     }
 }
 
@@ -385,20 +357,10 @@ fn gather_nd(env: &Env) -> Outcome {
         }
     });
     let bytes = gbytes_gather(b * t_n * d, 4, b * t_n * 4);
-    let (burn, burn_peer) = best(&peers);
     Outcome {
-        case: name,
-        bytes,
-        stridex: t,
-        copy: env.copy(bytes / 2),
-        memcpy: env.memcpy(bytes / 2),
-        burn,
-        burn_peer,
-        burn_peers: peers,
         burn_op: "gather(1) on expanded ids",
-        rust,
-        ndarray: None,
         targets: Targets { copy: 0.9, burn: 3.0 },
+        ..outcome(env, name, bytes, t, rust, peers)
     }
 }
 
@@ -434,21 +396,7 @@ fn slice_case<const D: usize, M: Fn(usize) -> usize>(env: &Env, c: SliceCase<D, 
     });
     let rust = time_rust(env, c.name, c.input, len, &c.map, c.rust);
     let bytes = 2 * out.len() * 4;
-    let (burn, burn_peer) = best(&peers);
-    Outcome {
-        case: c.name,
-        bytes,
-        stridex: t,
-        copy: env.copy(bytes / 2),
-        memcpy: env.memcpy(bytes / 2),
-        burn,
-        burn_peer,
-        burn_peers: peers,
-        burn_op: c.peer.name,
-        rust,
-        ndarray: None,
-        targets: c.targets,
-    }
+    Outcome { burn_op: c.peer.name, targets: c.targets, ..outcome(env, c.name, bytes, t, rust, peers) }
 }
 
 /// Row-major coordinates of `o` in `shape`.

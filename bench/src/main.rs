@@ -34,6 +34,7 @@ mod first_use;
 mod interop;
 mod measure;
 mod report;
+mod scatters;
 
 use measure::{backend_name, Env, Peer, Settings};
 use stridex::cubecl;

@@ -7,7 +7,7 @@ use stridex::cubecl;
 use stridex::cubecl::client::Client;
 use stridex::cubecl::prelude::*;
 use stridex::cubecl::server::Handle;
-use stridex::{Backend, Element, GatherOp, IndexElement, Operand, SliceOp};
+use stridex::{Backend, Element, GatherOp, IndexElement, Operand, ScatterOp, SliceOp};
 
 pub struct Settings {
     pub reps: usize,
@@ -260,6 +260,29 @@ impl Env<'_> {
         });
         let n = op.plan().unwrap().output.num_elements();
         (t, self.read(o, n))
+    }
+
+    /// Times `op.launch` in place on device buffers (each launch scatters into what the last
+    /// left, as a training step's gradient buffer or a KV cache does); returns the median and
+    /// the data after one launch on a fresh copy, read back.
+    pub fn scatter<T: Element, I: IndexElement>(
+        &self,
+        op: &ScatterOp<T, I>,
+        data: &[T],
+        ids: &[I],
+        updates: &[T],
+    ) -> (f64, Vec<T>) {
+        let fresh = || self.upload(&T::bytes(data), op.buffer_bytes(Operand::Data).unwrap());
+        let i = self.upload(&I::bytes(ids), op.buffer_bytes(Operand::Indices).unwrap());
+        let u = self.upload(&T::bytes(updates), op.buffer_bytes(Operand::Updates).unwrap());
+        let once = fresh();
+        op.launch(self.client, &once, &i, &u).expect("scatter launch");
+        let d = fresh();
+        let t = median(self.settings.reps, || {
+            op.launch(self.client, &d, &i, &u).expect("scatter launch");
+            sync(self.client);
+        });
+        (t, self.read(once, data.len()))
     }
 
     pub fn slice<T: Element>(&self, op: &SliceOp<T>, input: &[T]) -> (f64, Vec<T>) {

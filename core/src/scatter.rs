@@ -271,7 +271,11 @@ impl ScatterPlan {
         value: impl Fn(usize) -> i128,
     ) -> Result<ScatterGroups, ScatterFault> {
         let lanes = self.lanes();
-        let mut writes: Vec<(usize, usize, u32)> = Vec::new(); // (key, ordinal, member)
+        // Each write as `key << 64 | n`, `n` its place in `written` (ordinal, member): `n` grows
+        // with the ordinal, so sorting the packed numbers orders the runs and keeps each run's
+        // list in row-major order, as a stable sort would, at a fraction of its cost.
+        let mut written: Vec<(usize, u32)> = Vec::new();
+        let mut order: Vec<u128> = Vec::new();
         if self.run_len() > 0 {
             let sizes: Vec<usize> = self.keyed.iter().map(|k| k.size).collect();
             let mut c = vec![0; sizes.len()];
@@ -279,23 +283,26 @@ impl ScatterPlan {
             let positions = if sizes.contains(&0) { 0 } else { sizes.iter().product() };
             while ordinal < positions {
                 if let Some((key, member)) = self.destination(dest, &c, &value)? {
-                    writes.push((key / lanes, ordinal, (member / lanes) as u32));
+                    order.push(((key / lanes) as u128) << 64 | written.len() as u128);
+                    written.push((ordinal, (member / lanes) as u32));
                 }
                 ordinal += 1;
                 next_coords(&mut c, &sizes);
             }
         }
-        // Stable: each run's list stays in row-major order.
-        writes.sort_by_key(|w| w.0);
+        order.sort_unstable();
         let mut groups = ScatterGroups::default();
         let mut duplicate: Option<(usize, usize)> = None;
-        for (i, &(key, ordinal, member)) in writes.iter().enumerate() {
-            let first_of_run = i == 0 || writes[i - 1].0 != key;
+        let mut previous: Option<(u128, usize)> = None; // (key, ordinal)
+        for &packed in &order {
+            let key = packed >> 64;
+            let (ordinal, member) = written[(packed & u128::from(u64::MAX)) as usize];
+            let first_of_run = previous.is_none_or(|(k, _)| k != key);
             if first_of_run {
                 groups.keys.push(key as u32);
                 groups.starts.push(groups.members.len() as u32);
             } else if self.duplicates == Duplicates::Error && duplicate.is_none_or(|(_, s)| ordinal < s) {
-                duplicate = Some((writes[i - 1].1, ordinal));
+                duplicate = previous.map(|(_, o)| (o, ordinal));
             }
             if self.reduction == Reduction::None && !first_of_run {
                 // The later write replaces the earlier one in the list of one.
@@ -303,6 +310,7 @@ impl ScatterPlan {
             } else {
                 groups.members.push(member);
             }
+            previous = Some((key, ordinal));
         }
         groups.starts.push(groups.members.len() as u32);
         if let Some((first, second)) = duplicate {
