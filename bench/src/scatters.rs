@@ -18,6 +18,7 @@ use stridex::Element;
 pub const EMBEDDING_BACKWARD: &str = "embedding backward f32[32000,1024] += [16384,1024] by Zipf ids";
 pub const KV_CACHE_WRITE: &str = "KV-cache write f16[32768,8,128] <- [2048,8,128] at slots";
 pub const ELEMENTS_ADD: &str = "ScatterElements add f32[4096,4096] axis 1 <- [4096,512]";
+pub const ALL: [&str; 3] = [EMBEDDING_BACKWARD, KV_CACHE_WRITE, ELEMENTS_ADD];
 
 /// A small deterministic generator (xorshift64*), so every run scatters the same ids.
 struct Rng(u64);
