@@ -45,7 +45,12 @@ fn zipf_ids(n: usize, vocab: usize, rng: &mut Rng) -> Vec<i32> {
         acc += 1.0 / k as f64;
         cdf.push(acc);
     }
-    (0..n).map(|_| cdf.partition_point(|&c| c < rng.unit() * acc).min(vocab - 1) as i32).collect()
+    (0..n)
+        .map(|_| {
+            let u = rng.unit() * acc;
+            cdf.partition_point(|&c| c < u).min(vocab - 1) as i32
+        })
+        .collect()
 }
 
 /// Multiples of 1/64 below 1 in size: sums of a few thousand are exact in f32, so every order
