@@ -239,13 +239,25 @@ impl ScatterPlan {
         if lanes == 1 || self.map.output.is_empty() {
             return Ok(());
         }
-        let fault = |why: String| Err(RuleError::ScatterLanes { dtype: self.data_type(), why });
+        self.runs_in_blocks(dest, lanes)
+            .map_err(|why| RuleError::ScatterLanes { dtype: self.data_type(), why })
+    }
+
+    /// Whether every run is whole blocks of `block` elements, in the updates and in `dest`,
+    /// each run starting on a block: the innermost free dimension packed in both and a
+    /// multiple of `block` long, every other stride a multiple of `block`. `Err` says why not.
+    /// Words of 8- and 16-bit elements need it (`block` = the lanes); a kernel moving vectors
+    /// of words takes it where it holds.
+    pub fn runs_in_blocks(&self, dest: &TensorLayout, block: usize) -> Result<(), String> {
+        if block <= 1 {
+            return Ok(());
+        }
         let free: Vec<_> = self.free_strides(dest).collect();
         let Some(&(size, updates_stride, dest_stride)) = free.last() else {
-            return fault("each index writes a single element".into());
+            return Err("each index writes a single element".into());
         };
-        if updates_stride != 1 || dest_stride != 1 || size % lanes != 0 {
-            return fault(format!(
+        if updates_stride != 1 || dest_stride != 1 || size % block != 0 {
+            return Err(format!(
                 "the innermost run of {size} element(s) is not packed in whole words (strides: updates {updates_stride}, data {dest_stride})"
             ));
         }
@@ -255,10 +267,10 @@ impl ScatterPlan {
                 [Some(self.updates.strides[k.updates_dim]), k.data_dim.map(|d| dest.strides[d])]
             });
         let axes = self.map.index_axes().filter(|a| a.size > 1).map(|a| dest.strides[a.dim]);
-        if let Some(s) = outer.chain(keyed.flatten()).chain(axes).find(|s| s % lanes != 0) {
-            return fault(format!("a run starts {s} element(s) from the next, not on a word"));
+        match outer.chain(keyed.flatten()).chain(axes).find(|s| s % block != 0) {
+            Some(s) => Err(format!("a run starts {s} element(s) from the next, not on a word")),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     /// Groups the index positions by the destination run they write, each list in the

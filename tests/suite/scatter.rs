@@ -266,8 +266,9 @@ fn draw(rng: &mut Rng, dtype: DType) -> Case {
             axis = rng.below(rank);
             indices = (0..1 + rng.below(2)).map(|_| rng.below(5)).collect::<Vec<_>>();
             if lanes > 1 || rng.chance(30) {
-                // A narrow type writes whole words: a packed innermost run of whole words.
-                data.push(lanes * (1 + rng.below(2)));
+                // A narrow type writes whole words: a packed innermost run of whole words;
+                // runs of 2 and 4 words take the kernel's 8- and 16-byte vectors.
+                data.push(lanes * [1, 2, 4, 8][rng.below(4)]);
             }
             let mut u = data[..axis].to_vec();
             u.extend(&indices);
@@ -287,7 +288,7 @@ fn draw(rng: &mut Rng, dtype: DType) -> Case {
             axis = 0;
             let k = 1 + rng.below(rank);
             if lanes > 1 || rng.chance(30) {
-                data.push(lanes * (1 + rng.below(2)));
+                data.push(lanes * [1, 2, 4, 8][rng.below(4)]);
             }
             let mut i: Vec<usize> = (0..rng.below(3)).map(|_| rng.below(4)).collect();
             let mut u = i.clone();

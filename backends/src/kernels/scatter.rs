@@ -1,9 +1,9 @@
-//! The scatter kernel: invocation `p` takes unit `p % run` (an element, or a word of 8- or
-//! 16-bit elements) of destination run `p / run`, and applies that run's list of updates in
-//! order: under `none` the last one's bits, else each combined with what the destination
-//! holds, starting from it. No two invocations write one word (runs are distinct, and the plan
-//! keeps 8- and 16-bit runs in whole words), so the result needs no atomics and is the same
-//! every run.
+//! The scatter kernel: invocation `p` takes unit `p % run` of destination run `p / run` (a
+//! vector of 4, 2 or 1 32-bit words: 16 bytes where every run is whole aligned 16-byte blocks,
+//! as an embedding's rows are) and applies that run's list of updates in order: under `none`
+//! the last one's bits, else each combined with what the destination holds, starting from it.
+//! No two invocations write one word (runs are distinct, and the plan keeps 8- and 16-bit runs
+//! in whole words), so the result needs no atomics and is the same every run.
 //!
 //! Arithmetic is on 32-bit words: f16 and bf16 are widened to f32 and rounded back after every
 //! step (as `half` computes them), integers add and multiply as wrapping u32 (the same low
@@ -19,17 +19,16 @@ use std::sync::Arc;
 use stridex_core::kernel::ScatterKernelDesc;
 use stridex_core::{DType, Reduction};
 
-/// `updates` and `dest` are arrays of 32-bit words; `keys`, `starts` and `members` the runs'
-/// lists (see `ScatterGroups`), `groups` runs long.
-// `#[cube]` code indexes word by word: a slice copy has no CubeCL form.
-#[allow(clippy::too_many_arguments, clippy::manual_memcpy)]
+/// `updates` and `dest` are arrays of vectors of `k.vector` 32-bit words; `keys`, `starts`
+/// and `members` the runs' lists (see `ScatterGroups`), `groups` runs long.
+#[allow(clippy::too_many_arguments)]
 #[cube(launch_unchecked)]
-pub fn scatter_kernel(
-    updates: &[u32],
+pub fn scatter_kernel<N: Size>(
+    updates: &[Vector<u32, N>],
     keys: &[u32],
     starts: &[u32],
     members: &[u32],
-    dest: &mut [u32],
+    dest: &mut [Vector<u32, N>],
     status: &mut [u32],
     groups: u32,
     #[comptime] k: ScatterKernelDesc,
@@ -52,21 +51,22 @@ pub fn scatter_kernel(
             du += c * comptime!(d.updates_stride as usize);
             dd += c * comptime!(d.dest_stride as usize);
         }
-        let words = comptime!(k.words as usize);
-        let at = (usize::cast_from(keys[g]) + dd) * words;
+        // The lists count words (64-bit elements: pairs); every run starts on a vector.
+        let per = comptime!(k.words as usize);
+        let vector = comptime!(k.vector as usize);
+        let at = usize::cast_from(keys[g]) * per / vector + dd;
         let end = usize::cast_from(starts[g + 1]);
         if comptime!(k.reduction == Reduction::None) {
             // The list holds the last update alone.
-            let src = (usize::cast_from(members[end - 1]) + du) * words;
-            #[unroll]
-            for w in 0..words {
-                dest[at + w] = updates[src + w];
-            }
+            dest[at] = updates[usize::cast_from(members[end - 1]) * per / vector + du];
         } else {
             let mut acc = dest[at];
             for m in usize::cast_from(starts[g])..end {
-                let u = updates[usize::cast_from(members[m]) + du];
-                acc = combine_word(acc, u, k.clone());
+                let u = updates[usize::cast_from(members[m]) * per / vector + du];
+                #[unroll]
+                for w in 0..vector {
+                    acc.insert(w, combine_word(acc.extract(w), u.extract(w), k.clone()));
+                }
             }
             dest[at] = acc;
         }
@@ -190,6 +190,8 @@ pub(crate) unsafe fn queue(
 ) -> Queued {
     let status = launch::status(client);
     let words = |h: &Handle| h.size_in_used() as usize / 4;
+    // Whole vectors only: every run lies in them (the plan's blocks are aligned vectors).
+    let vectors = |h: &Handle| h.size_in_used() as usize / (4 * k.vector as usize);
     let invocations = groups.saturating_mul(k.run);
     unsafe {
         // SAFETY: (of the caller) the lists hold in-bounds runs of buffers this long.
@@ -197,11 +199,12 @@ pub(crate) unsafe fn queue(
             client,
             launch::cube_count(client, invocations),
             launch::cube_dim(client),
-            BufferArg::from_raw_parts(b.updates.clone(), words(b.updates)),
+            k.vector as usize,
+            BufferArg::from_raw_parts(b.updates.clone(), vectors(b.updates)),
             BufferArg::from_raw_parts(b.keys.clone(), words(b.keys)),
             BufferArg::from_raw_parts(b.starts.clone(), words(b.starts)),
             BufferArg::from_raw_parts(b.members.clone(), words(b.members)),
-            BufferArg::from_raw_parts(b.dest.clone(), words(b.dest)),
+            BufferArg::from_raw_parts(b.dest.clone(), vectors(b.dest)),
             BufferArg::from_raw_parts(status.clone(), 2),
             groups,
             k.clone(),
@@ -223,6 +226,7 @@ pub(crate) fn definition(k: &ScatterKernelDesc) -> KernelDefinition {
         BUFFER,
         BUFFER,
         (),
+        k.vector as usize,
         k.clone(),
     )
     .define()

@@ -7,8 +7,8 @@ use crate::layout::TensorLayout;
 use crate::rules::Reduction;
 use crate::scatter::ScatterPlan;
 
-/// One free dimension of a run, in kernel units (32-bit words for 8- and 16-bit elements,
-/// elements otherwise).
+/// One free dimension of a run, in kernel units (vectors of [`ScatterKernelDesc::vector`]
+/// 32-bit words).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ScatterDim {
     /// Units of the run after this dimension: the divisor of an invocation's place in its run.
@@ -24,9 +24,13 @@ pub struct ScatterKernelDesc {
     pub dims: Vec<ScatterDim>,
     /// Units per run.
     pub run: u32,
-    /// Elements per unit: 4 (8-bit), 2 (16-bit) or 1.
+    /// 32-bit words per unit: 4 (128 bits) where every run is whole, aligned 16-byte blocks in
+    /// the updates and the destination, else 2 (8-byte blocks, or one 64-bit element), else 1.
+    pub vector: u32,
+    /// Elements per word: 4 (8-bit), 2 (16-bit) or 1.
     pub lanes: u32,
-    /// 32-bit words per unit: 2 for 64-bit elements, else 1.
+    /// 32-bit words per offset of the runs' lists (`ScatterGroups`): 2 for 64-bit elements,
+    /// else 1.
     pub words: u32,
     pub dtype: DType,
     /// What the kernel computes: bool's `add` and `mul` are `max` and `min` of 0 and 1 (NumPy's
@@ -42,15 +46,25 @@ impl ScatterKernelDesc {
         if run == 0 {
             return None;
         }
-        let lanes = plan.lanes();
-        let mut step = run / lanes;
+        let elem = plan.data_type().size();
+        let words = elem.div_ceil(4);
+        // The widest vector whose blocks every run is made of: one invocation moves 16 bytes
+        // where it can (a device moves words fastest that way), never less than an element.
+        let vector = [4, 2, 1]
+            .into_iter()
+            .filter(|&v| v >= words)
+            .find(|&v| plan.runs_in_blocks(dest, v * 4 / elem).is_ok())
+            .unwrap_or(words);
+        // Elements per unit; `run` is a multiple of it (the innermost free size is, or it is 1).
+        let block = (vector * 4 / elem).max(1);
+        let mut step = run / block;
         let dims = plan
             .free_strides(dest)
             .map(|(size, updates, dest)| {
-                // The plan checked that every stride of an 8- or 16-bit run is whole words
-                // but the innermost, packed one (whose size is whole words).
-                step = if dest == 1 && updates == 1 { step / (size / lanes) } else { step / size };
-                let unit = |s: usize| if s == 1 { 1 } else { (s / lanes) as u32 };
+                // Blocks of more than one element: every stride is whole blocks but the
+                // innermost, packed one (whose size is whole blocks).
+                step = if dest == 1 && updates == 1 { step / (size / block).max(1) } else { step / size };
+                let unit = |s: usize| if s == 1 { 1 } else { (s / block) as u32 };
                 ScatterDim { step: step as u32, updates_stride: unit(updates), dest_stride: unit(dest) }
             })
             .collect();
@@ -62,9 +76,10 @@ impl ScatterKernelDesc {
         };
         Some(ScatterKernelDesc {
             dims,
-            run: (run / lanes) as u32,
-            lanes: lanes as u32,
-            words: dtype.size().div_ceil(4) as u32,
+            run: (run / block) as u32,
+            vector: vector as u32,
+            lanes: plan.lanes() as u32,
+            words: words as u32,
             dtype,
             reduction,
         })

@@ -1,0 +1,44 @@
+//! The scatter kernel's unit: 16-byte vectors where every run is whole aligned 16-byte blocks
+//! (an embedding's rows, a KV cache's), narrower where a run or a stride is not.
+
+use stridex_core::kernel::ScatterKernelDesc;
+use stridex_core::{DType, Dims, GatherForm, GatherRules, ScatterDesc, TensorDecl};
+
+fn decl(dtype: DType, sizes: &[usize]) -> TensorDecl {
+    TensorDecl::packed(dtype, Dims::new(sizes).unwrap())
+}
+
+/// (vector, run) of the kernel writing the packed output of a scatter along axis 0.
+fn unit(dtype: DType, data: &[usize], ids: usize) -> (u32, u32) {
+    let mut updates = vec![ids];
+    updates.extend(&data[1..]);
+    let desc = ScatterDesc::new(
+        GatherForm::Axis,
+        GatherRules::OpenVino,
+        decl(dtype, data),
+        decl(DType::I32, &[ids]),
+        decl(dtype, &updates),
+        0,
+    );
+    let plan = desc.plan().unwrap();
+    let k = ScatterKernelDesc::of(&plan, &plan.output()).unwrap();
+    (k.vector, k.run)
+}
+
+#[test]
+fn whole_aligned_blocks_move_as_vectors() {
+    // An embedding's f32 rows of 1024: 256 vectors of 4 words.
+    assert_eq!(unit(DType::F32, &[32000, 1024], 16384), (4, 256));
+    // f16 rows of 8 x 128: 128 vectors.
+    assert_eq!(unit(DType::F16, &[64, 8, 128], 4), (4, 128));
+    // Rows of 6 f32: 8-byte blocks are the widest that every row starts on.
+    assert_eq!(unit(DType::F32, &[10, 6], 3), (2, 3));
+    // Rows of 3 f32 and of 6 f16: single words.
+    assert_eq!(unit(DType::F32, &[10, 3], 3), (1, 3));
+    assert_eq!(unit(DType::F16, &[10, 6], 3), (1, 3));
+    // f64 rows of 3: one element is two words; of 4: two elements per vector.
+    assert_eq!(unit(DType::F64, &[10, 3], 3), (2, 3));
+    assert_eq!(unit(DType::F64, &[10, 4], 3), (4, 2));
+    // u8 rows of 16: one vector.
+    assert_eq!(unit(DType::U8, &[10, 16], 3), (4, 1));
+}
