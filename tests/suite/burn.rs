@@ -256,3 +256,77 @@ fn chain_mismatches_name_their_stage() {
         "{e}"
     );
 }
+
+/// A scatter-add of gradient rows by id (an embedding's backward) equals Burn's own
+/// `select_assign(.., Add)`, in the stream between Burn's ops and on `CubeBackend` tensors,
+/// where a buffer Burn holds alone is written in place and a shared one is copied first.
+#[test]
+fn scatters_equal_select_assign() {
+    use stridex::burn::burn_tensor::IndexingUpdateOp;
+    let device = device();
+    let op = stridex::scatter! { data: f32[10, 8], indices: i32[7], updates: f32[7, 8], reduction: add };
+    let rows: Vec<f32> = (0..7 * 8).map(|v| (v as f32).sqrt()).collect();
+    let updates = Tensor::<2>::from_data(TensorData::new(rows, [7, 8]), &device);
+    let i = ids(&[3, 0, 3, 9, 3, 0, 5], [7]);
+    let (_, t) = table(10, 8);
+    let peer = f32s(t.clone().select_assign(0, i.clone(), updates.clone(), IndexingUpdateOp::Add));
+
+    let y: Tensor<2> = op.apply(t.clone(), i.clone(), updates.clone()).unwrap();
+    assert_eq!(f32s(y), peer);
+    // Between Burn's ops: (t * 2) -> scatter -> + 1.
+    let y: Tensor<2> = op.apply(t.clone() * 2.0, i.clone(), updates.clone()).unwrap();
+    let peer2 = (t.clone() * 2.0).select_assign(0, i.clone(), updates.clone(), IndexingUpdateOp::Add) + 1.0;
+    assert_eq!(f32s(y + 1.0), f32s(peer2));
+
+    // On CubeBackend: a shared buffer is copied (the table keeps its values), a lone one is
+    // written in place.
+    let shared = cube(t.clone());
+    let kept = shared.clone();
+    let y = op.apply_cube(shared, cube(i.clone()), cube(updates.clone())).unwrap();
+    assert_eq!(cube_f32s(&y), peer);
+    assert_eq!(cube_f32s(&kept), table(10, 8).0);
+    let lone = cube(t.clone() + 0.0);
+    assert!(lone.can_mut());
+    let y = op.apply_cube(lone, cube(i.clone()), cube(updates.clone())).unwrap();
+    assert_eq!(cube_f32s(&y), peer);
+
+    // The host run agrees.
+    let (values, _) = table(10, 8);
+    let rows: Vec<f32> = (0..7 * 8).map(|v| (v as f32).sqrt()).collect();
+    assert_eq!(op.run(&values, &[3, 0, 3, 9, 3, 0, 5], &rows).unwrap().data(), peer.as_slice());
+}
+
+/// The scatter's index errors come before anything joins the stream.
+#[test]
+fn scatter_index_errors_come_first() {
+    let device = device();
+    let updates = Tensor::<2>::from_data(TensorData::new(vec![1.0f32; 3 * 8], [3, 8]), &device);
+    let (_, t) = table(10, 8);
+    let op = stridex::scatter! { data: f32[10, 8], indices: i32[3], updates: f32[3, 8], duplicates: error,
+    out_of_range: error };
+    let e = op.apply::<_, 2, 1, 2>(t.clone(), ids(&[4, 1, 4], [3]), updates.clone()).unwrap_err();
+    assert!(matches!(e, Error::DuplicateIndex { .. }), "{e}");
+    let e = op.apply_cube(cube(t.clone()), cube(ids(&[4, 10, 1], [3])), cube(updates.clone())).unwrap_err();
+    assert!(matches!(e, Error::IndexOutOfRange { value: 10, .. }), "{e}");
+    let e = op.apply::<_, 2, 1, 2>(t, ids(&[0, 1, 2], [3]), updates.clone().slice(s![0..2, ..])).unwrap_err();
+    assert!(e.to_string().contains("shape [2, 8], but the op's `updates` is [3, 8]"), "{e}");
+}
+
+/// `gather_elements!` equals Burn's `gather` (which is GatherElements), and `gather_nd!`
+/// its host run, on Burn tensors.
+#[test]
+fn gather_elements_and_nd_apply() {
+    let device = device();
+    let (values, t) = table(4, 6);
+    let picks: Vec<i32> = vec![5, 0, 2, 1, 3, 3, 4, 0];
+    let i = Tensor::<2, Int>::from_data(TensorData::new(picks.clone(), [4, 2]), &device);
+    let op = stridex::gather_elements! { data: f32[4, 6], indices: i32[4, 2], axis: 1 };
+    let y: Tensor<2> = op.apply(t.clone(), i.clone()).unwrap();
+    assert_eq!(f32s(y), f32s(t.clone().gather(1, i)));
+
+    let nd = stridex::gather_nd! { rules: openvino, data: f32[4, 6], indices: i32[3, 2] };
+    let pairs: Vec<i32> = vec![0, 5, 3, 0, 2, 2];
+    let i = Tensor::<2, Int>::from_data(TensorData::new(pairs.clone(), [3, 2]), &device);
+    let y: Tensor<1> = nd.apply(t, i).unwrap();
+    assert_eq!(f32s(y), nd.run(&values, &pairs).unwrap().data());
+}

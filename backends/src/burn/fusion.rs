@@ -73,6 +73,9 @@ pub(super) fn laid_out(tensor: Operand, t: CubeTensor, layout: &TensorLayout) ->
 /// here is the device, which Burn's own ops also raise from inside the stream.
 pub(super) trait OnCube: std::fmt::Debug + Send + Sync + 'static {
     const NAME: &'static str;
+    /// The leading inputs of the data's kind (the data; a scatter's updates too); the rest
+    /// are `Int` index tensors.
+    const DATA_INPUTS: usize = 1;
     /// The op on the stream's tensors: the data (or input) first, then the index tensors.
     fn run(&self, inputs: Vec<CubeTensor>) -> Result<CubeTensor, Error>;
 }
@@ -97,7 +100,8 @@ impl<T: Element> OnCube for &'static SliceOp<T> {
 struct FusedOp<O> {
     desc: CustomOpIr,
     op: O,
-    /// Whether the data (the first input, and the output) is a float tensor; the rest are ints.
+    /// Whether the data (the first `O::DATA_INPUTS` inputs, and the output) is a float
+    /// tensor; the rest are ints.
     float: bool,
 }
 
@@ -105,7 +109,7 @@ impl<O: OnCube> Operation<FusionCubeRuntime> for FusedOp<O> {
     fn execute(&self, handles: &mut HandleContainer<CubeFusionHandle>) -> Result<(), ExecutionError> {
         let inputs = (self.desc.inputs.iter().enumerate())
             .map(|(i, t)| {
-                if i == 0 && self.float {
+                if i < O::DATA_INPUTS && self.float {
                     handles.get_float_tensor::<CubeBackend>(t)
                 } else {
                     handles.get_int_tensor::<CubeBackend>(t)

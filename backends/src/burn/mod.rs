@@ -8,11 +8,15 @@
 //! `error` policy the index values, which needs a sync) run before it is registered. On
 //! `CubeTensor`s (`apply_cube`) it launches at once on Burn's handles.
 //!
+//! Scatters read their indices back first (their values decide where each update goes), then
+//! run in the stream (`burn/scatter.rs`).
+//!
 //! Tensors that track gradients (Burn's `Autodiff`) are refused with an `Err`: these ops have
 //! no backward pass yet.
 
 mod chain;
 mod fusion;
+mod scatter;
 
 pub use chain::BurnIndexTensors;
 

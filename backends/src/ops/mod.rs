@@ -20,6 +20,8 @@ pub(crate) use error_policy::{check_read_back, checked_gathers, in_stage};
 pub use gather::GatherOp;
 pub use index_buffers::{IndexBuffer, IndexBuffers, IndexTypes};
 pub use scatter::ScatterOp;
+#[cfg(feature = "burn")]
+pub(crate) use scatter::Writes;
 pub use slice::SliceOp;
 
 use crate::device::{with_client, Device};

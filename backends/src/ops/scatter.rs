@@ -138,7 +138,7 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
         } else {
             Cow::Owned(packed_copy(&plan.map.data, data))
         };
-        let groups = plan.group(&output, |i| indices[i].value()).map_err(fault)?;
+        let groups = self.group(indices, output)?.groups;
         let Some(k) = ScatterKernelDesc::of(plan, &output).filter(|_| !groups.keys.is_empty()) else {
             return Ok(Tensor::from_bytes(&output, &T::bytes(&packed)));
         };
@@ -173,19 +173,59 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
         {
             launch::check_handle(tensor, handle, self.buffer_bytes(tensor)?)?;
         }
-        let dest = plan.map.data;
-        let Some(k) = ScatterKernelDesc::of(plan, &dest) else { return Ok(()) };
-        let n = plan.map.indices.min_buffer_len().unwrap_or(0) * I::INDEX.words() * 4;
-        let read = launch::exclusive(|| launch::read(client, indices.clone()))?;
-        let values = I::from_bytes(&read[..n]);
-        let groups = plan.group(&dest, |i| values[i].value()).map_err(fault)?;
-        if groups.keys.is_empty() {
+        if ScatterKernelDesc::of(plan, &plan.map.data).is_none() {
             return Ok(());
         }
+        let n = plan.map.indices.min_buffer_len().unwrap_or(0) * I::INDEX.words() * 4;
+        let read = launch::exclusive(|| launch::read(client, indices.clone()))?;
+        let writes = self.group(&I::from_bytes(&read[..n]), plan.map.data)?;
+        self.launch_writes(client, &writes, updates, data)
+    }
+
+    /// The runs `values` (the indices buffer's elements) write in a buffer laid out as `dest`,
+    /// grouped in the indices' row-major order; an index out of range under `error`, or a
+    /// repeated destination under `duplicates: error`, is an `Err`.
+    pub(crate) fn group(&self, values: &[I], dest: TensorLayout) -> Result<Writes, Error> {
+        let groups = self.plan()?.group(&dest, |i| values[i].value()).map_err(fault)?;
+        Ok(Writes { dest, groups })
+    }
+
+    /// Applies `writes` to `dest` (a buffer laid out as `writes.dest`) and waits for the
+    /// kernel; `updates` is laid out as the descriptor says.
+    pub(crate) fn launch_writes(
+        &self,
+        client: &Client,
+        writes: &Writes,
+        updates: &Handle,
+        dest: &Handle,
+    ) -> Result<(), Error> {
+        let plan = self.plan()?;
+        let Some(k) = ScatterKernelDesc::of(plan, &writes.dest) else { return Ok(()) };
+        if writes.groups.keys.is_empty() {
+            return Ok(());
+        }
+        launch::check_handle(Operand::Updates, updates, self.buffer_bytes(Operand::Updates)?)?;
+        launch::check_handle(Operand::Data, dest, word_bytes(&writes.dest, plan.data_type().size()))?;
         launch::exclusive(|| {
-            let queued = queue(client, &k, &groups, updates, data);
+            let queued = queue(client, &k, &writes.groups, updates, dest);
             launch::wait_all(client, vec![queued], vec![]).map(|_| ())
         })
+    }
+}
+
+/// A scatter's writes into one layout: the runs each index position writes, grouped by
+/// [`ScatterOp::group`] (for `launch_writes`, which may trust them).
+#[derive(Debug)]
+pub(crate) struct Writes {
+    dest: TensorLayout,
+    groups: ScatterGroups,
+}
+
+impl Writes {
+    /// The layout written.
+    #[cfg_attr(not(feature = "burn"), allow(dead_code))]
+    pub(crate) fn dest(&self) -> &TensorLayout {
+        &self.dest
     }
 }
 
@@ -201,8 +241,8 @@ fn queue(
     let (keys, starts, members) = (list(&groups.keys), list(&groups.starts), list(&groups.members));
     let buffers = ScatterBuffers { updates, keys: &keys, starts: &starts, members: &members, dest };
     // SAFETY: `groups` came from `ScatterPlan::group` on the plan `k` was made of and on the
-    // layout `dest` holds (the packed output `run` uploaded, or the data, checked against
-    // `buffer_bytes`): every key is a run of `dest` and every member a run of the updates
+    // layout `dest` holds (the packed output `run` uploaded, or a buffer `launch_writes`
+    // checked against that layout's length): every key is a run of `dest` and every member a run of the updates
     // (checked against their layout), and `keys`, `starts` and `members` are the lists' own
     // buffers.
     unsafe { kernel::queue(client, k, groups.keys.len() as u32, buffers) }

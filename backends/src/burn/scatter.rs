@@ -1,0 +1,141 @@
+//! Scatters on Burn tensors. The index values are read back and grouped on the host first (as
+//! `launch` groups them), so an index out of range under `error` or a repeated destination
+//! under `duplicates: error` is an `Err` before anything is registered; the kernel then runs
+//! on Burn's buffers, in place where Burn holds the data's buffer alone (as its own
+//! `select_assign` does), else on a packed copy.
+
+use super::fusion::{self, OnCube};
+use super::{as_declared, check_meta, check_rank, from_fused, into_fused, padded, BurnKind, LayOut};
+use crate::element::{Element, IndexElement};
+use crate::error::Error;
+use crate::launch;
+use crate::ops::{ScatterOp, Writes};
+use burn_cubecl::tensor::CubeTensor;
+use burn_tensor::{Int, Tensor};
+use stridex_core::{Operand, TensorLayout};
+
+impl<T: Element, I: IndexElement> ScatterOp<T, I> {
+    /// The scatter on Burn tensors (feature `burn`) on a CubeCL device: `data` and `updates`
+    /// of one kind (`Float` or `Int`), `indices` an `Int` tensor of the descriptor's index type
+    /// (Burn's default `Int` is i32: declare `indices: i32[..]`). Returns the data with the
+    /// updates scattered into it, in Burn's fusion stream, bit for bit [`ScatterOp::run`]'s.
+    ///
+    /// The indices are read back first (a sync): their values decide where each update goes,
+    /// and an index out of range (under `error`) or a repeated destination (under `duplicates:
+    /// error`) is an `Err` here, not a failure inside the stream.
+    ///
+    /// ```ignore
+    /// let grad: Tensor<2> = EMBEDDING_GRAD.apply(Tensor::zeros([32000, 1024], &device), ids, rows)?;
+    /// ```
+    pub fn apply<K: BurnKind, const D: usize, const DI: usize, const DU: usize>(
+        &self,
+        data: Tensor<D, K>,
+        indices: Tensor<DI, Int>,
+        updates: Tensor<DU, K>,
+    ) -> Result<Tensor<D, K>, Error> {
+        let plan = self.plan()?;
+        check_rank(Operand::Data, &plan.map.data, D)?;
+        check_rank(Operand::Indices, &plan.map.indices, DI)?;
+        check_rank(Operand::Updates, &plan.updates, DU)?;
+        let data = into_fused(Operand::Data, data)?;
+        let indices = into_fused(Operand::Indices, indices)?;
+        let updates = into_fused(Operand::Updates, updates)?;
+        for (tensor, t, dtype, layout) in [
+            (Operand::Data, &data, T::DTYPE, &plan.map.data),
+            (Operand::Indices, &indices, I::DTYPE, &plan.map.indices),
+            (Operand::Updates, &updates, T::DTYPE, &plan.updates),
+        ] {
+            check_meta(tensor, t.dtype, &t.shape, dtype, layout)?;
+            fusion::check_packed(tensor, layout)?;
+        }
+        // In the stream the data is packed, so its layout is the one written.
+        let writes = self.group(&I::from_bytes(&fusion::read_back(&indices)?), plan.map.data)?;
+        let op: &'static ScatterOp<T, I> =
+            fusion::shared(self.desc(), || ScatterOp::__from_checked(*self.desc()));
+        let on_stream = OnStream { op, writes };
+        Ok(from_fused(fusion::register(on_stream, K::FLOAT, vec![data, updates], &plan.map.data.sizes)))
+    }
+
+    /// The scatter on `CubeBackend` tensors (Burn's CubeCL backend without fusion), launched at
+    /// once on their buffers; the views' strides must be the descriptor's. The result is the
+    /// data's own tensor, written in place, where Burn holds its buffer alone; else a packed
+    /// copy.
+    pub fn apply_cube(
+        &self,
+        data: CubeTensor,
+        indices: CubeTensor,
+        updates: CubeTensor,
+    ) -> Result<CubeTensor, Error> {
+        let plan = self.plan()?;
+        let data = burn_cubecl::kernel::untile(data);
+        let indices = burn_cubecl::kernel::untile(indices);
+        check_meta(Operand::Data, data.dtype, data.meta.shape(), T::DTYPE, &plan.map.data)?;
+        let data = as_declared(Operand::Data, data, &plan.map.data)?;
+        check_meta(Operand::Indices, indices.dtype, indices.meta.shape(), I::DTYPE, &plan.map.indices)?;
+        let indices = as_declared(Operand::Indices, indices, &plan.map.indices)?;
+        let n = plan.map.indices.min_buffer_len().unwrap_or(0) * I::INDEX.words() * 4;
+        launch::check_handle(Operand::Indices, &indices.handle, n)?;
+        let client = indices.client.clone();
+        let read = launch::exclusive(|| launch::read(&client, indices.handle.clone()))?;
+        let dest = if data.can_mut() { plan.map.data } else { plan.output() };
+        let writes = self.group(&I::from_bytes(&read[..n]), dest)?;
+        scatter_on_cube(self, data, updates, &writes, as_declared)
+    }
+}
+
+/// The data written by `writes`: in place when its buffer is Burn's alone and laid out as
+/// `writes` says, else on a packed copy (then `writes` must be for the packed layout).
+fn scatter_on_cube<T: Element, I: IndexElement>(
+    op: &ScatterOp<T, I>,
+    data: CubeTensor,
+    updates: CubeTensor,
+    writes: &Writes,
+    lay_out: LayOut,
+) -> Result<CubeTensor, Error> {
+    let plan = op.plan()?;
+    let updates = burn_cubecl::kernel::untile(updates);
+    check_meta(Operand::Updates, updates.dtype, updates.meta.shape(), T::DTYPE, &plan.updates)?;
+    let updates = lay_out(Operand::Updates, updates, &plan.updates)?;
+    let data = burn_cubecl::kernel::untile(data);
+    let dest = if data.can_mut() && writes.dest() == &plan.map.data {
+        lay_out(Operand::Data, data, &plan.map.data)?
+    } else if writes.dest() == &plan.output() {
+        packed_copy(data, writes.dest())?
+    } else {
+        return Err(Error::BurnTensor {
+            tensor: Operand::Data,
+            mismatch: "the strided data is shared, so it cannot be written in place".into(),
+        });
+    };
+    let u = padded(&dest.client, &updates.handle, op.buffer_bytes(Operand::Updates)?)?;
+    op.launch_writes(&dest.client, writes, &u, &dest.handle)?;
+    Ok(dest)
+}
+
+/// A packed tensor of `data`'s values in a buffer of its own.
+fn packed_copy(data: CubeTensor, packed: &TensorLayout) -> Result<CubeTensor, Error> {
+    let copy = if data.is_contiguous() { data.copy() } else { burn_cubecl::kernel::into_contiguous(data) };
+    super::check_strides(Operand::Data, copy.meta.strides(), packed)?;
+    Ok(copy)
+}
+
+/// A scatter as Burn's fusion stream runs it, with its writes grouped before it was registered.
+struct OnStream<T: 'static, I: 'static> {
+    op: &'static ScatterOp<T, I>,
+    writes: Writes,
+}
+
+impl<T, I> std::fmt::Debug for OnStream<T, I> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OnStream").field("op", self.op).field("writes", &self.writes).finish()
+    }
+}
+
+impl<T: Element, I: IndexElement> OnCube for OnStream<T, I> {
+    const NAME: &'static str = "stridex_scatter";
+    const DATA_INPUTS: usize = 2;
+    fn run(&self, inputs: Vec<CubeTensor>) -> Result<CubeTensor, Error> {
+        let [data, updates]: [CubeTensor; 2] = inputs.try_into().expect("data and updates");
+        scatter_on_cube(self.op, data, updates, &self.writes, fusion::laid_out)
+    }
+}
