@@ -283,11 +283,12 @@ impl ScatterPlan {
         value: impl Fn(usize) -> i128,
     ) -> Result<ScatterGroups, ScatterFault> {
         let lanes = self.lanes();
-        // Each write as `key << 64 | n`, `n` its place in `written` (ordinal, member): `n` grows
-        // with the ordinal, so sorting the packed numbers orders the runs and keeps each run's
-        // list in row-major order, as a stable sort would, at a fraction of its cost.
+        // Each write as `key << 32 | n`, `n` its place in `written` (ordinal, member), grown
+        // in row-major order; a stable sort on the keys keeps each run's list in that order.
+        // Both fit 32 bits: the plan keeps the data's and the updates' elements below 2^32,
+        // and every position writes at least one update element.
         let mut written: Vec<(usize, u32)> = Vec::new();
-        let mut order: Vec<u128> = Vec::new();
+        let mut order: Vec<u64> = Vec::new();
         if self.run_len() > 0 {
             let sizes: Vec<usize> = self.keyed.iter().map(|k| k.size).collect();
             let mut c = vec![0; sizes.len()];
@@ -295,20 +296,20 @@ impl ScatterPlan {
             let positions = if sizes.contains(&0) { 0 } else { sizes.iter().product() };
             while ordinal < positions {
                 if let Some((key, member)) = self.destination(dest, &c, &value)? {
-                    order.push(((key / lanes) as u128) << 64 | written.len() as u128);
+                    order.push(((key / lanes) as u64) << 32 | written.len() as u64);
                     written.push((ordinal, (member / lanes) as u32));
                 }
                 ordinal += 1;
                 next_coords(&mut c, &sizes);
             }
         }
-        order.sort_unstable();
+        sort_by_key_word(&mut order);
         let mut groups = ScatterGroups::default();
         let mut duplicate: Option<(usize, usize)> = None;
-        let mut previous: Option<(u128, usize)> = None; // (key, ordinal)
+        let mut previous: Option<(u64, usize)> = None; // (key, ordinal)
         for &packed in &order {
-            let key = packed >> 64;
-            let (ordinal, member) = written[(packed & u128::from(u64::MAX)) as usize];
+            let key = packed >> 32;
+            let (ordinal, member) = written[(packed & u64::from(u32::MAX)) as usize];
             let first_of_run = previous.is_none_or(|(k, _)| k != key);
             if first_of_run {
                 groups.keys.push(key as u32);
@@ -388,5 +389,37 @@ impl ScatterPlan {
             key += at as usize * dest.strides[axis.dim];
         }
         Ok(Some((key, member)))
+    }
+}
+
+/// Sorts packed writes by their high 32 bits (the key), stably: a least-significant-digit
+/// radix sort in 16-bit digits, linear in the writes (an embedding's backward or a
+/// ScatterElements has millions; a comparison sort spent most of the grouping's time).
+fn sort_by_key_word(order: &mut Vec<u64>) {
+    const DIGIT: u32 = 16;
+    if order.len() < 1 << DIGIT {
+        // Few writes: the packed numbers are distinct (each `n` is), so any sort is stable.
+        order.sort_unstable();
+        return;
+    }
+    let top = order.iter().map(|w| w >> 32).max().unwrap_or(0);
+    let mut spare = vec![0u64; order.len()];
+    let mut shift = 32;
+    while shift < 64 && (shift == 32 || top >> (shift - 32) != 0) {
+        let digit = |w: u64| ((w >> shift) & ((1 << DIGIT) - 1)) as usize;
+        let mut starts = vec![0usize; (1 << DIGIT) + 1];
+        for &w in order.iter() {
+            starts[digit(w) + 1] += 1;
+        }
+        for d in 0..1 << DIGIT {
+            starts[d + 1] += starts[d];
+        }
+        for &w in order.iter() {
+            let d = digit(w);
+            spare[starts[d]] = w;
+            starts[d] += 1;
+        }
+        std::mem::swap(order, &mut spare);
+        shift += DIGIT;
     }
 }

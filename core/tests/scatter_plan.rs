@@ -1,0 +1,83 @@
+//! A scatter's plan on the host: the kernel's unit (16-byte vectors where every run is whole
+//! aligned 16-byte blocks, as an embedding's rows and a KV cache's are, narrower where a run or a
+//! stride is not) and the grouping of many writes (a radix sort) against a naive one.
+
+use std::collections::BTreeMap;
+use stridex_core::kernel::ScatterKernelDesc;
+use stridex_core::{DType, Dims, GatherForm, GatherRules, Reduction, ScatterDesc, TensorDecl};
+
+fn decl(dtype: DType, sizes: &[usize]) -> TensorDecl {
+    TensorDecl::packed(dtype, Dims::new(sizes).unwrap())
+}
+
+/// (vector, run) of the kernel writing the packed output of a scatter along axis 0.
+fn unit(dtype: DType, data: &[usize], ids: usize) -> (u32, u32) {
+    let mut updates = vec![ids];
+    updates.extend(&data[1..]);
+    let desc = ScatterDesc::new(
+        GatherForm::Axis,
+        GatherRules::OpenVino,
+        decl(dtype, data),
+        decl(DType::I32, &[ids]),
+        decl(dtype, &updates),
+        0,
+    );
+    let plan = desc.plan().unwrap();
+    let k = ScatterKernelDesc::of(&plan, &plan.output()).unwrap();
+    (k.vector, k.run)
+}
+
+#[test]
+fn whole_aligned_blocks_move_as_vectors() {
+    // An embedding's f32 rows of 1024: 256 vectors of 4 words.
+    assert_eq!(unit(DType::F32, &[32000, 1024], 16384), (4, 256));
+    // f16 rows of 8 x 128: 128 vectors.
+    assert_eq!(unit(DType::F16, &[64, 8, 128], 4), (4, 128));
+    // Rows of 6 f32: 8-byte blocks are the widest that every row starts on.
+    assert_eq!(unit(DType::F32, &[10, 6], 3), (2, 3));
+    // Rows of 3 f32 and of 6 f16: single words.
+    assert_eq!(unit(DType::F32, &[10, 3], 3), (1, 3));
+    assert_eq!(unit(DType::F16, &[10, 6], 3), (1, 3));
+    // f64 rows of 3: one element is two words; of 4: two elements per vector.
+    assert_eq!(unit(DType::F64, &[10, 3], 3), (2, 3));
+    assert_eq!(unit(DType::F64, &[10, 4], 3), (4, 2));
+    // u8 rows of 16: one vector.
+    assert_eq!(unit(DType::U8, &[10, 16], 3), (4, 1));
+}
+
+/// 300000 ids into 70000 rows (two radix passes: keys past 2^16) and into 50 rows (one):
+/// each row's list holds its ids' positions in order.
+#[test]
+fn many_writes_group_in_order() {
+    for rows in [70_000usize, 50] {
+        let n = 300_000;
+        let mut desc = ScatterDesc::new(
+            GatherForm::Axis,
+            GatherRules::OpenVino,
+            decl(DType::F32, &[rows, 2]),
+            decl(DType::I32, &[n]),
+            decl(DType::F32, &[n, 2]),
+            0,
+        );
+        desc.reduction = Some(Reduction::Add);
+        let plan = desc.plan().unwrap();
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let ids: Vec<i128> = (0..n)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                (x % rows as u64) as i128
+            })
+            .collect();
+        let groups = plan.group(&plan.output(), |i| ids[i]).unwrap();
+        let mut naive: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+        for (p, &id) in ids.iter().enumerate() {
+            naive.entry(id as u32 * 2).or_default().push(p as u32 * 2);
+        }
+        assert_eq!(groups.keys, naive.keys().copied().collect::<Vec<_>>());
+        let lists: Vec<Vec<u32>> =
+            groups.starts.windows(2).map(|w| groups.members[w[0] as usize..w[1] as usize].to_vec()).collect();
+        assert_eq!(lists, naive.into_values().collect::<Vec<_>>());
+    }
+}
