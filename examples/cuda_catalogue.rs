@@ -6,18 +6,20 @@
 //! The catalogue: every seed example, one gather per element width (1, 2, 4, 8 bytes; packed
 //! and lane-assembled), vectorized and strided variants, all three out-of-range policies, and
 //! slices with negative strides, ops with a `_` leading size, and fused chains (a gather of a
-//! gather, gathers on sliced and reversed views, the README's two pipelines), and chains that end
-//! in `convert` (every source width to f32, f16 and bf16).
+//! gather, gathers on sliced and reversed views, the README's two pipelines), chains that end
+//! in `convert` (every source width to f32, f16 and bf16), and scatters (each vector width, the
+//! reductions, narrow lanes, every form).
 
-use stridex::core::{ChainDesc, GatherDesc, SliceDesc};
-use stridex::explain::{chain_source, gather_source, slice_source};
+use stridex::core::{ChainDesc, GatherDesc, ScatterDesc, SliceDesc};
+use stridex::explain::{chain_source, gather_source, scatter_source, slice_source};
 use stridex::half::{bf16, f16};
-use stridex::{Chain, Dialect, Gather, OutOfRange, Slice, SliceRange};
+use stridex::{Chain, Dialect, Gather, OutOfRange, Reduction, Scatter, Slice, SliceRange};
 
 enum Desc {
     Gather(GatherDesc),
     Slice(SliceDesc),
     Chain(ChainDesc),
+    Scatter(ScatterDesc),
 }
 
 fn g<T, I>(b: Gather<T, I>) -> Desc
@@ -57,10 +59,69 @@ fn seeds() -> Vec<(String, Desc)> {
     gathers.chain(slices).collect()
 }
 
+fn sc<T: stridex::Element, I: stridex::IndexElement>(b: Scatter<T, I>) -> Desc {
+    Desc::Scatter(b.desc().expect("catalogue descriptors are valid"))
+}
+
 fn catalogue() -> Vec<(String, Desc)> {
     let mut all = seeds();
-    all.extend(others().into_iter().map(|(name, d)| (name.to_string(), d)));
+    all.extend(others().into_iter().chain(scatters()).map(|(name, d)| (name.to_string(), d)));
     all
+}
+
+/// Scatters: 16-, 8- and 4-byte units, 64-bit elements, narrow lanes, every reduction and form.
+fn scatters() -> Vec<(&'static str, Desc)> {
+    let ov = Scatter::openvino;
+    vec![
+        (
+            "scatter_embedding_add_f32",
+            sc(ov()
+                .data::<f32>(&[32000, 1024])
+                .indices::<i32>(&[64])
+                .updates(&[64, 1024])
+                .reduction(Reduction::Add)),
+        ),
+        (
+            "scatter_kv_cache_f16",
+            sc(ov()
+                .data::<f16>(&[4096, 8, 128])
+                .indices::<i32>(&[16])
+                .updates(&[16, 8, 128])
+                .out_of_range(OutOfRange::Skip)),
+        ),
+        (
+            "scatter_rows_of_6_max_i32",
+            sc(ov().data::<i32>(&[100, 6]).indices::<i64>(&[9]).updates(&[9, 6]).reduction(Reduction::Max)),
+        ),
+        ("scatter_rows_f64", sc(ov().data::<f64>(&[100, 3]).indices::<i32>(&[9]).updates(&[9, 3]))),
+        (
+            "scatter_bytes_add_i8",
+            sc(ov().data::<i8>(&[50, 4]).indices::<i32>(&[7]).updates(&[7, 4]).reduction(Reduction::Add)),
+        ),
+        (
+            "scatter_rows_mul_bf16",
+            sc(ov().data::<bf16>(&[64, 8]).indices::<i32>(&[5]).updates(&[5, 8]).reduction(Reduction::Mul)),
+        ),
+        (
+            "scatter_elements_add_f32",
+            sc(Scatter::onnx()
+                .elements()
+                .data::<f32>(&[64, 64])
+                .indices::<i64>(&[64, 8])
+                .updates(&[64, 8])
+                .axis(1)
+                .reduction(Reduction::Add)),
+        ),
+        (
+            "scatter_nd_min_f32",
+            sc(Scatter::onnx()
+                .nd()
+                .data::<f32>(&[16, 16, 32])
+                .indices::<i64>(&[10, 2])
+                .updates(&[10, 32])
+                .reduction(Reduction::Min)),
+        ),
+    ]
 }
 
 fn others() -> Vec<(&'static str, Desc)> {
@@ -271,6 +332,7 @@ fn main() {
                 Desc::Gather(d) => gather_source(d, dialect),
                 Desc::Slice(d) => slice_source(d, dialect),
                 Desc::Chain(d) => chain_source(d, dialect),
+                Desc::Scatter(d) => scatter_source(d, dialect),
             };
             let source =
                 source.unwrap_or_else(|e| panic!("{name}: {e}")).expect("catalogue outputs are not empty");

@@ -13,7 +13,7 @@ use crate::error::Error;
 use crate::kernels::{ChainKernel, Launch, OpKernel};
 use cubecl::prelude::*;
 use cubecl::Compiler;
-use stridex_core::kernel::{GatherKernelDesc, SliceKernelDesc};
+use stridex_core::kernel::{GatherKernelDesc, ScatterKernelDesc, SliceKernelDesc};
 
 /// A language a kernel is compiled to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -148,6 +148,21 @@ pub fn slice_source(desc: &stridex_core::SliceDesc, dialect: Dialect) -> Result<
 /// stage's (`None` for an empty output: no kernel).
 pub fn chain_source(desc: &stridex_core::ChainDesc, dialect: Dialect) -> Result<Option<String>, Error> {
     plan_source::<ChainKernel>(&desc.plan()?, dialect)
+}
+
+/// The kernel source of a scatter descriptor, writing the packed copy `run` returns (`None`:
+/// its runs are empty, nothing is written).
+pub fn scatter_source(desc: &stridex_core::ScatterDesc, dialect: Dialect) -> Result<Option<String>, Error> {
+    scatter_plan_source(&desc.plan()?, dialect)
+}
+
+pub(crate) fn scatter_plan_source(
+    plan: &stridex_core::ScatterPlan,
+    dialect: Dialect,
+) -> Result<Option<String>, Error> {
+    ScatterKernelDesc::of(plan, &plan.output())
+        .map(|k| definition_source(crate::kernels::scatter::definition(&k), dialect))
+        .transpose()
 }
 
 fn plan_source<K: OpKernel>(plan: &K::Plan, dialect: Dialect) -> Result<Option<String>, Error> {

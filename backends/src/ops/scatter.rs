@@ -84,10 +84,7 @@ impl<T, I> ScatterOp<T, I> {
 
     /// The kernel `run` launches, as `dialect` source (`None`: its runs are empty).
     pub fn kernel_source(&self, dialect: crate::Dialect) -> Result<Option<String>, Error> {
-        let plan = self.plan()?;
-        ScatterKernelDesc::of(plan, &plan.output())
-            .map(|k| crate::explain::definition_source(kernel::definition(&k), dialect))
-            .transpose()
+        crate::explain::scatter_plan_source(self.plan()?, dialect)
     }
 
     /// Bytes a device buffer needs for `launch` (`Data`, `Indices` or `Updates`): the tensor's
