@@ -113,6 +113,16 @@ fn scatters() -> Vec<(&'static str, Desc)> {
                 .reduction(Reduction::Add)),
         ),
         (
+            "scatter_elements_add_f16",
+            sc(Scatter::onnx()
+                .elements()
+                .data::<f16>(&[64, 64])
+                .indices::<i64>(&[64, 8])
+                .updates(&[64, 8])
+                .axis(1)
+                .reduction(Reduction::Add)),
+        ),
+        (
             "scatter_nd_min_f32",
             sc(Scatter::onnx()
                 .nd()

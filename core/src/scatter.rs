@@ -90,7 +90,8 @@ pub struct ScatterPlan {
 /// Destination runs and the index positions that write each, in order: the list of run `g` is
 /// `members[starts[g]..starts[g + 1]]`. Offsets are in elements (of the destination for
 /// `keys`, of the updates for `members`), divided by the plan's lanes (see
-/// [`ScatterPlan::lanes`]).
+/// [`ScatterPlan::lanes`]); for lane words ([`ScatterPlan::lane_words`]) `keys` are words and
+/// each member is `element << 2 | lane`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ScatterGroups {
     /// Each run's first element in the destination.
@@ -239,8 +240,25 @@ impl ScatterPlan {
         if lanes == 1 || self.map.output.is_empty() {
             return Ok(());
         }
-        self.runs_in_blocks(dest, lanes)
-            .map_err(|why| RuleError::ScatterLanes { dtype: self.data_type(), why })
+        let fault = |why| RuleError::ScatterLanes { dtype: self.data_type(), why };
+        if self.lane_words() {
+            // A member carries its lane in its two low bits (see `group`).
+            return match self.updates.min_buffer_len() {
+                Some(n) if n <= 1 << 30 => Ok(()),
+                _ => Err(fault(format!(
+                    "each index writes a single element, and updates of more than 2^30 elements ({}) do not fit the kernel's lists",
+                    self.updates.min_buffer_len().map_or("more than the address space".into(), |n| n.to_string())
+                ))),
+            };
+        }
+        self.runs_in_blocks(dest, lanes).map_err(fault)
+    }
+
+    /// 8- and 16-bit elements written one by one (each index writes a single element, as in
+    /// ScatterElements): an invocation takes one destination word and applies, in order, the
+    /// updates of each of its elements, so no two invocations write one word.
+    pub fn lane_words(&self) -> bool {
+        self.lanes() > 1 && self.run_len() == 1
     }
 
     /// Whether every run is whole blocks of `block` elements, in the updates and in `dest`,
@@ -282,7 +300,8 @@ impl ScatterPlan {
         dest: &TensorLayout,
         value: impl Fn(usize) -> i128,
     ) -> Result<ScatterGroups, ScatterFault> {
-        let lanes = self.lanes();
+        // Lane words group by element first, then by word (below).
+        let lanes = if self.lane_words() { 1 } else { self.lanes() };
         // Each write as `key << 32 | n`, `n` its place in `written` (ordinal, member), grown
         // in row-major order; a stable sort on the keys keeps each run's list in that order.
         // Both fit 32 bits: the plan keeps the data's and the updates' elements below 2^32,
@@ -332,7 +351,7 @@ impl ScatterPlan {
                 second: self.position(second, 0),
             });
         }
-        Ok(groups)
+        Ok(if self.lane_words() { by_word(&groups, self.lanes() as u32) } else { groups })
     }
 
     /// The indices coordinates of the `ordinal`-th index position (row-major), with `component`
@@ -390,6 +409,25 @@ impl ScatterPlan {
         }
         Ok(Some((key, member)))
     }
+}
+
+/// Element groups (of a lane-words scatter) merged by the 32-bit word holding them: each
+/// member becomes `member << 2 | lane`, the lane of its element in the word. The elements'
+/// lists stay in order; lists of different elements touch different bits, so their order in
+/// the word's list does not matter.
+fn by_word(elements: &ScatterGroups, lanes: u32) -> ScatterGroups {
+    let mut words = ScatterGroups::default();
+    for (g, &elem) in elements.keys.iter().enumerate() {
+        let word = elem / lanes;
+        if words.keys.last() != Some(&word) {
+            words.keys.push(word);
+            words.starts.push(words.members.len() as u32);
+        }
+        let list = &elements.members[elements.starts[g] as usize..elements.starts[g + 1] as usize];
+        words.members.extend(list.iter().map(|m| (m << 2) | (elem % lanes)));
+    }
+    words.starts.push(words.members.len() as u32);
+    words
 }
 
 /// Sorts packed writes by their high 32 bits (the key), stably: a least-significant-digit

@@ -81,3 +81,28 @@ fn many_writes_group_in_order() {
         assert_eq!(lists, naive.into_values().collect::<Vec<_>>());
     }
 }
+
+/// f16 ScatterElements: the lists group by destination word, each member the update's element
+/// with its lane; each element's own updates stay in order, under `none` its last alone.
+#[test]
+fn single_narrow_elements_group_by_word() {
+    let desc = ScatterDesc::new(
+        GatherForm::Elements,
+        GatherRules::Onnx,
+        decl(DType::F16, &[2, 4]),
+        decl(DType::I64, &[2, 3]),
+        decl(DType::F16, &[2, 3]),
+        1,
+    );
+    let plan = desc.plan().unwrap();
+    assert!(plan.lane_words());
+    let ids = [1i128, 0, 1, 3, 3, 2];
+    let groups = plan.group(&plan.output(), |i| ids[i]).unwrap();
+    // Row 0 writes elements 1, 0, 1 (word 0); row 1 writes 7, 7, 6 (word 3); under `none`
+    // element 1 keeps position 2 and element 7 position 4.
+    assert_eq!(groups.keys, [0, 3]);
+    assert_eq!(groups.members, [1 << 2, (2 << 2) | 1, 5 << 2, (4 << 2) | 1]);
+    assert_eq!(groups.starts, [0, 2, 4]);
+    let k = ScatterKernelDesc::of(&plan, &plan.output()).unwrap();
+    assert!(k.lane_words && k.run == 1 && k.vector == 1 && k.lanes == 2);
+}

@@ -1,4 +1,4 @@
-// scatter-lanes: an f16 ScatterElements writes single elements, not whole words.
+// scatter-lanes: f16 rows of 3 elements are not whole 32-bit words.
 fn main() {
-    let _op = stridex::scatter_elements! { data: f16[4, 2], indices: i64[3, 2], updates: f16[3, 2] };
+    let _op = stridex::scatter! { data: f16[4, 3], indices: i64[2], updates: f16[2, 3] };
 }

@@ -10,7 +10,7 @@
 //! bits as their own type's wrapping), and max and min compare in the type's own order.
 
 use super::convert::{encode, f16_to_f32};
-use super::{offline_device, settings, BUFFER};
+use super::{offline_device, read_lane, settings, BUFFER};
 use crate::launch::{self, Queued, RAN_MARKER};
 use cubecl::ir::TargetProperties;
 use cubecl::prelude::*;
@@ -38,7 +38,11 @@ pub fn scatter_kernel<N: Size>(
         status[1] = comptime!(RAN_MARKER);
     }
     let run = comptime!(k.run as usize);
-    if pos < usize::cast_from(groups) * run {
+    if comptime!(k.lane_words) {
+        if pos < usize::cast_from(groups) {
+            lane_word(updates, keys, starts, members, dest, pos, k);
+        }
+    } else if pos < usize::cast_from(groups) * run {
         let g = pos / run;
         let mut rem = pos % run;
         let mut du = 0usize;
@@ -71,6 +75,39 @@ pub fn scatter_kernel<N: Size>(
             dest[at] = acc;
         }
     }
+}
+
+/// Destination word `keys[g]` of 8- or 16-bit elements written one by one: each member is
+/// `element << 2 | lane`, an updates element and the lane of the word it goes to, applied in
+/// the list's order (each element's own updates are in row-major order).
+// `#[cube]` loops over index ranges; it has no slice iterators.
+#[allow(clippy::needless_range_loop)]
+#[cube]
+fn lane_word<N: Size>(
+    updates: &[Vector<u32, N>],
+    keys: &[u32],
+    starts: &[u32],
+    members: &[u32],
+    dest: &mut [Vector<u32, N>],
+    g: usize,
+    #[comptime] k: ScatterKernelDesc,
+) {
+    let bits = comptime!(32 / k.lanes);
+    let mask = comptime!(((1u64 << (32 / k.lanes)) - 1) as u32);
+    let at = usize::cast_from(keys[g]);
+    let mut acc = dest[at].extract(0usize);
+    for m in usize::cast_from(starts[g])..usize::cast_from(starts[g + 1]) {
+        let code = members[m];
+        let shift = (code & 3u32) * bits;
+        let u = read_lane(updates, usize::cast_from(code >> 2u32), k.lanes);
+        let mut value = u;
+        if comptime!(k.reduction != Reduction::None) {
+            value = combine((acc >> shift) & mask, u, k.dtype, k.reduction);
+        }
+        let cleared = acc ^ (acc & (mask << shift));
+        acc = cleared | ((value & mask) << shift);
+    }
+    dest[at] = Vector::new(acc);
 }
 
 /// `acc` and `u` combined lane by lane.

@@ -32,6 +32,9 @@ pub struct ScatterKernelDesc {
     /// 32-bit words per offset of the runs' lists (`ScatterGroups`): 2 for 64-bit elements,
     /// else 1.
     pub words: u32,
+    /// 8- and 16-bit elements written one by one ([`ScatterPlan::lane_words`]): a "run" is a
+    /// destination word, and each member names an updates element and its lane in the word.
+    pub lane_words: bool,
     pub dtype: DType,
     /// What the kernel computes: bool's `add` and `mul` are `max` and `min` of 0 and 1 (NumPy's
     /// `or` and `and`, which ONNX's reference uses).
@@ -46,8 +49,20 @@ impl ScatterKernelDesc {
         if run == 0 {
             return None;
         }
-        let elem = plan.data_type().size();
+        let dtype = plan.data_type();
+        let reduction = match (dtype, plan.reduction) {
+            (DType::Bool, Reduction::Add) => Reduction::Max,
+            (DType::Bool, Reduction::Mul) => Reduction::Min,
+            (_, r) => r,
+        };
+        let elem = dtype.size();
         let words = elem.div_ceil(4);
+        let lanes = plan.lanes() as u32;
+        if plan.lane_words() {
+            // One destination word per invocation; the members say which element.
+            let (dims, run, vector, words, lane_words) = (Vec::new(), 1, 1, 1, true);
+            return Some(ScatterKernelDesc { dims, run, vector, lanes, words, lane_words, dtype, reduction });
+        }
         // The widest vector whose blocks every run is made of: one invocation moves 16 bytes
         // where it can (a device moves words fastest that way), never less than an element.
         let vector = [4, 2, 1]
@@ -68,18 +83,13 @@ impl ScatterKernelDesc {
                 ScatterDim { step: step as u32, updates_stride: unit(updates), dest_stride: unit(dest) }
             })
             .collect();
-        let dtype = plan.data_type();
-        let reduction = match (dtype, plan.reduction) {
-            (DType::Bool, Reduction::Add) => Reduction::Max,
-            (DType::Bool, Reduction::Mul) => Reduction::Min,
-            (_, r) => r,
-        };
         Some(ScatterKernelDesc {
             dims,
             run: (run / block) as u32,
             vector: vector as u32,
-            lanes: plan.lanes() as u32,
+            lanes,
             words: words as u32,
+            lane_words: false,
             dtype,
             reduction,
         })
