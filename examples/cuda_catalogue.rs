@@ -123,6 +123,15 @@ fn scatters() -> Vec<(&'static str, Desc)> {
                 .reduction(Reduction::Add)),
         ),
         (
+            "scatter_nd_sub_i16",
+            sc(ov()
+                .nd()
+                .data::<i16>(&[16, 16, 32])
+                .indices::<i32>(&[10, 2])
+                .updates(&[10, 32])
+                .reduction(Reduction::Sub)),
+        ),
+        (
             "scatter_nd_min_f32",
             sc(Scatter::onnx()
                 .nd()

@@ -87,7 +87,8 @@ impl fmt::Display for OutOfRange {
 }
 
 /// How a scatter combines an update with what its destination holds (ONNX ScatterElements-18
-/// and ScatterND-18 `reduction`; OpenVINO's `sum` and `prod` are `add` and `mul`).
+/// and ScatterND-18 `reduction`; OpenVINO's `sum` and `prod` are `add` and `mul`; `sub` is
+/// OpenVINO ScatterNDUpdate-15's alone).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Reduction {
     /// The update replaces the element; of several updates to one element, the last in the
@@ -98,12 +99,14 @@ pub enum Reduction {
     Mul,
     Max,
     Min,
+    /// The element minus the update (OpenVINO ScatterNDUpdate-15's `sub`), in order.
+    Sub,
 }
 
 impl Reduction {
-    pub const ALL: [Reduction; 5] =
-        [Reduction::None, Reduction::Add, Reduction::Mul, Reduction::Max, Reduction::Min];
-    pub const NAMES: [&'static str; 5] = ["none", "add", "mul", "max", "min"];
+    pub const ALL: [Reduction; 6] =
+        [Reduction::None, Reduction::Add, Reduction::Mul, Reduction::Max, Reduction::Min, Reduction::Sub];
+    pub const NAMES: [&'static str; 6] = ["none", "add", "mul", "max", "min", "sub"];
 
     pub const fn name(self) -> &'static str {
         Reduction::NAMES[self as usize]
@@ -203,9 +206,14 @@ impl GatherRules {
 
     /// Whether the standard's scatter of `form` takes `reduction`. `scatter!` follows
     /// ScatterUpdate-3's shapes, which has no reduction; stridex adds PyTorch's `index_add_`
-    /// and `index_reduce_` reductions there. DirectML's scatters take none.
-    pub const fn allows_reduction(self, reduction: Reduction) -> bool {
-        matches!(reduction, Reduction::None) || !matches!(self, GatherRules::DirectMl)
+    /// and `index_reduce_` reductions there. DirectML's scatters take none; `sub` is OpenVINO
+    /// ScatterNDUpdate-15's alone.
+    pub const fn allows_reduction(self, form: GatherForm, reduction: Reduction) -> bool {
+        match reduction {
+            Reduction::None => true,
+            Reduction::Sub => matches!((self, form), (GatherRules::OpenVino, GatherForm::Nd)),
+            _ => !matches!(self, GatherRules::DirectMl),
+        }
     }
 
     /// The standard's operator of `form`.

@@ -144,10 +144,11 @@ impl ScatterDesc {
         }
         check_addressable(Operand::Updates, &updates, data_type.size())?;
         let reduction = self.reduction.unwrap_or_default();
-        if !rules.allows_reduction(reduction) {
+        if !rules.allows_reduction(form, reduction) {
             return Err(RuleError::ReductionNotAllowed { op, reduction });
         }
-        if reduction != Reduction::None && data_type.size() == 8 {
+        let no_bool_sub = reduction == Reduction::Sub && data_type == DType::Bool;
+        if (reduction != Reduction::None && data_type.size() == 8) || no_bool_sub {
             return Err(RuleError::ReductionType { reduction, dtype: data_type });
         }
         let duplicates = self.duplicates.unwrap_or_default();

@@ -153,6 +153,21 @@ fn narrow_single_elements_share_words() {
     assert_eq!(op.run(&[9; 7], &[1, 2, 0], &[1, 2, 3]).unwrap().data(), &[3, 1, 2, 9, 9, 9, 9]);
 }
 
+/// OpenVINO ScatterNDUpdate-15's `sub`: each update subtracted in the indices' order.
+#[test]
+fn openvino_nd_subtracts_in_order() {
+    let op = stridex::scatter_nd! {
+        rules: openvino, data: f32[3, 2], indices: i32[3, 1], updates: f32[3, 2], reduction: sub,
+    };
+    let y =
+        op.run(&[10.0, 20.0, 30.0, 40.0, 50.0, 60.0], &[2, 0, 2], &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]).unwrap();
+    assert_eq!(y.data(), &[7.0, 16.0, 30.0, 40.0, 44.0, 52.0]);
+    let op = stridex::scatter_nd! {
+        rules: openvino, data: u8[4], indices: i32[2, 1], updates: u8[2], reduction: sub,
+    };
+    assert_eq!(op.run(&[1, 2, 3, 4], &[1, 1], &[2, 1]).unwrap().data(), &[1, 255, 3, 4]);
+}
+
 /// The run-time builder writes the descriptor the macros write, and its op the same values.
 #[test]
 fn the_builder_matches_the_macros() {
@@ -233,6 +248,7 @@ macro_rules! combine_float {
                     Reduction::None => u,
                     Reduction::Add => self + u,
                     Reduction::Mul => self * u,
+                    Reduction::Sub => self - u,
                     Reduction::Max => if u > self { u } else { self },
                     Reduction::Min => if u < self { u } else { self },
                 }
@@ -253,6 +269,7 @@ macro_rules! combine_int {
                     Reduction::None => u,
                     Reduction::Add => self.wrapping_add(u),
                     Reduction::Mul => self.wrapping_mul(u),
+                    Reduction::Sub => self.wrapping_sub(u),
                     Reduction::Max => self.max(u),
                     Reduction::Min => self.min(u),
                 }
@@ -321,7 +338,8 @@ fn draw(rng: &mut Rng, dtype: DType) -> Case {
             updates = u;
         }
     }
-    let reduction = Reduction::ALL[rng.below(5)];
+    // `sub` is OpenVINO ScatterNDUpdate-15's alone.
+    let reduction = Reduction::ALL[rng.below(if form == GatherForm::Nd { 6 } else { 5 })];
     let policy = [OutOfRange::Error, OutOfRange::Zero, OutOfRange::Clamp, OutOfRange::Skip][rng.below(4)];
     let n: usize = indices.iter().product();
     // Mostly in range, small (many repeats), some negative, a few past the end.
@@ -412,7 +430,11 @@ fn check_case<T: Combine>(choices: Vec<u64>, seed: u64, dtype: DType) -> Result<
     let c = draw(&mut rng, dtype);
     let mut desc = ScatterDesc::new(
         c.form,
-        if c.form == GatherForm::Axis { GatherRules::OpenVino } else { GatherRules::Onnx },
+        if c.form == GatherForm::Axis || c.reduction == Reduction::Sub {
+            GatherRules::OpenVino
+        } else {
+            GatherRules::Onnx
+        },
         decl(dtype, &c.data),
         decl(DType::I64, &c.indices),
         decl(dtype, &c.updates),

@@ -6,8 +6,9 @@
 //! in whole words), so the result needs no atomics and is the same every run.
 //!
 //! Arithmetic is on 32-bit words: f16 and bf16 are widened to f32 and rounded back after every
-//! step (as `half` computes them), integers add and multiply as wrapping u32 (the same low
-//! bits as their own type's wrapping), and max and min compare in the type's own order.
+//! step (as `half` computes them), integers add, subtract and multiply as wrapping u32 (the
+//! same low bits as their own type's wrapping), and max and min compare in the type's own
+//! order.
 
 use super::convert::{encode, f16_to_f32};
 use super::{offline_device, read_lane, settings, BUFFER};
@@ -141,6 +142,8 @@ fn combine(a: u32, b: u32, #[comptime] dtype: DType, #[comptime] reduction: Redu
             out = encode(x + y, dtype);
         } else if comptime!(reduction == Reduction::Mul) {
             out = encode(x * y, dtype);
+        } else if comptime!(reduction == Reduction::Sub) {
+            out = encode(x - y, dtype);
         } else if comptime!(reduction == Reduction::Max) {
             // A NaN update compares false and leaves the element (as the reference does).
             if y > x {
@@ -153,6 +156,8 @@ fn combine(a: u32, b: u32, #[comptime] dtype: DType, #[comptime] reduction: Redu
         out = a + b;
     } else if comptime!(reduction == Reduction::Mul) {
         out = a * b;
+    } else if comptime!(reduction == Reduction::Sub) {
+        out = a - b;
     } else if comptime!(matches!(dtype, DType::I8 | DType::I16 | DType::I32)) {
         let x = signed(a, dtype);
         let y = signed(b, dtype);

@@ -4,7 +4,7 @@ use super::{Operand, RuleError};
 use crate::dims::list;
 use crate::dtype::DType;
 use crate::layout::Overlap;
-use crate::rules::{GatherRules, RuleSet, SliceForm};
+use crate::rules::{GatherRules, Reduction, RuleSet, SliceForm};
 use std::fmt;
 
 impl fmt::Display for RuleError {
@@ -249,9 +249,17 @@ impl fmt::Display for RuleError {
                 list(expected),
                 list(expected)
             ),
+            ReductionNotAllowed { op, reduction: Reduction::Sub } => write!(
+                f,
+                "{op} has no `reduction: sub`: OpenVINO ScatterNDUpdate-15 alone subtracts; use `scatter_nd!` with `rules: openvino`, or `reduction: add` of negated updates"
+            ),
             ReductionNotAllowed { op, reduction } => write!(
                 f,
                 "{op} takes no reduction, so `reduction: {reduction}` is not allowed; write `reduction: none` (or leave it out), or use `rules: onnx` or `rules: openvino`, whose scatters add, multiply and take the max or min"
+            ),
+            ReductionType { reduction, dtype: DType::Bool } => write!(
+                f,
+                "`reduction: {reduction}` on bool elements: OpenVINO ScatterNDUpdate-15 gives subtraction no boolean meaning; use a numeric type, or `reduction: add` (or) or `mul` (and)"
             ),
             ReductionType { reduction, dtype } => write!(
                 f,

@@ -325,7 +325,8 @@ pub enum RuleError {
         op: &'static str,
         reduction: crate::rules::Reduction,
     },
-    /// stridex's scatter kernels compute in 32-bit words: no reduction of 64-bit elements.
+    /// No reduction of 64-bit elements (stridex's scatter kernels compute in 32-bit words), no
+    /// `sub` of bools.
     ReductionType {
         reduction: crate::rules::Reduction,
         dtype: DType,
