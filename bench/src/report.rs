@@ -268,14 +268,16 @@ fn why_missed(r: &Results) -> String {
     } else {
         format!(
             "\n**Scatters below target in this run:** {}.\n\n\
-             The scatter kernel (`backends/src/kernels/scatter.rs`) runs one invocation per 32-bit \
-             word of a destination run and loads one update word per member of that run's list, so \
-             it moves words, not vectors: on lavapipe the bound of the device's word copy (below). \
-             Each `launch` also reads the indices back and groups them on the host \
-             (`ScatterPlan::group`): timed around `launch` on a 2-core host (2026-11-25), about 0.1 ms for 2048 slots and 0.6 ms for \
-             16384 ids, but about 130 ms for ScatterElements' 2M index positions (each its own \
-             run), most of that case's time. The open work: runs moved in 128-bit vectors, and \
-             the grouping done on the device (an integer counting sort by destination).\n",
+             The scatter kernel (`backends/src/kernels/scatter.rs`) runs one invocation per \
+             16-byte vector of a destination run where runs are whole aligned 16-byte blocks (an \
+             embedding's f32 rows, a KV cache's f16 rows), else per 8-byte block or word; \
+             ScatterElements' runs are single elements, one word each. Each `launch` also reads the \
+             indices back (a round trip to the device) and groups them on the host \
+             (`ScatterPlan::group`, a radix sort): timed on a 2-core host (2026-11-25), about \
+             0.1 ms for 2048 slots and 0.6 ms for 16384 ids, but about 115 ms for \
+             ScatterElements' 2M index positions, most of that case's time. The open work: the \
+             grouping done on the device (an integer counting sort by destination), so that \
+             `launch` needs no round trip.\n",
             scatters.join(", ")
         )
     };
