@@ -87,12 +87,21 @@ fn a_kv_cache_write_in_place_skips_padding() {
     let (data, ids, rows) =
         (upload(&f16::bytes(&cache)), upload(&i32::bytes(&[4, -1, 0])), upload(&f16::bytes(&new)));
     op.launch(client, &data, &ids, &rows).unwrap();
-    let bytes = client.read_one(data).unwrap();
+    let bytes = client.read_one(data.clone()).unwrap();
     let got = f16::from_bytes(&bytes[..96]);
     let mut expected = cache.clone();
     expected[32..40].copy_from_slice(&new[..8]);
     expected[..8].copy_from_slice(&new[16..]);
     assert_eq!(got, &expected[..]);
+    // Later launches on this runtime queue without waiting; the next token's rows land in
+    // order after them.
+    let next = upload(&i32::bytes(&[5, 1, -1]));
+    op.launch(client, &data, &next, &rows).unwrap();
+    op.launch(client, &data, &upload(&i32::bytes(&[-1, -1, 1])), &rows).unwrap();
+    let got = f16::from_bytes(&client.read_one(data).unwrap()[..96]).to_vec();
+    expected[40..48].copy_from_slice(&new[..8]);
+    expected[8..16].copy_from_slice(&new[16..]);
+    assert_eq!(got, expected);
 }
 
 /// `duplicates: error` names both positions; the `error` policy names the index out of range.

@@ -2,7 +2,7 @@
 //! position writes are grouped on the host (`ScatterPlan::group`, in the indices' row-major
 //! order), then one kernel applies every run's list (see `kernels::scatter`).
 
-use super::{check_len, check_type};
+use super::{check_len, check_type, Verified};
 use crate::device::{with_client, Device};
 use crate::element::{Element, IndexElement};
 use crate::error::Error;
@@ -29,6 +29,8 @@ use stridex_core::{Operand, RuleError, ScatterDesc, ScatterFault, ScatterGroups,
 pub struct ScatterOp<T, I> {
     desc: ScatterDesc,
     plan: OnceLock<Result<ScatterPlan, RuleError>>,
+    /// Runtimes on which the in-place kernel (writing the data's layout) was seen to run.
+    verified: Verified,
     types: PhantomData<fn() -> (T, I)>,
 }
 
@@ -42,7 +44,7 @@ impl<T, I> ScatterOp<T, I> {
     /// For macro expansions: `desc` passed every rule at compile time, with these types.
     #[doc(hidden)]
     pub const fn __from_checked(desc: ScatterDesc) -> Self {
-        ScatterOp { desc, plan: OnceLock::new(), types: PhantomData }
+        ScatterOp { desc, plan: OnceLock::new(), verified: Verified::new(), types: PhantomData }
     }
 
     pub fn desc(&self) -> &ScatterDesc {
@@ -156,7 +158,9 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
     /// Scatters into `data` in place, on buffers already on the device (`client` must be the
     /// one that made them), laid out as the descriptor says and each at least
     /// [`ScatterOp::buffer_bytes`] long. The indices are read back to group the runs on the
-    /// host, so this waits for the device; it returns once the kernel ran.
+    /// host, so this waits for the device's earlier work; then it queues the kernel and
+    /// returns (the first launch per runtime waits for it too, to confirm CubeCL built and ran
+    /// it). A read of `data`, or the next launch, sees its writes.
     pub fn launch(
         &self,
         client: &Client,
@@ -187,8 +191,9 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
         Ok(Writes { dest, groups })
     }
 
-    /// Applies `writes` to `dest` (a buffer laid out as `writes.dest`) and waits for the
-    /// kernel; `updates` is laid out as the descriptor says.
+    /// Applies `writes` to `dest` (a buffer laid out as `writes.dest`); `updates` is laid out
+    /// as the descriptor says. Waits for the kernel unless it writes in place on a runtime
+    /// where it was seen to run.
     pub(crate) fn launch_writes(
         &self,
         client: &Client,
@@ -203,9 +208,19 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
         }
         launch::check_handle(Operand::Updates, updates, self.buffer_bytes(Operand::Updates)?)?;
         launch::check_handle(Operand::Data, dest, word_bytes(&writes.dest, plan.data_type().size()))?;
+        // The kernel has no index to flag (the host checked them), so only its first launch
+        // per runtime waits, to confirm CubeCL built and ran it (see `Verified`).
+        let in_place = writes.dest == plan.map.data;
         launch::exclusive(|| {
             let queued = queue(client, &k, &writes.groups, updates, dest);
-            launch::wait_all(client, vec![queued], vec![]).map(|_| ())
+            if in_place && self.verified.seen(client) {
+                return Ok(());
+            }
+            launch::wait_all(client, vec![queued], vec![])?;
+            if in_place {
+                self.verified.confirm(client);
+            }
+            Ok(())
         })
     }
 }
