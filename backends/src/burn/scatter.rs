@@ -8,7 +8,6 @@ use super::fusion::{self, OnCube};
 use super::{as_declared, check_meta, check_rank, from_fused, into_fused, padded, BurnKind, LayOut};
 use crate::element::{Element, IndexElement};
 use crate::error::Error;
-use crate::launch;
 use crate::ops::{ScatterOp, Writes};
 use burn_cubecl::tensor::CubeTensor;
 use burn_tensor::{Int, Tensor};
@@ -73,12 +72,8 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
         let data = as_declared(Operand::Data, data, &plan.map.data)?;
         check_meta(Operand::Indices, indices.dtype, indices.meta.shape(), I::DTYPE, &plan.map.indices)?;
         let indices = as_declared(Operand::Indices, indices, &plan.map.indices)?;
-        let n = plan.map.indices.min_buffer_len().unwrap_or(0) * I::INDEX.words() * 4;
-        launch::check_handle(Operand::Indices, &indices.handle, n)?;
-        let client = indices.client.clone();
-        let read = launch::exclusive(|| launch::read(&client, indices.handle.clone()))?;
         let dest = if data.can_mut() { plan.map.data } else { plan.output() };
-        let writes = self.group(&I::from_bytes(&read[..n]), dest)?;
+        let writes = self.group_read_back(&indices.client, &indices.handle, dest)?;
         scatter_on_cube(self, data, updates, &writes, as_declared)
     }
 }

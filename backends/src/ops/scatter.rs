@@ -177,10 +177,22 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
         if ScatterKernelDesc::of(plan, &plan.map.data).is_none() {
             return Ok(());
         }
-        let n = plan.map.indices.min_buffer_len().unwrap_or(0) * I::INDEX.words() * 4;
-        let read = launch::exclusive(|| launch::read(client, indices.clone()))?;
-        let writes = self.group(&I::from_bytes(&read[..n]), plan.map.data)?;
+        let writes = self.group_read_back(client, indices, plan.map.data)?;
         self.launch_writes(client, &writes, updates, data)
+    }
+
+    /// [`ScatterOp::group`] on the values of an indices buffer on the device (read back: a
+    /// round trip), laid out as the descriptor says.
+    pub(crate) fn group_read_back(
+        &self,
+        client: &Client,
+        indices: &Handle,
+        dest: TensorLayout,
+    ) -> Result<Writes, Error> {
+        let n = self.plan()?.map.indices.min_buffer_len().unwrap_or(0) * I::INDEX.words() * 4;
+        launch::check_handle(Operand::Indices, indices, n)?;
+        let read = launch::exclusive(|| launch::read(client, indices.clone()))?;
+        self.group(&I::from_bytes(&read[..n]), dest)
     }
 
     /// The runs `values` (the indices buffer's elements) write in a buffer laid out as `dest`,
