@@ -244,11 +244,12 @@ impl ScatterPlan {
         let fault = |why| RuleError::ScatterLanes { dtype: self.data_type(), why };
         if self.lane_words() {
             // A member carries its lane in its two low bits (see `group`).
-            return match self.updates.min_buffer_len() {
+            let n = self.updates.min_buffer_len();
+            return match n {
                 Some(n) if n <= 1 << 30 => Ok(()),
                 _ => Err(fault(format!(
                     "each index writes a single element, and updates of more than 2^30 elements ({}) do not fit the kernel's lists",
-                    self.updates.min_buffer_len().map_or("more than the address space".into(), |n| n.to_string())
+                    n.map_or("more than the address space".into(), |n| n.to_string())
                 ))),
             };
         }
