@@ -14,7 +14,7 @@ LAYERS = {
         ["error"],
         ["tensor", "ranges", "keys"],
         ["gather", "slice", "convert", "scatter"],
-        ["chain"],
+        ["chain", "gradient"],
         ["kernel"],
         ["dynamic"],
         ["describe", "seeds"],

@@ -42,6 +42,9 @@ pub enum Error {
     /// A call that needs the count of an op whose leading size is `_` was made without one
     /// (`output_shape`, `buffer_bytes`, `launch`): use its `_at(count, ..)` form.
     CountNeeded { call: &'static str },
+    /// A Burn tensor that requires gradients was given to an op that has no backward pass
+    /// (`op` names it; `why` is the rule its gradient would break).
+    NoGradient { op: String, why: String },
 }
 
 impl fmt::Display for Error {
@@ -99,6 +102,10 @@ impl fmt::Display for Error {
             Error::CountNeeded { call } => write!(
                 f,
                 "the op's leading size is `_` (known at run time), so `{call}` needs the count: call `{call}_at(count, ..)`"
+            ),
+            Error::NoGradient { op, why } => write!(
+                f,
+                "no backward pass: the {op} is applied to a Burn tensor that requires gradients, but its gradient cannot be computed ({why}); apply it to a tensor that does not require gradients (`set_require_grad(false)`), or change the descriptor as the rule says"
             ),
         }
     }

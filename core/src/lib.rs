@@ -10,7 +10,8 @@
 //! 2. [`error`]: every fault a rule reports, each with its message;
 //! 3. declared tensors and keys: [`tensor`], [`ranges`], [`keys`];
 //! 4. fixed-size plans: [`gather`], [`mod@slice`], [`convert`], [`scatter`] (a gather's
-//!    inverse), then [`chain`] (stage by stage);
+//!    inverse), then [`chain`] (stage by stage) and [`gradient`] (backward passes as those
+//!    plans);
 //! 5. [`kernel`]: the constant descriptors the CubeCL kernels are specialized on, the fused
 //!    chain's included;
 //! 6. [`dynamic`]: a `_` leading count on top, planning the layers below at a count it passes
@@ -27,6 +28,7 @@ pub mod dynamic;
 pub mod error;
 pub mod feature_level;
 pub mod gather;
+pub mod gradient;
 pub mod kernel;
 pub mod keys;
 pub mod layout;

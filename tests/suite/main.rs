@@ -23,4 +23,6 @@ mod random;
 mod runtime;
 mod scatter;
 mod seeds;
+#[cfg(feature = "burn")]
+mod training;
 mod walks;

@@ -11,9 +11,12 @@
 //! Scatters read their indices back first (their values decide where each update goes), then
 //! run in the stream (`burn/scatter.rs`).
 //!
-//! Tensors that track gradients (Burn's `Autodiff`) are refused with an `Err`: these ops have
-//! no backward pass yet.
+//! On tensors that track gradients (a device made with Burn's `.autodiff()`), gathers
+//! (`gather!`, `gather_elements!`, `gather_nd!`) and slices have backward passes that are
+//! stridex kernels (`burn/autodiff.rs`); chains and scatters are refused there with an `Err`
+//! naming what is missing.
 
+mod autodiff;
 mod chain;
 mod fusion;
 mod scatter;
@@ -36,7 +39,7 @@ use cubecl::server::Handle;
 use stridex_core::{DType, Operand, OutOfRange, TensorLayout};
 
 /// A tensor in Burn's fusion stream on a CubeCL device.
-type Fused = FusionTensor<FusionCubeRuntime>;
+pub(super) type Fused = FusionTensor<FusionCubeRuntime>;
 
 /// A Burn tensor kind stridex moves: `Float` (f64, f32, f16, bf16 data) and `Int` (integer data
 /// and indices). Burn's `Bool` tensors are stored as words on wgpu, not as stridex's bytes.
@@ -62,15 +65,32 @@ impl crate::device::Device {
 }
 
 /// The fusion-stream tensor behind a Burn tensor, or why there is none (a device that is not a
-/// CubeCL one, or a tensor that tracks gradients).
+/// CubeCL one, or, for an op without a backward pass, a tensor under autodiff). An `Int`
+/// tensor is taken under autodiff too: it has no gradient.
 fn into_fused<K: BurnKind, const D: usize>(tensor: Operand, t: Tensor<D, K>) -> Result<Fused, Error> {
-    t.try_into_primitive::<Cube>().map_err(|e| Error::BurnTensor {
+    let t = t.into_dispatch();
+    if !K::FLOAT {
+        return autodiff::int_fused(tensor, t);
+    }
+    Tensor::<D, K>::from_dispatch(t).try_into_primitive::<Cube>().map_err(|e| Error::BurnTensor {
         tensor,
         mismatch: format!(
-            "the Burn tensor is not a CubeCL tensor without gradients (wgpu, CUDA or CubeCL's CPU \
-             runtime; stridex ops have no backward pass yet): {e:?}"
+            "the Burn tensor is not a CubeCL tensor without autodiff (wgpu, CUDA or CubeCL's CPU \
+             runtime; of the ops on Burn tensors, only gathers and slices have backward passes): {e:?}"
         ),
     })
+}
+
+/// The autodiff strategy of a Burn tensor made under autodiff (`None`: made without it), and
+/// the tensor.
+fn autodiff_of<K: BurnKind, const D: usize>(
+    t: Tensor<D, K>,
+) -> (burn_dispatch::DispatchTensor, Option<burn_dispatch::GradientCheckpointingStrategy>) {
+    let t = t.into_dispatch();
+    match t.autodiff {
+        burn_dispatch::DispatchAutodiffContext::Enabled(strategy) => (t, Some(strategy)),
+        burn_dispatch::DispatchAutodiffContext::Disabled => (t, None),
+    }
 }
 
 fn from_fused<K: BurnKind, const D: usize>(t: Fused) -> Tensor<D, K> {
@@ -274,6 +294,12 @@ impl<T: Element, J: IndexElement> GatherOp<T, J> {
     /// the descriptor (an `Err` naming the mismatch); the result is a new tensor in Burn's
     /// fusion stream, in order with the ops around it.
     ///
+    /// On a device under Burn's autodiff (`Device::autodiff()`), a `data` that requires
+    /// gradients gets a backward pass: the scatter-add of the output's gradient (the
+    /// deterministic scatter, so the same bits on every run). Its checks run here: a gather
+    /// whose gradient no scatter computes (`batch_dims`, f64 data) is an `Err` naming the rule,
+    /// and the indices are read back (a sync) and grouped for the backward pass now.
+    ///
     /// ```ignore
     /// let rows: Tensor<2> = EMBED.apply(table, ids)?;
     /// ```
@@ -286,7 +312,16 @@ impl<T: Element, J: IndexElement> GatherOp<T, J> {
         check_rank(Operand::Data, &plan.data, D)?;
         check_rank(Operand::Indices, &plan.indices, DI)?;
         check_rank(Operand::Output, &plan.output, DO)?;
-        let data = into_fused(Operand::Data, data)?;
+        let (data, strategy) = autodiff_of(data);
+        if let Some(strategy) = strategy {
+            return Ok(Tensor::from_dispatch(autodiff::gather(
+                self,
+                data,
+                indices.into_dispatch(),
+                strategy,
+            )?));
+        }
+        let data = into_fused(Operand::Data, Tensor::<D, K>::from_dispatch(data))?;
         let indices = into_fused(Operand::Indices, indices)?;
         Ok(from_fused(gather_fused(self, data, K::FLOAT, indices)?))
     }
@@ -299,11 +334,17 @@ impl<T: Element, J: IndexElement> GatherOp<T, J> {
 }
 
 impl<T: Element> SliceOp<T> {
-    /// The slice on a Burn tensor (feature `burn`); see [`GatherOp::apply`].
+    /// The slice on a Burn tensor (feature `burn`); see [`GatherOp::apply`]. Under autodiff its
+    /// backward pass moves the output's gradient back through the window (zero where the
+    /// window skipped), by gathers along the dimensions the window changes.
     pub fn apply<K: BurnKind, const D: usize>(&self, input: Tensor<D, K>) -> Result<Tensor<D, K>, Error> {
         let plan = self.plan()?;
         check_rank(Operand::Input, &plan.input, D)?;
-        let input = into_fused(Operand::Input, input)?;
+        let (input, strategy) = autodiff_of(input);
+        if let Some(strategy) = strategy {
+            return Ok(Tensor::from_dispatch(autodiff::slice(self, input, strategy)?));
+        }
+        let input = into_fused(Operand::Input, Tensor::<D, K>::from_dispatch(input))?;
         Ok(from_fused(slice_fused(self, input, K::FLOAT)?))
     }
 

@@ -5,12 +5,13 @@
 //! `select_assign` does), else on a packed copy.
 
 use super::fusion::{self, OnCube};
-use super::{as_declared, check_meta, check_rank, from_fused, into_fused, padded, BurnKind, LayOut};
+use super::{as_declared, check_meta, check_rank, from_fused, into_fused, padded, BurnKind, Fused, LayOut};
 use crate::element::{Element, IndexElement};
 use crate::error::Error;
 use crate::ops::{ScatterOp, Writes};
 use burn_cubecl::tensor::CubeTensor;
 use burn_tensor::{Int, Tensor};
+use std::sync::Arc;
 use stridex_core::{Operand, TensorLayout};
 
 impl<T: Element, I: IndexElement> ScatterOp<T, I> {
@@ -51,8 +52,7 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
         let writes = self.group(&I::from_bytes(&fusion::read_back(&indices)?), plan.map.data)?;
         let op: &'static ScatterOp<T, I> =
             fusion::shared(self.desc(), || ScatterOp::__from_checked(*self.desc()));
-        let on_stream = OnStream { op, writes };
-        Ok(from_fused(fusion::register(on_stream, K::FLOAT, vec![data, updates], &plan.map.data.sizes)))
+        Ok(from_fused(register_grouped(op, Arc::new(writes), K::FLOAT, data, updates)))
     }
 
     /// The scatter on `CubeBackend` tensors (Burn's CubeCL backend without fusion), launched at
@@ -76,6 +76,19 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
         let writes = self.group_read_back(&indices.client, &indices.handle, dest)?;
         scatter_on_cube(self, data, updates, &writes, as_declared)
     }
+}
+
+/// Registers `op` in the stream with its writes grouped for the packed data (`data` and
+/// `updates` checked against its plan, as `apply` and the gathers' backward pass do first).
+pub(super) fn register_grouped<T: Element, I: IndexElement>(
+    op: &'static ScatterOp<T, I>,
+    writes: Arc<Writes>,
+    float: bool,
+    data: Fused,
+    updates: Fused,
+) -> Fused {
+    let sizes = data.shape.to_vec();
+    fusion::register(OnStream { op, writes }, float, vec![data, updates], &sizes)
 }
 
 /// The data written by `writes`: in place when its buffer is Burn's alone and laid out as
@@ -117,7 +130,7 @@ fn packed_copy(data: CubeTensor, packed: &TensorLayout) -> Result<CubeTensor, Er
 /// A scatter as Burn's fusion stream runs it, with its writes grouped before it was registered.
 struct OnStream<T: 'static, I: 'static> {
     op: &'static ScatterOp<T, I>,
-    writes: Writes,
+    writes: Arc<Writes>,
 }
 
 impl<T, I> std::fmt::Debug for OnStream<T, I> {

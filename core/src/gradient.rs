@@ -1,0 +1,134 @@
+//! Backward passes written as ops stridex already has (docs/rules.md, "Gradients"), so a
+//! gradient runs the same checked kernels as the forward pass and is as deterministic:
+//!
+//! - a gather's gradient for its data is the scatter-add of the output's gradient into zeros
+//!   through the same map ([`gather_data_gradient`]): where the gather read an element, the
+//!   scatter adds to it, duplicates summed in the indices' row-major order;
+//! - a slice's gradient for its input is the output's gradient moved back through the window
+//!   ([`slice_input_gradient`]): one gather per dimension the window changes, each input
+//!   position reading the output position it was copied to, or zero where none was.
+//!
+//! Indices get no gradient.
+
+use crate::dtype::DType;
+use crate::gather::{GatherDesc, GatherPlan};
+use crate::rules::{GatherRules, OutOfRange, Reduction};
+use crate::scatter::{ScatterDesc, ScatterPlan};
+use crate::slice::SlicePlan;
+use crate::tensor::TensorDecl;
+use crate::{error::RuleError, Dims};
+
+/// The scatter-add that gives the gradient of `plan`'s data from its output's gradient: the
+/// same form, data and indices sizes (packed), axis and out-of-range policy (`zero`: a
+/// gradient that read zero goes nowhere; `clamp`: it goes to the element clamped to), with
+/// updates shaped as the output. `index_type` is the indices' element type.
+///
+/// Gathers whose map no scatter takes have no such scatter: `batch_dims` above 0, DirectML's
+/// `index_dims`, and 64-bit data (no scatter reduces 8-byte elements). The error is the first
+/// rule the scatter breaks. Of the rule sets whose scatter takes `add`, OpenVINO's is tried
+/// first (it has all three forms and every index type), then ONNX's (GatherElements' indices
+/// may be smaller than the data there).
+pub fn gather_data_gradient(
+    plan: &GatherPlan,
+    index_type: DType,
+) -> Result<(ScatterDesc, ScatterPlan), RuleError> {
+    let packed = |dtype, sizes: Dims| TensorDecl { dtype, sizes, strides: None };
+    let mut first_error = None;
+    for rules in [GatherRules::OpenVino, GatherRules::Onnx] {
+        let mut map = GatherDesc::new(
+            rules,
+            packed(plan.data_type, plan.data.sizes),
+            packed(index_type, plan.indices.sizes),
+            plan.axis as i64,
+        );
+        map.form = plan.form;
+        // The scatter refuses batch dimensions: a gather that has some has no scatter here.
+        map.batch_dims = (plan.batch_dims > 0).then_some(plan.batch_dims as i64);
+        map.out_of_range = Some(plan.out_of_range);
+        let desc = ScatterDesc {
+            map,
+            updates: packed(plan.data_type, plan.output.sizes),
+            reduction: Some(Reduction::Add),
+            duplicates: None,
+        };
+        match desc.plan() {
+            Ok(scatter) => return Ok((desc, scatter)),
+            Err(e) => {
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    Err(first_error.expect("two rule sets were tried"))
+}
+
+/// A slice's gradient for its input, from its output's gradient.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SliceGradient {
+    /// The output is empty (an ONNX window that selects nothing): the gradient is zero.
+    Zeros,
+    /// Gathers along single dimensions, applied in order to the output's gradient (none: the
+    /// window is the whole input, and the gradient passes through).
+    Gathers(Vec<AxisInverse>),
+}
+
+/// One gather of a slice's gradient, along `axis` of a tensor that has the input's sizes on
+/// the dimensions before it was reached and the output's on the rest.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AxisInverse {
+    pub axis: usize,
+    /// For each input position along `axis`, the output position copied from it (`None`: the
+    /// window skipped it).
+    pub sources: Vec<Option<usize>>,
+    /// The output's size along `axis`: the index that reads zero for a skipped position (one
+    /// past the end, which the `zero` policy reads as zero).
+    pub output_size: usize,
+}
+
+impl AxisInverse {
+    /// The gather's indices: each input position's source, or `output_size` where none.
+    pub fn indices(&self) -> impl Iterator<Item = usize> + '_ {
+        self.sources.iter().map(|s| s.unwrap_or(self.output_size))
+    }
+
+    /// The gather of this step on a packed `dtype` tensor of `sizes`: OpenVINO Gather-8 along
+    /// `axis`, `index_type` indices, an index past the end reading zero.
+    pub fn gather(&self, dtype: DType, index_type: DType, sizes: &[usize]) -> Option<GatherDesc> {
+        let data = TensorDecl { dtype, sizes: Dims::new(sizes)?, strides: None };
+        let indices =
+            TensorDecl { dtype: index_type, sizes: Dims::new(&[self.sources.len()])?, strides: None };
+        let mut desc = GatherDesc::new(GatherRules::OpenVino, data, indices, self.axis as i64);
+        desc.out_of_range = Some(OutOfRange::Zero);
+        Some(desc)
+    }
+}
+
+/// The gradient of a slice planned as `plan`: along each dimension, output position `k` was
+/// copied from input position `start + k * stride` (`start` the window's first element in its
+/// walking direction), so an input position reads the gradient at `k` where it was one of
+/// those, and zero elsewhere. Dimensions the window leaves whole and in order need no gather.
+pub fn slice_input_gradient(plan: &SlicePlan) -> SliceGradient {
+    let Some((offsets, sizes, strides)) = &plan.window else { return SliceGradient::Zeros };
+    if plan.output.is_empty() {
+        return SliceGradient::Zeros;
+    }
+    let mut gathers = Vec::new();
+    for axis in 0..plan.input.rank() {
+        let (input_size, output_size) = (plan.input.sizes[axis], plan.output.sizes[axis]);
+        let stride = strides[axis];
+        let start = offsets[axis] + if stride < 0 { sizes[axis] - 1 } else { 0 };
+        if input_size == output_size && start == 0 && stride == 1 {
+            continue;
+        }
+        let step = stride.unsigned_abs() as usize;
+        let sources = (0..input_size)
+            .map(|j| {
+                // Distances along the walk: forwards from `start`, or backwards from it.
+                let distance = if stride > 0 { j.checked_sub(start) } else { start.checked_sub(j) }?;
+                let k = distance / step;
+                (distance % step == 0 && k < output_size).then_some(k)
+            })
+            .collect();
+        gathers.push(AxisInverse { axis, sources, output_size });
+    }
+    SliceGradient::Gathers(gathers)
+}

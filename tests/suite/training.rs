@@ -1,0 +1,199 @@
+//! Backward passes on Burn's autodiff (feature `burn`), on the device stridex runs on: the
+//! gradients of gathers (`gather!`, `gather_elements!`, `gather_nd!`) and slices equal Burn's
+//! own autodiff of `select`, `gather`, `slice` and `flip` on the same graph, or a host
+//! scatter-add where Burn has no such op; they are the same bits from run to run; what has no
+//! backward pass is an `Err` in the forward call, never a panic.
+
+use stridex::burn::burn_tensor::{Device, Int, Tensor, TensorData};
+use stridex::Error;
+
+/// Burn's autodiff device over the one stridex runs on.
+fn device() -> Device {
+    stridex::Device::default_device().expect("a device").burn_device().autodiff()
+}
+
+fn floats<const D: usize>(values: Vec<f32>, shape: [usize; D]) -> Tensor<D> {
+    Tensor::<D>::from_data(TensorData::new(values, shape), &device())
+}
+
+fn ints<const D: usize>(values: &[i32], shape: [usize; D]) -> Tensor<D, Int> {
+    Tensor::<D, Int>::from_data(TensorData::new(values.to_vec(), shape), &device())
+}
+
+fn values<const D: usize>(t: Tensor<D>) -> Vec<f32> {
+    t.into_data().try_to_vec::<f32>().unwrap()
+}
+
+/// Weights that make each output element's gradient distinct (and not exact in binary, so a
+/// sum's order shows in its bits).
+fn weights(n: usize) -> Vec<f32> {
+    (0..n).map(|i| 0.1 + (i as f32 * 0.37).sin()).collect()
+}
+
+/// The gradient of `sum(f(x) * w)` for `x` of `shape` (values `0.5 * i`), through `f`.
+fn gradient<const D: usize, const DO: usize>(
+    shape: [usize; D],
+    f: impl Fn(Tensor<D>) -> Tensor<DO>,
+) -> Vec<f32> {
+    let n = shape.iter().product::<usize>();
+    let x = floats((0..n).map(|v| v as f32 * 0.5).collect(), shape).require_grad();
+    let y = f(x.clone());
+    let w = floats(weights(y.shape().num_elements()), y.dims());
+    let grads = (y * w).sum().backward();
+    values(x.grad(&grads).expect("x requires gradients"))
+}
+
+fn bits(v: &[f32]) -> Vec<u32> {
+    v.iter().map(|x| x.to_bits()).collect()
+}
+
+#[test]
+fn an_embedding_gradient_equals_burns_select_and_repeats_bit_for_bit() {
+    let op = stridex::gather! { data: f32[40, 16], indices: i32[24] };
+    // Many repeats: each repeated row's gradient is a sum in the ids' order.
+    let ids: Vec<i32> = (0..24).map(|i| [3, 17, 3, 39, 0, 3][i % 6]).collect();
+    let ours = || gradient([40, 16], |t| op.apply::<_, 2, 1, 2>(t, ints(&ids, [24])).unwrap());
+    let first = ours();
+    let burn = gradient([40, 16], |t| t.select(0, ints(&ids, [24])));
+    assert_eq!(first, burn);
+    for _ in 0..5 {
+        assert_eq!(bits(&ours()), bits(&first));
+    }
+    // Rows no id names get zero.
+    assert!(first[16..32].iter().all(|&g| g == 0.0));
+}
+
+#[test]
+fn gather_elements_and_gather_nd_gradients_are_their_scatter_adds() {
+    let op = stridex::gather_elements! { data: f32[3, 4], indices: i32[3, 2], axis: 1 };
+    let idx = [0, 3, 1, 1, 2, 0];
+    let ours = gradient([3, 4], |t| op.apply::<_, 2, 2, 2>(t, ints(&idx, [3, 2])).unwrap());
+    let burn = gradient([3, 4], |t| t.gather(1, ints(&idx, [3, 2])));
+    assert_eq!(ours, burn);
+
+    // GatherND: rows of a [4, 3] table named by (row) tuples, one of them twice.
+    let nd = stridex::gather_nd! { rules: openvino, data: f32[4, 2, 3], indices: i32[3, 2] };
+    let tuples = [1, 0, 3, 1, 1, 0];
+    let ours = gradient([4, 2, 3], |t| nd.apply::<_, 3, 2, 2>(t, ints(&tuples, [3, 2])).unwrap());
+    let w = weights(9);
+    let mut want = vec![0.0f32; 24];
+    for (k, pair) in tuples.chunks(2).enumerate() {
+        let base = (pair[0] * 2 + pair[1]) as usize * 3;
+        for c in 0..3 {
+            want[base + c] += w[k * 3 + c];
+        }
+    }
+    assert_eq!(ours, want);
+}
+
+#[test]
+fn out_of_range_policies_carry_into_the_gradient() {
+    // `zero`: an index past the end read zero, so its gradient goes nowhere; `clamp`: it read
+    // the last row, which gets it.
+    let ids = [1, 9, -1];
+    let zero = stridex::gather! { data: f32[4, 2], indices: i32[3], out_of_range: zero };
+    let clamp = stridex::gather! { data: f32[4, 2], indices: i32[3], out_of_range: clamp };
+    let w = weights(6);
+    let g = gradient([4, 2], |t| zero.apply::<_, 2, 1, 2>(t, ints(&ids, [3])).unwrap());
+    assert_eq!(g, vec![0.0, 0.0, w[0], w[1], 0.0, 0.0, w[4], w[5]]);
+    let g = gradient([4, 2], |t| clamp.apply::<_, 2, 1, 2>(t, ints(&ids, [3])).unwrap());
+    assert_eq!(g, vec![0.0, 0.0, w[0], w[1], 0.0, 0.0, w[2] + w[4], w[3] + w[5]]);
+}
+
+#[test]
+fn slice_gradients_equal_burns_slice_and_flip() {
+    let crop = stridex::slice!(input: f32[3, 5, 4], s[1.., 1..4, ..]);
+    let ours = gradient([3, 5, 4], |t| crop.apply(t).unwrap());
+    assert_eq!(ours, gradient([3, 5, 4], |t| t.slice([1..3, 1..4, 0..4])));
+
+    let flip = stridex::slice! { rules: onnx, input: f32[3, 5, 4], starts: [-1], ends: [-6], axes: [1], steps: [-1] };
+    assert_eq!(gradient([3, 5, 4], |t| flip.apply(t).unwrap()), gradient([3, 5, 4], |t| t.flip([1])));
+
+    // A whole window: the gradient passes through.
+    let whole = stridex::slice!(input: f32[2, 3], s[.., ..]);
+    assert_eq!(gradient([2, 3], |t| whole.apply(t).unwrap()), weights(6));
+}
+
+#[test]
+fn strided_and_reversed_windows_send_each_gradient_back_to_its_element() {
+    // The README's SLICE1 window: rows 3 and 1 (stride -2), columns 1 and 3.
+    let s = stridex::slice! {
+        input: f32[1, 1, 4, 4],
+        offsets: [0, 0, 0, 1],
+        sizes: [1, 1, 4, 3],
+        strides: [1, 1, -2, 2],
+    };
+    let g = gradient([1, 1, 4, 4], |t| s.apply(t).unwrap());
+    let w = weights(4);
+    let mut want = vec![0.0f32; 16];
+    for (k, (row, col)) in [(3, 1), (3, 3), (1, 1), (1, 3)].into_iter().enumerate() {
+        want[row * 4 + col] = w[k];
+    }
+    assert_eq!(g, want);
+
+    // An empty ONNX window: every gradient is zero.
+    let empty = stridex::slice! { rules: onnx, input: f32[2, 3], starts: [2], ends: [2], axes: [1] };
+    assert_eq!(gradient([2, 3], |t| empty.apply(t).unwrap()), vec![0.0; 6]);
+}
+
+#[test]
+fn a_chain_of_gather_and_slice_backpropagates_through_both() {
+    // Burn's graph holds the two stridex ops as two nodes: gather rows, then crop columns.
+    let rows = stridex::gather! { data: f32[6, 5], indices: i32[4] };
+    let crop = stridex::slice!(input: f32[4, 5], s[.., 1..;2]);
+    let ids = [5, 0, 5, 2];
+    let ours =
+        gradient([6, 5], |t| crop.apply(rows.apply::<_, 2, 1, 2>(t, ints(&ids, [4])).unwrap()).unwrap());
+    let burn = gradient([6, 5], |t| t.select(0, ints(&ids, [4])).slice([0..4, 1..5]).slice_step());
+    assert_eq!(ours, burn);
+}
+
+trait SliceStep {
+    fn slice_step(self) -> Self;
+}
+
+impl SliceStep for Tensor<2> {
+    /// Every other column (Burn's `select` with the column ids, whose gradient Burn computes).
+    fn slice_step(self) -> Self {
+        let cols = self.dims()[1];
+        let keep: Vec<i32> = (0..cols as i32).step_by(2).collect();
+        let n = keep.len();
+        self.select(1, ints(&keep, [n]))
+    }
+}
+
+#[test]
+fn what_has_no_backward_pass_is_an_err_in_the_forward_call() {
+    let x = floats(vec![1.0; 24], [2, 3, 4]).require_grad();
+    let beams = ints(&[2, 2, 0, 1, 0, 1], [2, 3]);
+    let batched =
+        stridex::gather! { rules: openvino, data: f32[2, 3, 4], indices: i32[2, 3], axis: 1, batch_dims: 1 };
+    let e = batched.apply::<_, 3, 2, 3>(x.clone(), beams.clone()).unwrap_err();
+    assert!(matches!(e, Error::NoGradient { .. }), "{e}");
+    assert!(e.to_string().contains("batch_dims"), "{e}");
+    // Without gradients required it runs (Burn's autodiff device, an untracked tensor).
+    let y = batched.apply::<_, 3, 2, 3>(x.clone().set_require_grad(false), beams).unwrap();
+    assert_eq!(y.dims(), [2, 3, 4]);
+
+    // An index out of range under `error` is reported before anything is recorded.
+    let op = stridex::gather! { data: f32[2, 3, 4], indices: i32[2] };
+    let e = op.apply::<_, 3, 1, 3>(x.clone(), ints(&[0, 2], [2])).unwrap_err();
+    assert!(matches!(e, Error::IndexOutOfRange { value: 2, .. }), "{e}");
+
+    // Chains have no backward pass yet: an `Err`, not a panic.
+    let chain = stridex::chain! { data: f32[2, 3, 4], slice { s[.., .., 1..] } };
+    let e = chain.apply::<_, 3, 3>(x, ()).unwrap_err();
+    assert!(matches!(e, Error::BurnTensor { .. }), "{e}");
+}
+
+#[test]
+fn integer_data_and_untracked_floats_run_under_autodiff() {
+    let op = stridex::gather! { data: i32[4, 2], indices: i32[2] };
+    let data = ints(&[0, 1, 2, 3, 4, 5, 6, 7], [4, 2]);
+    let y: Tensor<2, Int> = op.apply(data, ints(&[3, 1], [2])).unwrap();
+    assert_eq!(y.into_data().try_to_vec::<i32>().unwrap(), vec![6, 7, 2, 3]);
+    let f = stridex::gather! { data: f32[4, 2], indices: i32[2] };
+    let x = floats((0..8).map(|v| v as f32).collect(), [4, 2]);
+    let y: Tensor<2> = f.apply(x, ints(&[3, 1], [2])).unwrap();
+    assert_eq!(values(y), vec![6.0, 7.0, 2.0, 3.0]);
+}
