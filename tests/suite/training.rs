@@ -1,8 +1,9 @@
 //! Backward passes on Burn's autodiff (feature `burn`), on the device stridex runs on: the
 //! gradients of gathers (`gather!`, `gather_elements!`, `gather_nd!`) and slices equal Burn's
 //! own autodiff of `select`, `gather`, `slice` and `flip` on the same graph, or a host
-//! scatter-add where Burn has no such op; they are the same bits from run to run; what has no
-//! backward pass is an `Err` in the forward call, never a panic.
+//! scatter-add where Burn has no such op; a chain's are its stages' in reverse; they are the
+//! same bits from run to run; what has no backward pass is an `Err` in the forward call, never
+//! a panic.
 
 use stridex::burn::burn_tensor::{Device, Int, Tensor, TensorData};
 use stridex::Error;
@@ -180,10 +181,124 @@ fn what_has_no_backward_pass_is_an_err_in_the_forward_call() {
     let e = op.apply::<_, 3, 1, 3>(x.clone(), ints(&[0, 2], [2])).unwrap_err();
     assert!(matches!(e, Error::IndexOutOfRange { value: 2, .. }), "{e}");
 
-    // Chains have no backward pass yet: an `Err`, not a panic.
-    let chain = stridex::chain! { data: f32[2, 3, 4], slice { s[.., .., 1..] } };
-    let e = chain.apply::<_, 3, 3>(x, ()).unwrap_err();
-    assert!(matches!(e, Error::BurnTensor { .. }), "{e}");
+    // A chain whose stage has no backward pass names the stage.
+    let batched_stage = stridex::chain! {
+        data: f32[2, 3, 4],
+        slice { s[.., .., 1..] },
+        gather { rules: openvino, indices: i32[2, 3], axis: 1, batch_dims: 1 },
+    };
+    let e = batched_stage.apply::<_, 3, 3>(x.clone(), (ints(&[2, 2, 0, 1, 0, 1], [2, 3]),)).unwrap_err();
+    assert!(
+        matches!(&e, Error::InStage { stage: 2, error } if matches!(**error, Error::NoGradient { .. })),
+        "{e}"
+    );
+
+    // A scatter whose reduction has no backward pass yet: an `Err`, not a panic.
+    let mul = stridex::scatter! { data: f32[2, 3, 4], indices: i32[1], updates: f32[1, 3, 4], axis: 0, reduction: mul };
+    let e = mul.apply(x.clone(), ints(&[1], [1]), floats(vec![0.0; 12], [1, 3, 4])).unwrap_err();
+    assert!(matches!(e, Error::NoGradient { .. }) && e.to_string().contains("mul"), "{e}");
+}
+
+/// The gradients of `sum(f(data, updates) * w)` for `data` of `data_shape` (values `0.5 * i`)
+/// and `updates` of `updates_shape` (values `-0.25 * i`).
+fn gradients<const D: usize, const DU: usize>(
+    data_shape: [usize; D],
+    updates_shape: [usize; DU],
+    f: impl Fn(Tensor<D>, Tensor<DU>) -> Tensor<D>,
+) -> (Vec<f32>, Vec<f32>) {
+    let n = data_shape.iter().product::<usize>();
+    let m = updates_shape.iter().product::<usize>();
+    let data = floats((0..n).map(|v| v as f32 * 0.5).collect(), data_shape).require_grad();
+    let updates = floats((0..m).map(|v| v as f32 * -0.25).collect(), updates_shape).require_grad();
+    let y = f(data.clone(), updates.clone());
+    let grads = (y * floats(weights(n), data_shape)).sum().backward();
+    (values(data.grad(&grads).unwrap()), values(updates.grad(&grads).unwrap()))
+}
+
+#[test]
+fn a_scatter_add_sends_its_gradient_to_the_data_and_gathers_it_to_the_updates() {
+    use stridex::burn::burn_tensor::IndexingUpdateOp;
+    let add =
+        stridex::scatter! { data: f32[5, 3], indices: i32[4], updates: f32[4, 3], axis: 0, reduction: add };
+    let ids = [4, 1, 4, 0];
+    let ours = gradients([5, 3], [4, 3], |d, u| add.apply(d, ints(&ids, [4]), u).unwrap());
+    let burn =
+        gradients([5, 3], [4, 3], |d, u| d.select_assign(0, ints(&ids, [4]), u, IndexingUpdateOp::Add));
+    assert_eq!(ours, burn);
+    assert_eq!(ours.0, weights(15));
+
+    // `none`: the written rows' old values are gone, so their gradient is zero; each update
+    // gets its row's.
+    let none =
+        stridex::scatter_elements! { data: f32[2, 4], indices: i32[2, 2], updates: f32[2, 2], axis: 1 };
+    let (data, updates) =
+        gradients([2, 4], [2, 2], |d, u| none.apply(d, ints(&[3, 0, 1, 2], [2, 2]), u).unwrap());
+    let w = weights(8);
+    assert_eq!(data, vec![0.0, w[1], w[2], 0.0, w[4], 0.0, 0.0, w[7]]);
+    assert_eq!(updates, vec![w[3], w[0], w[5], w[6]]);
+
+    // Repeated destinations under `none`: only the last write would get a gradient.
+    let e = none
+        .apply(
+            floats(vec![0.0; 8], [2, 4]).require_grad(),
+            ints(&[3, 3, 1, 2], [2, 2]),
+            floats(vec![0.0; 4], [2, 2]),
+        )
+        .unwrap_err();
+    assert!(matches!(e, Error::NoGradient { .. }), "{e}");
+}
+
+#[test]
+fn a_fused_chain_backpropagates_its_stages_in_reverse() {
+    // Embedding rows, then the last position: one fused kernel forwards, a gather and a
+    // scatter-add backwards.
+    let last = stridex::chain! {
+        data: f32[50, 8],
+        gather { indices: i32[2, 5], axis: 0 },
+        slice { rules: onnx, starts: [-1], ends: [5], axes: [1] },
+    };
+    assert!(last.is_fused().unwrap());
+    let ids = [3, 9, 0, 49, 7, 11, 3, 3, 30, 7];
+    let ours = gradient([50, 8], |t| last.apply::<_, 2, 3>(t, (ints(&ids, [2, 5]),)).unwrap());
+    let burn =
+        gradient([50, 8], |t| t.select(0, ints(&ids, [10])).reshape([2, 5, 8]).slice([0..2, 4..5, 0..8]));
+    assert_eq!(ours, burn);
+
+    // An image chain: crop -> flip -> channel gather -> 2x down, against Burn's ops.
+    let image = stridex::chain! {
+        data: f32[2, 3, 8, 8],
+        slice { s[.., .., 1..7, 1..7] },
+        slice { s[.., .., .., ..;-1] },
+        gather { indices: i32[3], axis: 1 },
+        slice { s[.., .., ..;2, ..;2] },
+    };
+    let bgr = [2, 0, 0];
+    let ours = gradient([2, 3, 8, 8], |t| image.apply::<_, 4, 4>(t, (ints(&bgr, [3]),)).unwrap());
+    let burn = gradient([2, 3, 8, 8], |t| {
+        t.slice([0..2, 0..3, 1..7, 1..7])
+            .flip([3])
+            .select(1, ints(&bgr, [3]))
+            .slice([0..2, 0..3, 0..6, 0..6])
+            .step2()
+    });
+    assert_eq!(ours, burn);
+}
+
+trait Step2 {
+    fn step2(self) -> Self;
+}
+
+impl Step2 for Tensor<4> {
+    /// Every other row and column (Burn's `select`, whose gradient Burn computes).
+    fn step2(self) -> Self {
+        let even = |n: usize| {
+            let keep: Vec<i32> = (0..n as i32).step_by(2).collect();
+            let len = keep.len();
+            ints(&keep, [len])
+        };
+        let [_, _, h, w] = self.dims();
+        self.select(2, even(h)).select(3, even(w))
+    }
 }
 
 #[test]

@@ -4,23 +4,27 @@
 //! - a gather's gradient for its data is the scatter-add of the output's gradient into zeros
 //!   (the deterministic scatter: duplicates summed in the indices' order, no atomics);
 //! - a slice's is the output's gradient moved back through the window by gathers that read
-//!   zero where the window skipped.
+//!   zero where the window skipped;
+//! - a chain's is its stages' gradients in reverse order;
+//! - a scatter's (`add`, `none`) is the output's gradient for the data (cleared where `none`
+//!   overwrote) and its gather through the scatter's map for the updates.
 //!
-//! Everything that can fail is done in the forward call, which returns the `Err`: the
-//! gradient's plan, the indices read back and grouped for the scatter (a sync, as the
-//! scatters' `apply` takes), the slice's index tensors. The backward pass only registers
+//! Every op is one node of Burn's graph, [`Backprop`], whose backward pass is a list of
+//! [`Step`]s. Everything that can fail is done in the forward call, which returns the `Err`:
+//! the gradient's plan, the indices read back and grouped for each scatter (a sync, as the
+//! scatters' `apply` takes), the slices' index tensors. The backward pass only registers
 //! kernels in Burn's fusion stream, where a device error surfaces as Burn's own do.
 
 use super::fusion;
 use super::Fused;
-use super::{gather_fused, leading, scatter, slice_fused};
+use super::{chain, gather_fused, leading, scatter, slice_fused};
 use crate::element::{Element, IndexElement};
 use crate::error::Error;
-use crate::ops::{GatherOp, ScatterOp, SliceOp, Writes};
+use crate::ops::{in_stage, ChainOp, GatherOp, IndexTypes, ScatterOp, SliceOp, Writes};
 use burn_autodiff::checkpoint::base::Checkpointer;
 use burn_autodiff::checkpoint::strategy::{BalancedCheckpointing, CheckpointStrategy, NoCheckpointing};
 use burn_autodiff::grads::Gradients;
-use burn_autodiff::ops::{unary, Backward, Ops, OpsKind};
+use burn_autodiff::ops::{binary, unary, Backward, Ops, OpsKind};
 use burn_autodiff::Autodiff;
 use burn_backend::ops::{FloatTensorOps, IntTensorOps};
 use burn_backend::tensor::FloatTensor;
@@ -32,7 +36,10 @@ use burn_dispatch::{
 };
 use std::sync::Arc;
 use stridex_core::gradient::{self, SliceGradient};
-use stridex_core::{DType, Operand};
+use stridex_core::{
+    DType, Duplicates, GatherPlan, IndexType, Operand, OutOfRange, Reduction, ScatterPlan, SlicePlan,
+    StagePlan,
+};
 
 /// A tracked float tensor of the CubeCL backend (the same type under either checkpointing
 /// strategy).
@@ -90,38 +97,44 @@ pub(super) fn int_fused(tensor: Operand, t: DispatchTensor) -> Result<Fused, Err
 
 /// Runs `f` with the checkpointing strategy of `strategy` as a type.
 macro_rules! with_strategy {
-    ($strategy:expr, $f:ident::<$($t:ty),*>($($arg:expr),*)) => {
+    ($strategy:expr, $f:ident $(::<$($t:ty),*>)?($($arg:expr),*)) => {
         match $strategy {
-            GradientCheckpointingStrategy::Disabled => $f::<NoCheckpointing, $($t),*>($($arg),*),
-            GradientCheckpointingStrategy::Balanced => $f::<BalancedCheckpointing, $($t),*>($($arg),*),
+            GradientCheckpointingStrategy::Disabled => $f::<NoCheckpointing $($(, $t)*)?>($($arg),*),
+            GradientCheckpointingStrategy::Balanced => $f::<BalancedCheckpointing $($(, $t)*)?>($($arg),*),
         }
     };
 }
 
-/// The gather of `data` (under autodiff with `strategy`) at `indices`; a float `data` that
-/// requires gradients gets the scatter-add backward pass.
-pub(super) fn gather<T: Element, J: IndexElement>(
-    op: &GatherOp<T, J>,
-    data: DispatchTensor,
-    indices: DispatchTensor,
-    strategy: GradientCheckpointingStrategy,
-) -> Result<DispatchTensor, Error> {
-    let indices = int_fused(Operand::Indices, indices)?;
-    with_strategy!(strategy, gather_under::<T, J>(op, data, indices))
+/// An op's forward pass on the fusion stream, and its backward pass's steps (asked only when
+/// the input requires gradients).
+trait Differentiable {
+    fn forward(&self, input: Fused, float: bool) -> Result<Fused, Error>;
+    fn backward(&self, input: &Fused) -> Result<Vec<Box<dyn Step>>, Error>;
 }
 
-fn gather_under<C: CheckpointStrategy, T: Element, J: IndexElement>(
-    op: &GatherOp<T, J>,
-    data: DispatchTensor,
-    indices: Fused,
+/// The op on `input`, under autodiff with `strategy`: a float `input` that requires gradients
+/// records the op's backward pass; an `Int` one (no gradient) runs as without autodiff.
+fn apply(
+    op: &dyn Differentiable,
+    tensor: Operand,
+    input: DispatchTensor,
+    strategy: GradientCheckpointingStrategy,
+) -> Result<DispatchTensor, Error> {
+    with_strategy!(strategy, apply_under(op, tensor, input))
+}
+
+fn apply_under<C: CheckpointStrategy>(
+    op: &dyn Differentiable,
+    tensor: Operand,
+    input: DispatchTensor,
 ) -> Result<DispatchTensor, Error>
 where
     DispatchTensor: DispatchKindConversion<Autodiff<Cube, C>>,
 {
-    let out = match under::<C>(Operand::Data, data)? {
-        BackendTensor::Float(data) => BackendTensor::Float(tracked_gather::<C, T, J>(op, data, indices)?),
-        BackendTensor::Int(data) => BackendTensor::Int(gather_fused(op, data, false, indices)?),
-        other => return Err(kind_error(Operand::Data, &other)),
+    let out = match under::<C>(tensor, input)? {
+        BackendTensor::Float(input) => BackendTensor::Float(tracked::<C>(op, input)?),
+        BackendTensor::Int(input) => BackendTensor::Int(op.forward(input, false)?),
+        other => return Err(kind_error(tensor, &other)),
     };
     Ok(wrap::<C>(out))
 }
@@ -130,139 +143,110 @@ fn kind_error<B: Backend>(tensor: Operand, t: &BackendTensor<B>) -> Error {
     Error::BurnTensor { tensor, mismatch: format!("a {} tensor, which stridex ops do not move", t.name()) }
 }
 
-fn tracked_gather<C: CheckpointStrategy, T: Element, J: IndexElement>(
-    op: &GatherOp<T, J>,
-    data: Tracked,
-    indices: Fused,
-) -> Result<Tracked, Error> {
-    match GatherGradient::<T, J>::new().prepare::<C>([data.node()]).compute_bound().stateful() {
-        OpsKind::Tracked(prep) => {
-            let (plan, _) = op.at(Some(leading(&indices.shape)), "apply")?;
-            let no_gradient = |why: String| Error::NoGradient { op: "gather".into(), why };
-            let (desc, scatter_plan) =
-                gradient::gather_data_gradient(&plan, J::DTYPE).map_err(|e| no_gradient(e.to_string()))?;
-            let scatter: &'static ScatterOp<T, J> = fusion::shared(&desc, || ScatterOp::__from_checked(desc));
-            // The writes are grouped now, so the backward pass has nothing left that can fail.
-            let values = J::from_bytes(&fusion::read_back(&indices)?);
-            let writes = scatter.group(&values, scatter_plan.map.data)?;
-            let primal = data.into_primitive();
-            let state = GatherState {
-                scatter,
-                writes: Arc::new(writes),
-                shape: primal.shape(),
-                device: primal.device(),
-            };
-            Ok(prep.finish(state, gather_fused(op, primal, true, indices)?))
-        }
-        OpsKind::UnTracked(prep) => Ok(prep.finish(gather_fused(op, data.into_primitive(), true, indices)?)),
-    }
-}
-
-/// The slice of `input` (under autodiff with `strategy`); a float `input` that requires
-/// gradients gets the window's backward pass.
-pub(super) fn slice<T: Element>(
-    op: &SliceOp<T>,
-    input: DispatchTensor,
-    strategy: GradientCheckpointingStrategy,
-) -> Result<DispatchTensor, Error> {
-    with_strategy!(strategy, slice_under::<T>(op, input))
-}
-
-fn slice_under<C: CheckpointStrategy, T: Element>(
-    op: &SliceOp<T>,
-    input: DispatchTensor,
-) -> Result<DispatchTensor, Error>
-where
-    DispatchTensor: DispatchKindConversion<Autodiff<Cube, C>>,
-{
-    let out = match under::<C>(Operand::Input, input)? {
-        BackendTensor::Float(input) => BackendTensor::Float(tracked_slice::<C, T>(op, input)?),
-        BackendTensor::Int(input) => BackendTensor::Int(slice_fused(op, input, false)?),
-        other => return Err(kind_error(Operand::Input, &other)),
-    };
-    Ok(wrap::<C>(out))
-}
-
-fn tracked_slice<C: CheckpointStrategy, T: Element>(
-    op: &SliceOp<T>,
-    input: Tracked,
-) -> Result<Tracked, Error> {
-    match SliceGradientOp::<T>::new().prepare::<C>([input.node()]).compute_bound().stateful() {
+fn tracked<C: CheckpointStrategy>(op: &dyn Differentiable, input: Tracked) -> Result<Tracked, Error> {
+    match Backprop.prepare::<C>([input.node()]).compute_bound().stateful() {
         OpsKind::Tracked(prep) => {
             let primal = input.into_primitive();
-            let (plan, _) = op.at(Some(leading(&primal.shape)), "apply")?;
-            let device = primal.device();
-            let steps = match gradient::slice_input_gradient(&plan) {
-                SliceGradient::Zeros => None,
-                SliceGradient::Gathers(gathers) => {
-                    let mut sizes = plan.output.sizes.to_vec();
-                    let mut steps = Vec::with_capacity(gathers.len());
-                    for g in &gathers {
-                        steps.push(SliceStep::new(g, &mut sizes, &device)?);
-                    }
-                    Some(steps)
-                }
-            };
-            let state = SliceState { steps, shape: primal.shape(), device };
-            Ok(prep.finish(state, slice_fused(op, primal, true)?))
+            let steps = op.backward(&primal)?;
+            Ok(prep.finish(Arc::from(steps), op.forward(primal, true)?))
         }
-        OpsKind::UnTracked(prep) => Ok(prep.finish(slice_fused(op, input.into_primitive(), true)?)),
+        OpsKind::UnTracked(prep) => Ok(prep.finish(op.forward(input.into_primitive(), true)?)),
     }
 }
 
-/// The backward pass of a gather: the scatter-add of the output's gradient into zeros.
+/// A stridex op as one node of Burn's graph: its backward pass runs its steps in order on the
+/// output's gradient.
 #[derive(Debug)]
-struct GatherGradient<T: 'static, J: 'static>(std::marker::PhantomData<fn() -> (T, J)>);
+struct Backprop;
 
-impl<T, J> GatherGradient<T, J> {
-    fn new() -> Self {
-        GatherGradient(std::marker::PhantomData)
+impl Backward<Cube, 1> for Backprop {
+    type State = Arc<[Box<dyn Step>]>;
+
+    fn backward(self, ops: Ops<Self::State, 1>, grads: &mut Gradients, _: &mut Checkpointer) {
+        let steps = ops.state;
+        unary::<Cube, _>(ops.parents, ops.node, grads, |grad| {
+            steps.iter().fold(grad, |g, step| step.apply(g))
+        });
     }
 }
 
+/// One op of a backward pass in Burn's fusion stream: from the gradient of an op's output to
+/// that of its input. Its checks were made when it was planned, so it cannot fail.
+trait Step: std::fmt::Debug + Send + Sync {
+    fn apply(&self, grad: Fused) -> Fused;
+}
+
+/// A gather's step: the scatter-add of the gradient into zeros of the data's sizes, its writes
+/// grouped when it was planned.
 #[derive(Debug)]
-struct GatherState<T: 'static, J: 'static> {
+struct ScatterAdd<T: 'static, J: 'static> {
     scatter: &'static ScatterOp<T, J>,
     writes: Arc<Writes>,
     shape: burn_backend::Shape,
     device: CubeDevice,
 }
 
-impl<T, J> Clone for GatherState<T, J> {
-    fn clone(&self) -> Self {
-        GatherState {
-            scatter: self.scatter,
-            writes: self.writes.clone(),
-            shape: self.shape.clone(),
-            device: self.device.clone(),
-        }
+impl<T: Element, J: IndexElement> Step for ScatterAdd<T, J> {
+    fn apply(&self, grad: Fused) -> Fused {
+        let zeros = Cube::float_zeros(self.shape.clone(), &self.device, grad.dtype().into());
+        scatter::register_grouped(self.scatter, self.writes.clone(), true, zeros, grad)
     }
 }
 
-impl<T: Element, J: IndexElement> Backward<Cube, 1> for GatherGradient<T, J> {
-    type State = GatherState<T, J>;
-
-    fn backward(self, ops: Ops<Self::State, 1>, grads: &mut Gradients, _: &mut Checkpointer) {
-        let GatherState { scatter, writes, shape, device } = ops.state;
-        unary::<Cube, _>(ops.parents, ops.node, grads, |grad| {
-            let zeros = Cube::float_zeros(shape, &device, grad.dtype().into());
-            scatter::register_grouped(scatter, writes, true, zeros, grad)
-        });
+impl<T: Element, J: IndexElement> ScatterAdd<T, J> {
+    /// The step of a gather planned as `plan` at `indices` (read back and grouped now).
+    fn plan(plan: &GatherPlan, indices: &Fused, device: &CubeDevice) -> Result<Box<dyn Step>, Error> {
+        let (desc, scatter_plan) = gradient::gather_data_gradient(plan, J::DTYPE)
+            .map_err(|e| Error::NoGradient { op: "gather".into(), why: e.to_string() })?;
+        let scatter: &'static ScatterOp<T, J> = fusion::shared(&desc, || ScatterOp::__from_checked(desc));
+        let values = J::from_bytes(&fusion::read_back(indices)?);
+        let writes = scatter.group(&values, scatter_plan.map.data)?;
+        let shape = burn_backend::Shape::from(plan.data.sizes.to_vec());
+        Ok(Box::new(ScatterAdd { scatter, writes: Arc::new(writes), shape, device: device.clone() }))
     }
 }
 
-/// One gather of a slice's backward pass, with its index tensor made in the forward call.
-#[derive(Clone, Debug)]
-struct SliceStep<T: 'static> {
-    gather: &'static GatherOp<T, i32>,
+/// A gather of the gradient: one of a slice's steps (its index tensor made when it was
+/// planned), or a scatter's step to its updates.
+#[derive(Debug)]
+struct GatherStep<T: 'static, J: 'static> {
+    gather: &'static GatherOp<T, J>,
     indices: Fused,
-    /// The sizes after this step.
+    /// The sizes after this gather.
     sizes: Vec<usize>,
 }
 
-impl<T: Element> SliceStep<T> {
-    /// The step of `g` on a tensor of `sizes` (updated to the sizes after it).
-    fn new(g: &gradient::AxisInverse, sizes: &mut [usize], device: &CubeDevice) -> Result<Self, Error> {
+impl<T: Element, J: IndexElement> Step for GatherStep<T, J> {
+    fn apply(&self, grad: Fused) -> Fused {
+        fusion::register(self.gather, true, vec![grad, self.indices.clone()], &self.sizes)
+    }
+}
+
+/// The gradient of an empty slice: zeros of the input's sizes.
+#[derive(Debug)]
+struct Zeros {
+    shape: burn_backend::Shape,
+    device: CubeDevice,
+}
+
+impl Step for Zeros {
+    fn apply(&self, grad: Fused) -> Fused {
+        Cube::float_zeros(self.shape.clone(), &self.device, grad.dtype().into())
+    }
+}
+
+/// The steps of a slice planned as `plan`.
+fn slice_steps<T: Element>(plan: &SlicePlan, device: &CubeDevice) -> Result<Vec<Box<dyn Step>>, Error> {
+    let gathers = match gradient::slice_input_gradient(plan) {
+        SliceGradient::Zeros => {
+            let shape = burn_backend::Shape::from(plan.input.sizes.to_vec());
+            return Ok(vec![Box::new(Zeros { shape, device: device.clone() })]);
+        }
+        SliceGradient::Gathers(gathers) => gathers,
+    };
+    let mut sizes = plan.output.sizes.to_vec();
+    let mut steps: Vec<Box<dyn Step>> = Vec::with_capacity(gathers.len());
+    for g in &gathers {
         let too_long = || Error::NoGradient {
             op: "slice".into(),
             why: format!(
@@ -271,7 +255,7 @@ impl<T: Element> SliceStep<T> {
                 g.sources.len()
             ),
         };
-        let desc = g.gather(T::DTYPE, DType::I32, sizes).ok_or_else(too_long)?;
+        let desc = g.gather(T::DTYPE, DType::I32, &sizes).ok_or_else(too_long)?;
         let op = GatherOp::<T, i32>::new(desc)?;
         let values =
             g.indices().map(|i| i32::try_from(i).map_err(|_| too_long())).collect::<Result<Vec<_>, _>>()?;
@@ -285,37 +269,261 @@ impl<T: Element> SliceStep<T> {
         sizes[g.axis] = g.sources.len();
         let desc = *op.desc();
         let gather = fusion::shared(&desc, || op);
-        Ok(SliceStep { gather, indices, sizes: sizes.to_vec() })
+        steps.push(Box::new(GatherStep { gather, indices, sizes: sizes.clone() }));
+    }
+    Ok(steps)
+}
+
+/// A gather and its indices, as the forward call takes them.
+struct GatherAt<'a, T, J> {
+    op: &'a GatherOp<T, J>,
+    indices: Fused,
+}
+
+impl<T: Element, J: IndexElement> Differentiable for GatherAt<'_, T, J> {
+    fn forward(&self, data: Fused, float: bool) -> Result<Fused, Error> {
+        gather_fused(self.op, data, float, self.indices.clone())
+    }
+
+    fn backward(&self, data: &Fused) -> Result<Vec<Box<dyn Step>>, Error> {
+        let (plan, _) = self.op.at(Some(leading(&self.indices.shape)), "apply")?;
+        Ok(vec![ScatterAdd::<T, J>::plan(&plan, &self.indices, &data.device())?])
     }
 }
 
+/// The gather of `data` (under autodiff with `strategy`) at `indices`; a float `data` that
+/// requires gradients gets the scatter-add backward pass.
+pub(super) fn gather<T: Element, J: IndexElement>(
+    op: &GatherOp<T, J>,
+    data: DispatchTensor,
+    indices: DispatchTensor,
+    strategy: GradientCheckpointingStrategy,
+) -> Result<DispatchTensor, Error> {
+    let indices = int_fused(Operand::Indices, indices)?;
+    apply(&GatherAt { op, indices }, Operand::Data, data, strategy)
+}
+
+impl<T: Element> Differentiable for SliceOp<T> {
+    fn forward(&self, input: Fused, float: bool) -> Result<Fused, Error> {
+        slice_fused(self, input, float)
+    }
+
+    fn backward(&self, input: &Fused) -> Result<Vec<Box<dyn Step>>, Error> {
+        let (plan, _) = self.at(Some(leading(&input.shape)), "apply")?;
+        slice_steps::<T>(&plan, &input.device())
+    }
+}
+
+/// The slice of `input` (under autodiff with `strategy`); a float `input` that requires
+/// gradients gets the window's backward pass.
+pub(super) fn slice<T: Element>(
+    op: &SliceOp<T>,
+    input: DispatchTensor,
+    strategy: GradientCheckpointingStrategy,
+) -> Result<DispatchTensor, Error> {
+    apply(op, Operand::Input, input, strategy)
+}
+
+/// A chain and its gathers' indices, as the forward call takes them.
+struct ChainAt<'a, T: 'static, J> {
+    op: &'a ChainOp<T, J>,
+    indices: Vec<Fused>,
+}
+
+impl<T: Element, J: IndexTypes> Differentiable for ChainAt<'_, T, J> {
+    fn forward(&self, data: Fused, float: bool) -> Result<Fused, Error> {
+        chain::fused(self.op, data, float, self.indices.clone())
+    }
+
+    /// The stages' steps, last stage first.
+    fn backward(&self, data: &Fused) -> Result<Vec<Box<dyn Step>>, Error> {
+        let plan = chain::plan_for(self.op, data, &self.indices)?;
+        let device = data.device();
+        let mut gathers = self.indices.len();
+        let mut steps = Vec::new();
+        for (i, stage) in plan.stages.iter().enumerate().rev() {
+            let stage_error = |e| in_stage(i + 1, e);
+            match stage {
+                StagePlan::Slice(s) => steps.extend(slice_steps::<T>(s, &device).map_err(stage_error)?),
+                StagePlan::Gather(g) => {
+                    gathers -= 1;
+                    let at = &self.indices[gathers];
+                    let step = match g.index_type {
+                        IndexType::I32 => ScatterAdd::<T, i32>::plan(g, at, &device),
+                        IndexType::I64 => ScatterAdd::<T, i64>::plan(g, at, &device),
+                        IndexType::U32 => ScatterAdd::<T, u32>::plan(g, at, &device),
+                        IndexType::U64 => ScatterAdd::<T, u64>::plan(g, at, &device),
+                    };
+                    steps.push(step.map_err(stage_error)?);
+                }
+                StagePlan::Convert(_) => {
+                    let why = "its `convert` stage has no backward pass yet".to_string();
+                    return Err(stage_error(Error::NoGradient { op: "chain".into(), why }));
+                }
+            }
+        }
+        Ok(steps)
+    }
+}
+
+/// The chain on `data` (under autodiff with `strategy`); a float `data` that requires gradients
+/// gets its stages' backward passes, last stage first.
+pub(super) fn chain<T: Element, J: IndexTypes>(
+    op: &ChainOp<T, J>,
+    data: DispatchTensor,
+    indices: Vec<Fused>,
+    strategy: GradientCheckpointingStrategy,
+) -> Result<DispatchTensor, Error> {
+    apply(&ChainAt { op, indices }, Operand::Data, data, strategy)
+}
+
+/// A scatter on `data` and `updates` (under autodiff with `strategy`): float tensors that
+/// require gradients get its backward pass (`reduction: add` or `none`).
+pub(super) fn scatter<T: Element, I: IndexElement>(
+    op: &ScatterOp<T, I>,
+    data: DispatchTensor,
+    indices: Fused,
+    updates: DispatchTensor,
+    strategy: GradientCheckpointingStrategy,
+) -> Result<DispatchTensor, Error> {
+    with_strategy!(strategy, scatter_under::<T, I>(op, data, indices, updates))
+}
+
+fn scatter_under<C: CheckpointStrategy, T: Element, I: IndexElement>(
+    op: &ScatterOp<T, I>,
+    data: DispatchTensor,
+    indices: Fused,
+    updates: DispatchTensor,
+) -> Result<DispatchTensor, Error>
+where
+    DispatchTensor: DispatchKindConversion<Autodiff<Cube, C>>,
+{
+    let out = match (under::<C>(Operand::Data, data)?, under::<C>(Operand::Updates, updates)?) {
+        (BackendTensor::Float(d), BackendTensor::Float(u)) => {
+            BackendTensor::Float(tracked_scatter::<C, T, I>(op, d, indices, u)?)
+        }
+        (BackendTensor::Int(d), BackendTensor::Int(u)) => {
+            BackendTensor::Int(scatter::fused(op, d, &indices, u, false)?.0)
+        }
+        (BackendTensor::Float(_) | BackendTensor::Int(_), other) => {
+            return Err(kind_error(Operand::Updates, &other))
+        }
+        (other, _) => return Err(kind_error(Operand::Data, &other)),
+    };
+    Ok(wrap::<C>(out))
+}
+
+fn tracked_scatter<C: CheckpointStrategy, T: Element, I: IndexElement>(
+    op: &ScatterOp<T, I>,
+    data: Tracked,
+    indices: Fused,
+    updates: Tracked,
+) -> Result<Tracked, Error> {
+    match ScatterBackprop.prepare::<C>([data.node(), updates.node()]).compute_bound().stateful() {
+        OpsKind::Tracked(prep) => {
+            differentiable(op.plan()?)?;
+            let (data, updates) = (data.into_primitive(), updates.into_primitive());
+            let (out, values) = scatter::fused(op, data, &indices, updates, true)?;
+            let state = scatter_steps(op, &indices, &values, &out.device())?;
+            Ok(prep.finish(state, out))
+        }
+        OpsKind::UnTracked(prep) => {
+            let (data, updates) = (data.into_primitive(), updates.into_primitive());
+            Ok(prep.finish(scatter::fused(op, data, &indices, updates, true)?.0))
+        }
+    }
+}
+
+/// A scatter's two backward passes: to its data and to its updates.
+type ScatterSteps = (Arc<[Box<dyn Step>]>, Arc<[Box<dyn Step>]>);
+
+/// The steps of a scatter at index `values` (read back by its forward call): the updates'
+/// gradient is the gather of the output's gradient through the scatter's map (the elements
+/// each update went to); the data's is the output's gradient, with the written elements
+/// cleared under `none` (their values were replaced). Other reductions, `skip` (a gather
+/// reads `-1` as the last element, where the scatter dropped it) and repeated destinations
+/// under `none` (only the last write's update would get a gradient) have none yet.
+fn scatter_steps<T: Element, I: IndexElement>(
+    op: &ScatterOp<T, I>,
+    indices: &Fused,
+    values: &[I],
+    device: &CubeDevice,
+) -> Result<ScatterSteps, Error> {
+    let plan = op.plan()?;
+    let mut map = op.desc().map;
+    map.out_of_range = Some(plan.out_of_range);
+    let gather = GatherOp::<T, I>::new(map)?;
+    let gather = fusion::shared(&map, || gather);
+    let sizes = plan.updates.sizes.to_vec();
+    let to_updates: Vec<Box<dyn Step>> =
+        vec![Box::new(GatherStep { gather, indices: indices.clone(), sizes })];
+    let to_data: Vec<Box<dyn Step>> = match plan.reduction {
+        Reduction::Add => Vec::new(),
+        Reduction::None => {
+            // One write per element, or the losers' updates would need a gradient of zero.
+            let mut strict = *op.desc();
+            strict.duplicates = Some(Duplicates::Error);
+            let strict = ScatterOp::<T, I>::new(strict)?;
+            let writes = strict.group(values, plan.map.data).map_err(|e| match e {
+                Error::DuplicateIndex { .. } => no_gradient(format!(
+                    "{e}: under `reduction: none` only the last of them would get a gradient, which is not written yet; use `duplicates: error` or `reduction: add`"
+                )),
+                e => e,
+            })?;
+            let op: &'static ScatterOp<T, I> =
+                fusion::shared(op.desc(), || ScatterOp::__from_checked(*op.desc()));
+            let updates = burn_backend::Shape::from(plan.updates.sizes.to_vec());
+            vec![Box::new(ClearWritten { op, writes: Arc::new(writes), updates, device: device.clone() })]
+        }
+        _ => return differentiable(plan).map(|()| (Arc::from(Vec::new()), Arc::from(Vec::new()))),
+    };
+    Ok((Arc::from(to_data), Arc::from(to_updates)))
+}
+
+fn no_gradient(why: String) -> Error {
+    Error::NoGradient { op: "scatter".into(), why }
+}
+
+/// Whether a scatter planned as `plan` has a backward pass, checked before it runs.
+fn differentiable(plan: &ScatterPlan) -> Result<(), Error> {
+    if plan.out_of_range == OutOfRange::Skip {
+        return Err(no_gradient("`out_of_range: skip` has no backward pass yet".into()));
+    }
+    match plan.reduction {
+        Reduction::Add | Reduction::None => Ok(()),
+        r => Err(no_gradient(format!(
+            "`reduction: {}` has no backward pass yet; `add` and `none` do",
+            r.name()
+        ))),
+    }
+}
+
+/// A `none` scatter's step to its data: the same scatter writes zeros into the gradient.
 #[derive(Debug)]
-struct SliceGradientOp<T: 'static>(std::marker::PhantomData<fn() -> T>);
-
-impl<T> SliceGradientOp<T> {
-    fn new() -> Self {
-        SliceGradientOp(std::marker::PhantomData)
-    }
-}
-
-#[derive(Clone, Debug)]
-struct SliceState<T: 'static> {
-    /// `None`: the output is empty, so the gradient is zero.
-    steps: Option<Vec<SliceStep<T>>>,
-    shape: burn_backend::Shape,
+struct ClearWritten<T: 'static, I: 'static> {
+    op: &'static ScatterOp<T, I>,
+    writes: Arc<Writes>,
+    updates: burn_backend::Shape,
     device: CubeDevice,
 }
 
-impl<T: Element> Backward<Cube, 1> for SliceGradientOp<T> {
-    type State = SliceState<T>;
+impl<T: Element, I: IndexElement> Step for ClearWritten<T, I> {
+    fn apply(&self, grad: Fused) -> Fused {
+        let zeros = Cube::float_zeros(self.updates.clone(), &self.device, grad.dtype().into());
+        scatter::register_grouped(self.op, self.writes.clone(), true, grad, zeros)
+    }
+}
 
-    fn backward(self, ops: Ops<Self::State, 1>, grads: &mut Gradients, _: &mut Checkpointer) {
-        let SliceState { steps, shape, device } = ops.state;
-        unary::<Cube, _>(ops.parents, ops.node, grads, |grad| match steps {
-            None => Cube::float_zeros(shape, &device, grad.dtype().into()),
-            Some(steps) => steps.into_iter().fold(grad, |g, step| {
-                fusion::register(step.gather, true, vec![g, step.indices], &step.sizes)
-            }),
-        });
+/// A scatter as one node of Burn's graph, with two parents: the data and the updates.
+#[derive(Debug)]
+struct ScatterBackprop;
+
+impl Backward<Cube, 2> for ScatterBackprop {
+    type State = ScatterSteps;
+
+    fn backward(self, ops: Ops<Self::State, 2>, grads: &mut Gradients, _: &mut Checkpointer) {
+        let (to_data, to_updates) = ops.state;
+        let run = |steps: &[Box<dyn Step>], grad: Fused| steps.iter().fold(grad, |g, step| step.apply(g));
+        binary::<Cube, _, _>(ops.parents, ops.node, grads, |g| run(&to_data, g), |g| run(&to_updates, g));
     }
 }

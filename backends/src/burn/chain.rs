@@ -74,7 +74,11 @@ impl<T: Element, J: IndexTypes> ChainOp<T, J> {
             check_rank(Operand::Indices, &g.indices, rank).map_err(|e| in_stage(stage, e))?;
         }
         let indices = indices.into_iter().map(|(p, _)| p).collect();
-        let data = super::into_fused(Operand::Data, data)?;
+        let (data, strategy) = super::autodiff_of(data);
+        if let Some(strategy) = strategy {
+            return Ok(Tensor::from_dispatch(super::autodiff::chain(self, data, indices, strategy)?));
+        }
+        let data = super::into_fused(Operand::Data, Tensor::<D, K>::from_dispatch(data))?;
         Ok(from_fused(fused(self, data, K::FLOAT, indices)?))
     }
 
@@ -153,14 +157,13 @@ impl<T: Element, J: IndexTypes> OnCube for &'static ChainOp<T, J> {
 
 /// The chain joins Burn's fusion stream after its checks (index values under `error` read
 /// back first: an error inside the stream would surface only when the result is read).
-fn fused<T: Element, J: IndexTypes>(
+pub(super) fn fused<T: Element, J: IndexTypes>(
     op: &ChainOp<T, J>,
     data: Fused,
     data_float: bool,
     indices: Vec<Fused>,
 ) -> Result<Fused, Error> {
-    let shapes: Vec<&[usize]> = indices.iter().map(|t| t.shape.as_slice()).collect();
-    let (plan, _) = op.at(count_of(op, &data.shape, &shapes), "apply")?;
+    let plan = plan_for(op, &data, &indices)?;
     check_meta(Operand::Data, data.dtype, &data.shape, T::DTYPE, &plan.data)?;
     fusion::check_packed(Operand::Data, &plan.data)?;
     for ((stage, g), t) in plan.gathers().zip(&indices) {
@@ -178,6 +181,16 @@ fn fused<T: Element, J: IndexTypes>(
     let mut inputs = vec![data];
     inputs.extend(indices);
     Ok(fusion::register(op, data_float, inputs, &plan.output.sizes))
+}
+
+/// The chain's plan for the stream's tensors (at the count they carry, for a `_` chain).
+pub(super) fn plan_for<T: Element, J: IndexTypes>(
+    op: &ChainOp<T, J>,
+    data: &Fused,
+    indices: &[Fused],
+) -> Result<ChainPlan, Error> {
+    let shapes: Vec<&[usize]> = indices.iter().map(|t| t.shape.as_slice()).collect();
+    Ok(op.at(count_of(op, &data.shape, &shapes), "apply")?.0.into_owned())
 }
 
 /// An output buffer for a chain's kernel: zeroed where its layout leaves gaps.

@@ -12,9 +12,9 @@
 //! run in the stream (`burn/scatter.rs`).
 //!
 //! On tensors that track gradients (a device made with Burn's `.autodiff()`), gathers
-//! (`gather!`, `gather_elements!`, `gather_nd!`) and slices have backward passes that are
-//! stridex kernels (`burn/autodiff.rs`); chains and scatters are refused there with an `Err`
-//! naming what is missing.
+//! (`gather!`, `gather_elements!`, `gather_nd!`), slices, chains and scatters (`add`, `none`)
+//! have backward passes that are stridex kernels (`burn/autodiff.rs`); what has none yet is
+//! an `Err` naming what is missing.
 
 mod autodiff;
 mod chain;
@@ -76,7 +76,7 @@ fn into_fused<K: BurnKind, const D: usize>(tensor: Operand, t: Tensor<D, K>) -> 
         tensor,
         mismatch: format!(
             "the Burn tensor is not a CubeCL tensor without autodiff (wgpu, CUDA or CubeCL's CPU \
-             runtime; of the ops on Burn tensors, only gathers and slices have backward passes): {e:?}"
+             runtime): {e:?}"
         ),
     })
 }

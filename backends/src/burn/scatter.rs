@@ -37,22 +37,17 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
         check_rank(Operand::Data, &plan.map.data, D)?;
         check_rank(Operand::Indices, &plan.map.indices, DI)?;
         check_rank(Operand::Updates, &plan.updates, DU)?;
-        let data = into_fused(Operand::Data, data)?;
         let indices = into_fused(Operand::Indices, indices)?;
-        let updates = into_fused(Operand::Updates, updates)?;
-        for (tensor, t, dtype, layout) in [
-            (Operand::Data, &data, T::DTYPE, &plan.map.data),
-            (Operand::Indices, &indices, I::DTYPE, &plan.map.indices),
-            (Operand::Updates, &updates, T::DTYPE, &plan.updates),
-        ] {
-            check_meta(tensor, t.dtype, &t.shape, dtype, layout)?;
-            fusion::check_packed(tensor, layout)?;
+        let (data, strategy) = super::autodiff_of(data);
+        if let Some(strategy) = strategy {
+            let updates = updates.into_dispatch();
+            return Ok(Tensor::from_dispatch(super::autodiff::scatter(
+                self, data, indices, updates, strategy,
+            )?));
         }
-        // In the stream the data is packed, so its layout is the one written.
-        let writes = self.group(&I::from_bytes(&fusion::read_back(&indices)?), plan.map.data)?;
-        let op: &'static ScatterOp<T, I> =
-            fusion::shared(self.desc(), || ScatterOp::__from_checked(*self.desc()));
-        Ok(from_fused(register_grouped(op, Arc::new(writes), K::FLOAT, data, updates)))
+        let data = into_fused(Operand::Data, Tensor::<D, K>::from_dispatch(data))?;
+        let updates = into_fused(Operand::Updates, updates)?;
+        Ok(from_fused(fused(self, data, &indices, updates, K::FLOAT)?.0))
     }
 
     /// The scatter on `CubeBackend` tensors (Burn's CubeCL backend without fusion), launched at
@@ -76,6 +71,30 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
         let writes = self.group_read_back(&indices.client, &indices.handle, dest)?;
         scatter_on_cube(self, data, updates, &writes, as_declared)
     }
+}
+
+/// The scatter in the stream, after its checks, and the index values it read back.
+pub(super) fn fused<T: Element, I: IndexElement>(
+    op: &ScatterOp<T, I>,
+    data: Fused,
+    indices: &Fused,
+    updates: Fused,
+    float: bool,
+) -> Result<(Fused, Vec<I>), Error> {
+    let plan = op.plan()?;
+    for (tensor, t, dtype, layout) in [
+        (Operand::Data, &data, T::DTYPE, &plan.map.data),
+        (Operand::Indices, indices, I::DTYPE, &plan.map.indices),
+        (Operand::Updates, &updates, T::DTYPE, &plan.updates),
+    ] {
+        check_meta(tensor, t.dtype, &t.shape, dtype, layout)?;
+        fusion::check_packed(tensor, layout)?;
+    }
+    // In the stream the data is packed, so its layout is the one written.
+    let values = I::from_bytes(&fusion::read_back(indices)?);
+    let writes = op.group(&values, plan.map.data)?;
+    let op: &'static ScatterOp<T, I> = fusion::shared(op.desc(), || ScatterOp::__from_checked(*op.desc()));
+    Ok((register_grouped(op, Arc::new(writes), float, data, updates), values))
 }
 
 /// Registers `op` in the stream with its writes grouped for the packed data (`data` and
