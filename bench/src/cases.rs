@@ -31,6 +31,7 @@ pub fn all() -> Vec<Case> {
         (scatters::EMBEDDING_BACKWARD, scatters::embedding_backward),
         (scatters::KV_CACHE_WRITE, scatters::kv_cache_write),
         (scatters::ELEMENTS_ADD, scatters::elements_add),
+        (scatters::TRAINING_STEP, scatters::training_step),
     ]
 }
 

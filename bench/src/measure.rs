@@ -207,6 +207,12 @@ impl Env<'_> {
     }
 
     pub fn copy(&self, bytes: usize) -> f64 {
+        // A buffer above 128 MiB is more than wgpu binds: the copy of more bytes is timed on
+        // 64 MiB and scaled (a copy this large runs at the device's bandwidth either way).
+        const CHUNK: usize = 64 << 20;
+        if bytes > CHUNK {
+            return self.copy(CHUNK) * bytes as f64 / CHUNK as f64;
+        }
         let vectors = bytes.div_ceil(16);
         let input = self.client.create_from_slice(&vec![1u8; vectors * 16]);
         let output = self.client.empty(vectors * 16);

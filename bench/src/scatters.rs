@@ -11,14 +11,15 @@
 use crate::cases::outcome;
 use crate::measure::{host, Env};
 use crate::report::{Outcome, Targets};
-use burn::tensor::{DType, IndexingUpdateOp, Int, Tensor, TensorData};
+use burn::tensor::{DType, Device, IndexingUpdateOp, Int, Tensor, TensorData};
 use half::f16;
 use stridex::Element;
 
 pub const EMBEDDING_BACKWARD: &str = "embedding backward f32[32000,1024] += [16384,1024] by Zipf ids";
 pub const KV_CACHE_WRITE: &str = "KV-cache write f16[32768,8,128] <- [2048,8,128] at slots";
 pub const ELEMENTS_ADD: &str = "ScatterElements add f32[4096,4096] axis 1 <- [4096,512]";
-pub const ALL: [&str; 3] = [EMBEDDING_BACKWARD, KV_CACHE_WRITE, ELEMENTS_ADD];
+pub const TRAINING_STEP: &str = "training step: lookup f32[32000,1024] <- 16384 Zipf ids, fwd + bwd";
+pub const ALL: [&str; 4] = [EMBEDDING_BACKWARD, KV_CACHE_WRITE, ELEMENTS_ADD, TRAINING_STEP];
 
 /// A small deterministic generator (xorshift64*), so every run scatters the same ids.
 struct Rng(u64);
@@ -231,6 +232,77 @@ pub fn elements_add(env: &Env) -> Outcome {
     Outcome {
         burn_op: "scatter(1, Add), in place",
         targets: Targets { copy: 0.4, burn: 1.0 },
+        ..outcome(env, name, bytes, t, rust, peers)
+    }
+}
+
+/// One training step of an embedding's lookup on Burn's autodiff: the rows of 16384 Zipf ids
+/// and the backward pass from them (Burn seeds the rows' gradient with ones) to the table's
+/// gradient. stridex's `gather!` (whose backward pass is its deterministic scatter-add) against
+/// Burn's `select` (whose backward pass is `select_assign`), each timed from the table to its
+/// gradient on the device; the gradient (each row's id count) is checked bit for bit, and
+/// stridex's is the same bits over 10 steps. Bytes: the lookup's rows read and written and its
+/// ids, the zeroed gradient table written, the scatter-add's bytes.
+pub fn training_step(env: &Env) -> Outcome {
+    let name = TRAINING_STEP;
+    let (vocab, dim, n) = (32000, 1024, 16384);
+    let mut rng = Rng(0x5eed_7a1e_0000_0004);
+    let ids = zipf_ids(n, vocab, &mut rng);
+    let table: Vec<f32> = (0..vocab * dim).map(|i| (i % 251) as f32 / 8.0).collect();
+    let mut expected = vec![0.0f32; vocab * dim];
+    for &id in &ids {
+        expected[id as usize * dim..][..dim].iter_mut().for_each(|d| *d += 1.0);
+    }
+
+    let lookup = stridex::gather! { data: f32[32000, 1024], indices: i32[16384] };
+    // A step's tensors on `dev`, and one step: the table's gradient through `forward`.
+    type Inputs = (Tensor<2>, Tensor<1, Int>);
+    let inputs = |dev: &Device| -> Inputs {
+        let t = Tensor::<2>::from_data(TensorData::new(table.clone(), [vocab, dim]), dev).require_grad();
+        (t, Tensor::<1, Int>::from_data(TensorData::new(ids.clone(), [n]), dev))
+    };
+    let step = |(t, i): &Inputs, forward: &dyn Fn(Tensor<2>, Tensor<1, Int>) -> Tensor<2>| {
+        let grads = forward(t.clone(), i.clone()).backward();
+        t.grad(&grads).expect("the table requires its gradient")
+    };
+    let ours = |t: Tensor<2>, i: Tensor<1, Int>| lookup.apply(t, i).expect("lookup");
+    let dev = env.device.clone().autodiff();
+    let x = inputs(&dev);
+    let first = step(&x, &ours).into_data().try_to_vec::<f32>().unwrap();
+    assert_bits("stridex", name, &first, &expected);
+    for _ in 0..9 {
+        let again = step(&x, &ours).into_data().try_to_vec::<f32>().unwrap();
+        assert_bits("stridex (repeated)", name, &again, &first);
+    }
+    let (t, _) = env.burn(&dev, || step(&x, &ours));
+
+    let peers = env.burn_peers(|dev| {
+        let dev = dev.clone().autodiff();
+        let theirs = |t: Tensor<2>, i: Tensor<1, Int>| t.select(0, i);
+        let x = inputs(&dev);
+        assert_bits("Burn", name, &step(&x, &theirs).into_data().try_to_vec::<f32>().unwrap(), &expected);
+        Some(env.burn(&dev, || step(&x, &theirs)).0)
+    });
+    let (mut rows, ones) = (vec![0.0f32; n * dim], vec![1.0f32; n * dim]);
+    let mut grad = vec![0.0f32; vocab * dim];
+    let rust = host(env.settings.reps, || {
+        for (row, &id) in rows.chunks_exact_mut(dim).zip(&ids) {
+            row.copy_from_slice(&table[id as usize * dim..][..dim]);
+        }
+        grad.fill(0.0);
+        for (row, &id) in ones.chunks_exact(dim).zip(&ids) {
+            let dest = &mut grad[id as usize * dim..][..dim];
+            dest.iter_mut().zip(row).for_each(|(d, g)| *d += g);
+        }
+        std::hint::black_box((&mut rows, &mut grad));
+    });
+    let bytes = 2 * n * dim * 4
+        + n * 4
+        + vocab * dim * 4
+        + scatter_bytes(n * dim, n * 4, distinct(&ids, vocab) * dim, 4);
+    Outcome {
+        burn_op: "select, its autodiff backward",
+        targets: Targets { copy: 0.0, burn: 3.0 },
         ..outcome(env, name, bytes, t, rust, peers)
     }
 }
