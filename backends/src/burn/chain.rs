@@ -16,6 +16,7 @@ use burn_cubecl::tensor::CubeTensor;
 use burn_tensor::{Int, Tensor};
 use cubecl::client::Client;
 use cubecl::server::Handle;
+use std::borrow::Cow;
 use stridex_core::{ChainCount, ChainPlan, Operand, StageDesc};
 
 /// A chain's index tensors in Burn, in stage order, as a tuple: `()`, `(ids,)`, `(ids, cols)`,
@@ -183,14 +184,15 @@ pub(super) fn fused<T: Element, J: IndexTypes>(
     Ok(fusion::register(op, data_float, inputs, &plan.output.sizes))
 }
 
-/// The chain's plan for the stream's tensors (at the count they carry, for a `_` chain).
-pub(super) fn plan_for<T: Element, J: IndexTypes>(
-    op: &ChainOp<T, J>,
+/// The chain's plan for the stream's tensors (at the count they carry, for a `_` chain; the
+/// op's own, borrowed, otherwise).
+pub(super) fn plan_for<'a, T: Element, J: IndexTypes>(
+    op: &'a ChainOp<T, J>,
     data: &Fused,
     indices: &[Fused],
-) -> Result<ChainPlan, Error> {
+) -> Result<Cow<'a, ChainPlan>, Error> {
     let shapes: Vec<&[usize]> = indices.iter().map(|t| t.shape.as_slice()).collect();
-    Ok(op.at(count_of(op, &data.shape, &shapes), "apply")?.0.into_owned())
+    Ok(op.at(count_of(op, &data.shape, &shapes), "apply")?.0)
 }
 
 /// An output buffer for a chain's kernel: zeroed where its layout leaves gaps.
