@@ -4,7 +4,8 @@
 //! - a gather's gradient for its data is the scatter-add of the output's gradient into zeros
 //!   (the deterministic scatter: duplicates summed in the indices' order, no atomics);
 //! - a slice's is the output's gradient moved back through the window by gathers that read
-//!   zero where the window skipped;
+//!   zero where the window skipped, consecutive ones fused into one chain kernel where they
+//!   lower to one ([`window`]);
 //! - a chain's is its stages' gradients in reverse order;
 //! - a scatter's (`add`, `none`) is the output's gradient for the data (cleared where `none`
 //!   overwrote) and its gather through the scatter's map for the updates.
@@ -14,6 +15,8 @@
 //! the gradient's plan, the indices read back and grouped for each scatter (a sync, as the
 //! scatters' `apply` takes), the slices' index tensors. The backward pass only registers
 //! kernels in Burn's fusion stream, where a device error surfaces as Burn's own do.
+
+mod window;
 
 use super::fusion;
 use super::Fused;
@@ -26,20 +29,20 @@ use burn_autodiff::checkpoint::strategy::{BalancedCheckpointing, CheckpointStrat
 use burn_autodiff::grads::Gradients;
 use burn_autodiff::ops::{binary, unary, Backward, Ops, OpsKind};
 use burn_autodiff::Autodiff;
-use burn_backend::ops::{FloatTensorOps, IntTensorOps};
+use burn_backend::ops::FloatTensorOps;
 use burn_backend::tensor::FloatTensor;
-use burn_backend::{Backend, BackendTypes, TensorData, TensorMetadata};
+use burn_backend::{Backend, BackendTypes, TensorMetadata};
 use burn_cubecl::Cube;
 use burn_dispatch::{
     BackendTensor, DispatchAutodiffContext, DispatchKindConversion, DispatchTensor,
     GradientCheckpointingStrategy,
 };
 use std::sync::Arc;
-use stridex_core::gradient::{self, SliceGradient};
+use stridex_core::gradient;
 use stridex_core::{
-    DType, Duplicates, GatherPlan, IndexType, Operand, OutOfRange, Reduction, ScatterPlan, SlicePlan,
-    StagePlan,
+    Duplicates, GatherPlan, IndexType, Operand, OutOfRange, Reduction, ScatterPlan, StagePlan,
 };
+use window::Steps;
 
 /// A tracked float tensor of the CubeCL backend (the same type under either checkpointing
 /// strategy).
@@ -235,45 +238,6 @@ impl Step for Zeros {
     }
 }
 
-/// The steps of a slice planned as `plan`.
-fn slice_steps<T: Element>(plan: &SlicePlan, device: &CubeDevice) -> Result<Vec<Box<dyn Step>>, Error> {
-    let gathers = match gradient::slice_input_gradient(plan) {
-        SliceGradient::Zeros => {
-            let shape = burn_backend::Shape::from(plan.input.sizes.to_vec());
-            return Ok(vec![Box::new(Zeros { shape, device: device.clone() })]);
-        }
-        SliceGradient::Gathers(gathers) => gathers,
-    };
-    let mut sizes = plan.output.sizes.to_vec();
-    let mut steps: Vec<Box<dyn Step>> = Vec::with_capacity(gathers.len());
-    for g in &gathers {
-        let too_long = || Error::NoGradient {
-            op: "slice".into(),
-            why: format!(
-                "dimension {} has {} elements, more than i32 indices reach",
-                g.axis,
-                g.sources.len()
-            ),
-        };
-        let desc = g.gather(T::DTYPE, DType::I32, &sizes).ok_or_else(too_long)?;
-        let op = GatherOp::<T, i32>::new(desc)?;
-        let values =
-            g.indices().map(|i| i32::try_from(i).map_err(|_| too_long())).collect::<Result<Vec<_>, _>>()?;
-        let indices = Cube::int_from_data(TensorData::new(values, [g.sources.len()]), device);
-        if indices.dtype != burn_backend::DType::I32 {
-            return Err(Error::NoGradient {
-                op: "slice".into(),
-                why: format!("the device stores i32 indices as {:?}", indices.dtype),
-            });
-        }
-        sizes[g.axis] = g.sources.len();
-        let desc = *op.desc();
-        let gather = fusion::shared(&desc, || op);
-        steps.push(Box::new(GatherStep { gather, indices, sizes: sizes.clone() }));
-    }
-    Ok(steps)
-}
-
 /// A gather and its indices, as the forward call takes them.
 struct GatherAt<'a, T, J> {
     op: &'a GatherOp<T, J>,
@@ -310,7 +274,9 @@ impl<T: Element> Differentiable for SliceOp<T> {
 
     fn backward(&self, input: &Fused) -> Result<Vec<Box<dyn Step>>, Error> {
         let (plan, _) = self.at(Some(leading(&input.shape)), "apply")?;
-        slice_steps::<T>(&plan, &input.device())
+        let mut steps = Steps::<T>::new();
+        steps.slice(&plan, &input.device())?;
+        Ok(steps.finish())
     }
 }
 
@@ -340,11 +306,11 @@ impl<T: Element, J: IndexTypes> Differentiable for ChainAt<'_, T, J> {
         let plan = chain::plan_for(self.op, data, &self.indices)?;
         let device = data.device();
         let mut gathers = self.indices.len();
-        let mut steps = Vec::new();
+        let mut steps = Steps::<T>::new();
         for (i, stage) in plan.stages.iter().enumerate().rev() {
             let stage_error = |e| in_stage(i + 1, e);
             match stage {
-                StagePlan::Slice(s) => steps.extend(slice_steps::<T>(s, &device).map_err(stage_error)?),
+                StagePlan::Slice(s) => steps.slice(s, &device).map_err(stage_error)?,
                 StagePlan::Gather(g) => {
                     gathers -= 1;
                     let at = &self.indices[gathers];
@@ -362,7 +328,7 @@ impl<T: Element, J: IndexTypes> Differentiable for ChainAt<'_, T, J> {
                 }
             }
         }
-        Ok(steps)
+        Ok(steps.finish())
     }
 }
 
