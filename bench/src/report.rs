@@ -79,12 +79,15 @@ impl Outcome {
                 ">= 1.0x Rust, >= 3x Burn".into()
             };
         }
-        let burn = if self.targets.burn > 0.0 {
-            format!(", >= {:.0}x Burn", self.targets.burn)
-        } else {
-            String::new()
-        };
-        format!(">= {:.1}x copy{burn}", self.targets.copy)
+        // A target of 0 is no target (the training step is held to Burn only).
+        let mut parts = Vec::new();
+        if self.targets.copy > 0.0 {
+            parts.push(format!(">= {:.1}x copy", self.targets.copy));
+        }
+        if self.targets.burn > 0.0 {
+            parts.push(format!(">= {:.0}x Burn", self.targets.burn));
+        }
+        parts.join(", ")
     }
 }
 
@@ -284,6 +287,13 @@ fn why_missed(r: &Results) -> String {
     if missed.is_empty() {
         return scatter_note + "\nEvery other case met its targets in this run.\n";
     }
+    if r.backend == "cpu" {
+        return format!(
+            "\n**Below target in this run:** {} (targets in the table's last column).\n{}{scatter_note}",
+            missed.join(", "),
+            why_missed_on_cpu(r)
+        );
+    }
     if r.backend != "wgpu" {
         // The explanation below is lavapipe's.
         return format!(
@@ -310,6 +320,45 @@ fn why_missed(r: &Results) -> String {
         words / vectors,
         tiles / vectors
     )
+}
+
+/// Why the gathers below target on CubeCL's CPU runtime are there, from this run's figures.
+fn why_missed_on_cpu(r: &Results) -> String {
+    let missed =
+        r.cases.iter().filter(|o| !o.meets_targets("cpu") && !crate::scatters::ALL.contains(&o.case));
+    let fastest = r.cases.iter().map(|o| o.gbps(o.stridex)).fold(0.0, f64::max);
+    let (mut bound, mut elements) = (Vec::new(), Vec::new());
+    for o in missed {
+        let goal = o.burn.map(|b| 3.0 * o.gbps(b));
+        match goal.filter(|&g| g > o.gbps(o.memcpy) && g > fastest) {
+            Some(g) => bound.push(format!(
+                "{}: 3x Burn is {g:.1} GB/s, above one host memcpy of the same bytes ({:.1} GB/s) and above \
+                 the fastest case of this run ({fastest:.1} GB/s, row copies on every core)",
+                o.case,
+                o.gbps(o.memcpy)
+            )),
+            None => elements.push(o.case),
+        }
+    }
+    let mut s = String::new();
+    if !bound.is_empty() {
+        s += &format!("\nOut of reach for any kernel that writes the result: {}.\n", bound.join("; "));
+    }
+    if !elements.is_empty() {
+        s += &format!(
+            "\n{}: each output element comes from its own scattered source element (a gather along \
+             the row), one 32-bit word load each, plus a shift and a mask for `u8`: kernels address \
+             32-bit words on every runtime (WGSL has no 8- or 16-bit storage), so the cost is per \
+             element, and `u8` columns move a quarter of the bytes per element that f32 columns do. \
+             Measured on a 2-core host (2026-11-26): eight rows per invocation sharing each index \
+             instead of two left `u8` columns at 1.21-1.31 GB/s (1.06-1.53 with two), and longer \
+             tiles along the row were slower (`cpu_tile` in `backends/src/kernels/rows.rs`). \
+             Reaching 3x Burn there would take a CPU-only kernel that reads bytes, which stridex does \
+             not have.\n",
+            elements.join(", ")
+        );
+    }
+    s
 }
 
 /// Today's date (UTC) as YYYY-MM-DD, from the system clock.
