@@ -337,28 +337,51 @@ fn why_missed_on_cpu(r: &Results) -> String {
                 o.case,
                 o.gbps(o.memcpy)
             )),
-            None => elements.push(o.case),
+            None => elements.push((o.case, goal.map_or(0.0, |g| g / o.gbps(o.memcpy)))),
         }
     }
     let mut s = String::new();
     if !bound.is_empty() {
         s += &format!("\nOut of reach for any kernel that writes the result: {}.\n", bound.join("; "));
     }
-    if !elements.is_empty() {
-        s += &format!(
-            "\n{}: each output element comes from its own scattered source element (a gather along \
-             the row), one 32-bit word load each, plus a shift and a mask for `u8`: kernels address \
-             32-bit words on every runtime (WGSL has no 8- or 16-bit storage), so the cost is per \
-             element, and `u8` columns move a quarter of the bytes per element that f32 columns do. \
-             Measured on a 2-core host (2026-11-26): eight rows per invocation sharing each index \
-             instead of two left `u8` columns at 1.21-1.31 GB/s (1.06-1.53 with two), and longer \
-             tiles along the row were slower (`cpu_tile` in `backends/src/kernels/rows.rs`). \
-             Reaching 3x Burn there would take a CPU-only kernel that reads bytes, which stridex does \
-             not have.\n",
-            elements.join(", ")
-        );
+    for (case, goal_per_memcpy) in elements {
+        s += &format!("\n{case}: {}\n", why_elements_missed(case, goal_per_memcpy));
     }
     s
+}
+
+/// Why a case below target on the CPU runtime, not bound by memcpy, is there; `goal_per_memcpy`
+/// is 3x Burn over one host memcpy of the same bytes.
+fn why_elements_missed(case: &str, goal_per_memcpy: f64) -> String {
+    if case.starts_with("flip") {
+        format!(
+            "3x Burn is {goal_per_memcpy:.2}x one host memcpy of the same bytes. Rows are reversed \
+             whole 16-byte vectors at a time, but a row of 512 elements is 128 vectors, and an \
+             invocation moves at most one row: 2 KiB, where the CPU runtime needs tens of KiB per \
+             invocation to reach copy speed (`CPU_TILE_MAX` in `backends/src/kernels/rows.rs`: 256 \
+             vectors 15.6-18.6 GB/s, 4096 vectors 19.4-37.8). Several rows per invocation would \
+             close the rest; the row walk does not take them yet"
+        )
+    } else if case.starts_with("step") {
+        "no index is read: each output element is one strided 32-bit load. The same kernel measured \
+         17.0 GB/s and 3.5x Burn in the run of 2026-11-26 at e509bc5 and 8.7-14.4 GB/s, 2.8-4.4x \
+         Burn, in four runs of this commit's day, before and after it: the ratio moves with this \
+         2-core host's noise, not with the kernel"
+            .into()
+    } else if case.contains("u8") {
+        "its bytes are loaded and stored one by one, four rows sharing each index \
+         (`RowWalk::narrow_units` and `regroup`); measured on a 2-core host (2026-11-26, three runs): \
+         2.2-2.7 GB/s against 1.1 GB/s as lanes of 32-bit words, 1.6-2.5x plain Rust and 2.2-4.3x \
+         Burn, whose best CPU figure (Flex) moved between 0.6 and 1.0 GB/s from run to run: the \
+         3x-Burn target is met or missed by that noise"
+            .into()
+    } else {
+        "every output element reads its own index (no two rows share it), checks it and loads one \
+         scattered 32-bit word: the work per element of Burn's CubeCL CPU kernel for the same op, \
+         which this run measured beside it. A 3x margin would need fewer than one index read, one \
+         check and one scattered load per element, which GatherElements does not allow"
+            .into()
+    }
 }
 
 /// Today's date (UTC) as YYYY-MM-DD, from the system clock.

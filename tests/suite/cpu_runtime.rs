@@ -175,3 +175,57 @@ fn long_element_rows_move_whole() {
         (0..rows).flat_map(|r| (1..cols).step_by(2).map(move |c| (r * cols + c) as f32)).collect();
     assert_eq!(every_other.run(&table).unwrap().data(), want.as_slice());
 }
+
+/// Elements narrower than a word read one by one are loaded and stored as bytes or halfwords
+/// on the CPU runtime, four rows sharing each index (`RowWalk::narrow_units`, `regroup`): u8
+/// and f16 columns under `zero` with ids out of range, rows that do not regroup, a `_` count,
+/// signed steps and GatherElements, against the host (the same on every runtime).
+#[test]
+fn narrow_elements_move_as_their_own_units() {
+    let ids: Vec<i32> = (0..96).map(|i| (i * 53 + 11) % 200).collect();
+    let mut bad = ids.clone();
+    bad[5] = 900;
+    bad[95] = -7;
+    let bytes: Vec<u8> = (0..24 * 200).map(|v| (v * 7 % 253) as u8).collect();
+    let bytes = bytes.as_slice();
+    // OpenVINO's negative ids count from the end; past either end, `zero`.
+    let column = |c: i32| (-200..200).contains(&c).then(|| c.rem_euclid(200) as usize);
+    let pick = |rows: usize, ids: &[i32]| -> Vec<u8> {
+        (0..rows)
+            .flat_map(|r| ids.iter().map(move |&c| column(c).map_or(0, |c| bytes[r * 200 + c])))
+            .collect()
+    };
+    let u8_columns = stridex::gather! {
+        rules: openvino, data: u8[24, 200], indices: i32[96], axis: 1, out_of_range: zero
+    };
+    assert_eq!(u8_columns.run(bytes, &bad).unwrap().data(), pick(24, &bad).as_slice());
+    // Six rows: groups of two, which do not regroup into fours.
+    let six = stridex::gather! { data: u8[6, 200], indices: i32[96], axis: 1 };
+    assert_eq!(six.run(&bytes[..6 * 200], &ids).unwrap().data(), pick(6, &ids).as_slice());
+    let counted = stridex::slice!(input: u8[_, 200], s[.., 1..;2]);
+    let want: Vec<u8> = (0..12).flat_map(|r| (1..200).step_by(2).map(move |c| bytes[r * 200 + c])).collect();
+    assert_eq!(counted.run(&bytes[..12 * 200]).unwrap().data(), want.as_slice());
+
+    let halves: Vec<stridex::half::f16> =
+        (0..24 * 200).map(|v| stridex::half::f16::from_f32(v as f32)).collect();
+    let f16_columns = stridex::gather! {
+        rules: openvino, data: f16[24, 200], indices: i32[96], axis: 1, out_of_range: zero
+    };
+    let want: Vec<stridex::half::f16> = (0..24)
+        .flat_map(|r| {
+            bad.iter()
+                .map(move |&c| stridex::half::f16::from_f32(column(c).map_or(0.0, |c| (r * 200 + c) as f32)))
+        })
+        .collect();
+    assert_eq!(f16_columns.run(&halves, &bad).unwrap().data(), want.as_slice());
+
+    let stepped = stridex::slice!(input: u8[24, 200], s[.., ..;-3]);
+    let want: Vec<u8> =
+        (0..24).flat_map(|r| (0..200).rev().step_by(3).map(move |c| bytes[r * 200 + c])).collect();
+    assert_eq!(stepped.run(bytes).unwrap().data(), want.as_slice());
+
+    let elem_ids: Vec<i32> = (0..24 * 16).map(|i| (i * 31 + 3) % 200).collect();
+    let elements = stridex::gather_elements! { data: u8[24, 200], indices: i32[24, 16], axis: 1 };
+    let want: Vec<u8> = (0..24 * 16).map(|i| bytes[(i / 16) * 200 + elem_ids[i] as usize]).collect();
+    assert_eq!(elements.run(bytes, &elem_ids).unwrap().data(), want.as_slice());
+}

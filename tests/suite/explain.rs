@@ -49,7 +49,7 @@ fn props(c: &Client) -> (Arc<DeviceProperties>, Arc<TargetProperties>) {
 fn rows(c: &Client, w: &RowWalk) -> String {
     let (ni, no) = (w.src_line() as usize, w.line as usize);
     let (device, target) = props(c);
-    let kernel = rows_kernel::RowsKernel::new(
+    let kernel = rows_kernel::RowsKernel::<u32>::new(
         settings(),
         device,
         target,

@@ -239,10 +239,10 @@ pub(crate) fn locate(slot: usize, slots: u32, #[comptime] m: MoveDesc) -> (bool,
 
 /// Reads one `32 / lanes`-bit element at element offset `elem` of a word array (vectors of one).
 #[cube]
-pub(crate) fn read_lane<N: Size>(words: &[Vector<u32, N>], elem: usize, #[comptime] lanes: u32) -> u32 {
+pub(crate) fn read_lane<E: Int, N: Size>(words: &[Vector<E, N>], elem: usize, #[comptime] lanes: u32) -> u32 {
     let per_word = comptime!(lanes as usize);
     let bits = comptime!(32 / lanes);
-    let word = words[elem / per_word].extract(0usize);
+    let word = u32::cast_from(words[elem / per_word].extract(0usize));
     let shift = u32::cast_from(elem % per_word) * bits;
     (word >> shift) & comptime!(((1u64 << bits) - 1) as u32)
 }

@@ -24,13 +24,13 @@ use stridex_core::kernel::{ReadDesc, RowAccess, RowWalk};
 /// constant); other walks are bounded by their constant invocation count and ignore it.
 #[allow(clippy::too_many_arguments)]
 #[cube(launch_unchecked)]
-pub fn rows_kernel<NI: Size, NO: Size>(
-    data: &[Vector<u32, NI>],
+pub fn rows_kernel<E: Int, NI: Size, NO: Size>(
+    data: &[Vector<E, NI>],
     index0: &[u32],
     index1: &[u32],
     index2: &[u32],
     index3: &[u32],
-    output: &mut [Vector<u32, NO>],
+    output: &mut [Vector<E, NO>],
     status: &mut [u32],
     limit: u32,
     #[comptime] w: RowWalk,
@@ -45,11 +45,11 @@ pub fn rows_kernel<NI: Size, NO: Size>(
         }
         if comptime!(w.reads.is_empty()) {
             let (out_row, src) = slice_row(pos / tiles, w.clone());
-            slice_tile::<NI, NO>(data, output, first, out_row, src, w);
+            slice_tile::<E, NI, NO>(data, output, first, out_row, src, w);
         } else {
             let mut ats = Array::<u32>::new(comptime!(w.reads.len()));
             let (out_row, src) = gather_row(pos / tiles, &mut ats, w.clone());
-            gather_tile::<NI, NO>(
+            gather_tile::<E, NI, NO>(
                 data, index0, index1, index2, index3, output, status, first, out_row, src, &mut ats, w,
             );
         }
@@ -209,13 +209,13 @@ pub(super) fn read_step(
 /// element (with their own reads), zeroed where an index was out of range.
 #[allow(clippy::too_many_arguments)]
 #[cube]
-fn gather_tile<NI: Size, NO: Size>(
-    data: &[Vector<u32, NI>],
+fn gather_tile<E: Int, NI: Size, NO: Size>(
+    data: &[Vector<E, NI>],
     index0: &[u32],
     index1: &[u32],
     index2: &[u32],
     index3: &[u32],
-    output: &mut [Vector<u32, NO>],
+    output: &mut [Vector<E, NO>],
     status: &mut [u32],
     first: usize,
     out_row: usize,
@@ -243,7 +243,7 @@ fn gather_tile<NI: Size, NO: Size>(
     if comptime!(w.tile > 4) {
         // A long tile (the CPU runtime's): a loop, not unrolled copies.
         for u in first..first + comptime!(w.tile as usize) {
-            let line_ok = gather_line::<NI, NO>(
+            let line_ok = gather_line::<E, NI, NO>(
                 data,
                 index0,
                 index1,
@@ -266,7 +266,7 @@ fn gather_tile<NI: Size, NO: Size>(
     #[unroll]
     for j in 0..comptime!(if w.tile > 4 { 0 } else { w.tile as usize }) {
         let u = tile_line(first, j, w.clone());
-        let line_ok = gather_line::<NI, NO>(
+        let line_ok = gather_line::<E, NI, NO>(
             data,
             index0,
             index1,
@@ -298,13 +298,13 @@ fn gather_tile<NI: Size, NO: Size>(
 /// element by element with the per-element reads. Returns whether every index was in range.
 #[allow(clippy::too_many_arguments)]
 #[cube]
-fn gather_line<NI: Size, NO: Size>(
-    data: &[Vector<u32, NI>],
+fn gather_line<E: Int, NI: Size, NO: Size>(
+    data: &[Vector<E, NI>],
     index0: &[u32],
     index1: &[u32],
     index2: &[u32],
     index3: &[u32],
-    output: &mut [Vector<u32, NO>],
+    output: &mut [Vector<E, NO>],
     u: usize,
     out_row: usize,
     src: u32,
@@ -316,9 +316,9 @@ fn gather_line<NI: Size, NO: Size>(
     // variable, measured slower on lavapipe).
     if comptime!(w.access == RowAccess::Elements) {
         if comptime!(w.group.is_some()) {
-            grouped_lines::<NI, NO>(data, index0, output, u, out_row, src, ats, w.clone())
+            grouped_lines::<E, NI, NO>(data, index0, output, u, out_row, src, ats, w.clone())
         } else {
-            gather_elements::<NI, NO>(
+            gather_elements::<E, NI, NO>(
                 data,
                 index0,
                 index1,
@@ -334,9 +334,9 @@ fn gather_line<NI: Size, NO: Size>(
             )
         }
     } else {
-        let mut v = line_of::<NI, NO>(data, u, usize::cast_from(src), w.clone());
+        let mut v = line_of::<E, NI, NO>(data, u, usize::cast_from(src), w.clone());
         if !row_ok {
-            v = Vector::<u32, NO>::new(0u32);
+            v = Vector::<E, NO>::new(E::from_int(0));
         }
         output[out_row + u] = v;
         row_ok
@@ -356,9 +356,9 @@ fn raise_flag(status: &mut [u32], all_ok: bool, #[comptime] enabled: bool) {
 
 /// A slice's tile: lines forwards or reversed, transposed blocks, or element by element.
 #[cube]
-fn slice_tile<NI: Size, NO: Size>(
-    data: &[Vector<u32, NI>],
-    output: &mut [Vector<u32, NO>],
+fn slice_tile<E: Int, NI: Size, NO: Size>(
+    data: &[Vector<E, NI>],
+    output: &mut [Vector<E, NO>],
     first: usize,
     out_row: usize,
     src: u32,
@@ -367,46 +367,46 @@ fn slice_tile<NI: Size, NO: Size>(
     if comptime!(w.tile > 4) {
         // A long tile (the CPU runtime's): a loop, not unrolled copies.
         for u in first..first + comptime!(w.tile as usize) {
-            slice_line::<NI, NO>(data, output, u, out_row, src, w.clone());
+            slice_line::<E, NI, NO>(data, output, u, out_row, src, w.clone());
         }
     }
     #[unroll]
     for j in 0..comptime!(if w.tile > 4 { 0 } else { w.tile as usize }) {
         let u = tile_line(first, j, w.clone());
-        slice_line::<NI, NO>(data, output, u, out_row, src, w.clone());
+        slice_line::<E, NI, NO>(data, output, u, out_row, src, w.clone());
     }
 }
 
 /// Output line `u` of a slice's row (a transposed block's line for each of its rows).
 #[cube]
-fn slice_line<NI: Size, NO: Size>(
-    data: &[Vector<u32, NI>],
-    output: &mut [Vector<u32, NO>],
+fn slice_line<E: Int, NI: Size, NO: Size>(
+    data: &[Vector<E, NI>],
+    output: &mut [Vector<E, NO>],
     u: usize,
     out_row: usize,
     src: u32,
     #[comptime] w: RowWalk,
 ) {
     if comptime!(w.access == RowAccess::Elements) {
-        slice_elements::<NI, NO>(data, output, u, out_row, src, w.clone());
+        slice_elements::<E, NI, NO>(data, output, u, out_row, src, w.clone());
     } else if comptime!(w.access == RowAccess::Transposed) {
-        transposed_block::<NI, NO>(data, output, u, out_row, usize::cast_from(src), w.clone());
+        transposed_block::<E, NI, NO>(data, output, u, out_row, usize::cast_from(src), w.clone());
     } else {
-        output[out_row + u] = line_of::<NI, NO>(data, u, usize::cast_from(src), w.clone());
+        output[out_row + u] = line_of::<E, NI, NO>(data, u, usize::cast_from(src), w.clone());
     }
 }
 
 /// Output line `u` of a row whose source starts at `src` (lines): one source line, forwards or
 /// reversed.
 #[cube]
-fn line_of<NI: Size, NO: Size>(
-    data: &[Vector<u32, NI>],
+fn line_of<E: Int, NI: Size, NO: Size>(
+    data: &[Vector<E, NI>],
     u: usize,
     src: usize,
     #[comptime] w: RowWalk,
-) -> Vector<u32, NO> {
+) -> Vector<E, NO> {
     let line = comptime!(w.line as usize);
-    let mut v = Vector::<u32, NO>::new(0u32);
+    let mut v = Vector::<E, NO>::new(E::from_int(0));
     if comptime!(w.access == RowAccess::Lines) {
         let x = data[src + u];
         #[unroll]
@@ -421,7 +421,10 @@ fn line_of<NI: Size, NO: Size>(
             if comptime!(w.elem_words == 2) {
                 v.insert(c, x.extract(comptime!((line / 2 - 1 - c / 2) * 2 + c % 2)));
             } else {
-                v.insert(c, reverse_lanes(x.extract(comptime!(line - 1 - c)), w.lanes));
+                v.insert(
+                    c,
+                    E::cast_from(reverse_lanes(u32::cast_from(x.extract(comptime!(line - 1 - c))), w.lanes)),
+                );
             }
         }
     }
@@ -446,9 +449,9 @@ fn reverse_lanes(x: u32, #[comptime] lanes: u32) -> u32 {
 /// Line `u` of the group's rows, as 4x4 blocks: source line `src + e * elem_stride + b` holds
 /// element `e` of rows `4b..4b+3`, one per component.
 #[cube]
-fn transposed_block<NI: Size, NO: Size>(
-    data: &[Vector<u32, NI>],
-    output: &mut [Vector<u32, NO>],
+fn transposed_block<E: Int, NI: Size, NO: Size>(
+    data: &[Vector<E, NI>],
+    output: &mut [Vector<E, NO>],
     u: usize,
     out_row: usize,
     src: usize,
@@ -465,7 +468,7 @@ fn transposed_block<NI: Size, NO: Size>(
         let x3 = data[at + comptime!(3 * stride + b)];
         #[unroll]
         for k in 0..4usize {
-            let mut v = Vector::<u32, NO>::new(0u32);
+            let mut v = Vector::<E, NO>::new(E::from_int(0));
             v.insert(0usize, x0.extract(k));
             v.insert(1usize, x1.extract(k));
             v.insert(2usize, x2.extract(k));
@@ -480,13 +483,13 @@ fn transposed_block<NI: Size, NO: Size>(
 /// plus `e * elem`, plus its dependences). Returns whether every index was in range.
 #[allow(clippy::too_many_arguments)]
 #[cube]
-fn gather_elements<NI: Size, NO: Size>(
-    data: &[Vector<u32, NI>],
+fn gather_elements<E: Int, NI: Size, NO: Size>(
+    data: &[Vector<E, NI>],
     index0: &[u32],
     index1: &[u32],
     index2: &[u32],
     index3: &[u32],
-    output: &mut [Vector<u32, NO>],
+    output: &mut [Vector<E, NO>],
     u: usize,
     out_row: usize,
     src: u32,
@@ -498,7 +501,7 @@ fn gather_elements<NI: Size, NO: Size>(
     let per_line = comptime!((w.line * w.lanes / w.elem_words) as usize);
     let first = u * per_line;
     let mut all_ok = row_ok;
-    let mut v = Vector::<u32, NO>::new(0u32);
+    let mut v = Vector::<E, NO>::new(E::from_int(0));
     #[unroll]
     for k in 0..per_line {
         let e = first + k;
@@ -565,9 +568,9 @@ fn gather_elements<NI: Size, NO: Size>(
                 }
             }
         }
-        place_element::<NI, NO>(&mut v, k, data, usize::cast_from(at_elem), w.clone());
+        place_element::<E, NI, NO>(&mut v, k, data, usize::cast_from(at_elem), w.clone());
         if !ok {
-            zero_element::<NO>(&mut v, k, w.clone());
+            zero_element::<E, NO>(&mut v, k, w.clone());
         }
         all_ok = all_ok && ok;
     }
@@ -588,10 +591,10 @@ fn chained_per_element(w: &RowWalk) -> bool {
 /// element's index is read and checked once, then used for every row.
 #[allow(clippy::too_many_arguments)]
 #[cube]
-fn grouped_lines<NI: Size, NO: Size>(
-    data: &[Vector<u32, NI>],
+fn grouped_lines<E: Int, NI: Size, NO: Size>(
+    data: &[Vector<E, NI>],
     index0: &[u32],
-    output: &mut [Vector<u32, NO>],
+    output: &mut [Vector<E, NO>],
     u: usize,
     out_row: usize,
     src: u32,
@@ -621,12 +624,12 @@ fn grouped_lines<NI: Size, NO: Size>(
     #[unroll]
     for row_in_group in 0..comptime!(g.rows as usize) {
         let row_src = src + comptime!((row_in_group as i64 * g.src) as u32);
-        let mut v = Vector::<u32, NO>::new(0u32);
+        let mut v = Vector::<E, NO>::new(E::from_int(0));
         #[unroll]
         for k in 0..per_line {
-            place_element::<NI, NO>(&mut v, k, data, usize::cast_from(row_src + offsets[k]), w.clone());
+            place_element::<E, NI, NO>(&mut v, k, data, usize::cast_from(row_src + offsets[k]), w.clone());
             if !oks[k] {
-                zero_element::<NO>(&mut v, k, w.clone());
+                zero_element::<E, NO>(&mut v, k, w.clone());
             }
         }
         output[out_row + u + comptime!(row_in_group * g.out_stride as usize)] = v;
@@ -637,9 +640,9 @@ fn grouped_lines<NI: Size, NO: Size>(
 /// Line `u` of a slice's row, element by element: element `e` is `e * elem_stride` source
 /// elements from the row's (signed).
 #[cube]
-fn slice_elements<NI: Size, NO: Size>(
-    data: &[Vector<u32, NI>],
-    output: &mut [Vector<u32, NO>],
+fn slice_elements<E: Int, NI: Size, NO: Size>(
+    data: &[Vector<E, NI>],
+    output: &mut [Vector<E, NO>],
     u: usize,
     out_row: usize,
     src: u32,
@@ -647,24 +650,24 @@ fn slice_elements<NI: Size, NO: Size>(
 ) {
     let per_line = comptime!((w.line * w.lanes / w.elem_words) as usize);
     let first = u * per_line;
-    let mut v = Vector::<u32, NO>::new(0u32);
+    let mut v = Vector::<E, NO>::new(E::from_int(0));
     #[unroll]
     for k in 0..per_line {
         let mut at = src;
         if comptime!(w.elem_stride != 0) {
             at += times(u32::cast_from(first + k), w.elem_stride);
         }
-        place_element::<NI, NO>(&mut v, k, data, usize::cast_from(at), w.clone());
+        place_element::<E, NI, NO>(&mut v, k, data, usize::cast_from(at), w.clone());
     }
     output[out_row + u] = v;
 }
 
 /// Reads source element `at` into element slot `k` of output line `v`.
 #[cube]
-fn place_element<NI: Size, NO: Size>(
-    v: &mut Vector<u32, NO>,
+fn place_element<E: Int, NI: Size, NO: Size>(
+    v: &mut Vector<E, NO>,
     #[comptime] k: usize,
-    data: &[Vector<u32, NI>],
+    data: &[Vector<E, NI>],
     at: usize,
     #[comptime] w: RowWalk,
 ) {
@@ -677,24 +680,24 @@ fn place_element<NI: Size, NO: Size>(
     } else {
         let word = comptime!(k / lanes);
         let lane = read_lane(data, at, w.lanes) << comptime!(((k % lanes) * (32 / lanes)) as u32);
-        v.insert(word, v.extract(word) | lane);
+        v.insert(word, v.extract(word) | E::cast_from(lane));
     }
 }
 
 /// Clears element slot `k` of output line `v` (an index out of range).
 #[cube]
-fn zero_element<NO: Size>(v: &mut Vector<u32, NO>, #[comptime] k: usize, #[comptime] w: RowWalk) {
+fn zero_element<E: Int, NO: Size>(v: &mut Vector<E, NO>, #[comptime] k: usize, #[comptime] w: RowWalk) {
     let lanes = comptime!(w.lanes as usize);
     if comptime!(w.elem_words == 2) {
-        v.insert(comptime!(2 * k), 0u32);
-        v.insert(comptime!(2 * k + 1), 0u32);
+        v.insert(comptime!(2 * k), E::from_int(0));
+        v.insert(comptime!(2 * k + 1), E::from_int(0));
     } else if comptime!(lanes == 1) {
-        v.insert(k, 0u32);
+        v.insert(k, E::from_int(0));
     } else {
         let word = comptime!(k / lanes);
         let bits = comptime!(32 / lanes);
         let mask = comptime!((((1u64 << bits) - 1) << ((k % lanes) * bits)) as u32);
-        v.insert(word, v.extract(word) & comptime!(!mask));
+        v.insert(word, v.extract(word) & E::cast_from(comptime!(!mask)));
     }
 }
 
@@ -709,9 +712,11 @@ const CPU_TILE_MAX: u32 = 4096;
 /// divides the row, up to [`CPU_TILE_MAX`] (see [`cpu_retile`]), with its invocation count.
 /// Lines read whole (forwards or reversed) or element by element (with a group, each line of
 /// the tile is that line of every row of the group: columns of f32 went from 3.5-5.3 to
-/// 8.5-10.6 GB/s). Elements narrower than a word keep their tile: a loop of lanes packed into
-/// words measured slower (columns of u8, four runs: 1.44-1.91 GB/s with the walk's tile, 1.0-1.4
-/// with 8 lines, 0.75-1.35 with 128); so do transposed blocks. `None` keeps the walk's tile.
+/// 8.5-10.6 GB/s). Elements narrower than a word get long tiles once they are their own units
+/// ([`RowWalk::narrow_units`]); packed into words they kept the walk's tile, a loop of lanes
+/// measuring slower (columns of u8, four runs: 1.44-1.91 GB/s with the walk's tile, 1.0-1.4
+/// with 8 lines, 0.75-1.35 with 128). Transposed blocks keep theirs. `None` keeps the walk's
+/// tile.
 fn cpu_tile(w: &RowWalk, invocations: u32) -> Option<(u32, u32)> {
     let whole_lines = matches!(w.access, RowAccess::Lines | RowAccess::ReversedLines) && w.group.is_none();
     let whole_elements = w.access == RowAccess::Elements && w.lanes == 1;
@@ -720,6 +725,9 @@ fn cpu_tile(w: &RowWalk, invocations: u32) -> Option<(u32, u32)> {
     }
     cpu_retile(w.row_lines, w.tile, invocations, CPU_TILE_MAX, |_| true)
 }
+
+/// Rows of a narrow walk's group on the CPU runtime ([`RowWalk::regroup`]).
+const NARROW_GROUP_ROWS: u32 = 4;
 
 /// Queues the row kernel on `data`, the index buffers its reads name (in buffer order; the
 /// status buffer stands in for those a walk does not read), and `output`.
@@ -737,12 +745,20 @@ pub(super) unsafe fn queue(
     output: &Handle,
     status: &Handle,
 ) {
+    // On the CPU runtime, elements narrower than a word read one by one are loaded and stored
+    // as bytes or halfwords (`narrow_units`): the walk's lengths are then in those units.
+    let cpu = launch::is_cpu(client);
+    // Groups of four rows sharing each index (columns of u8, four runs each: two rows 2.1-2.4
+    // GB/s, four 2.1-3.4, eight 2.1-2.9, sixteen 2.5).
+    let narrow = if cpu { w.narrow_units().map(|n| n.regroup(NARROW_GROUP_ROWS).unwrap_or(n)) } else { None };
+    let unit_bytes = narrow.as_ref().map_or(4, |n| 4 / (n.line / w.line));
+    let w = narrow.as_ref().unwrap_or(w);
     // The count-free walk is what the kernel is specialized on: for a `_` walk, every count
     // shares one compiled kernel, bounded by `limit`, with buffers of this count's lengths.
-    let (mut limit, src_words, out_words) = (w.invocations, w.src_words as usize, w.out_words as usize);
+    let (mut limit, src_units, out_units) = (w.invocations, w.src_words as usize, w.out_words as usize);
     let mut w = w.count_free();
     w.spread = tile_spread(client);
-    if launch::is_cpu(client) {
+    if cpu {
         if let Some((tile, invocations)) = cpu_tile(&w, limit) {
             limit = invocations;
             if !w.dynamic {
@@ -752,30 +768,31 @@ pub(super) unsafe fn queue(
         }
     }
     unsafe {
-        // SAFETY: (of the caller) the index buffers hold the words the reads touch.
+        // SAFETY: (of the caller) the index buffers hold the words the reads touch; a narrow
+        // walk's lengths are the same bytes counted in its units.
         let [index0, index1, index2, index3] = index_args(indices, status);
-        rows_kernel::launch_unchecked(
-            client,
-            launch::cube_count(client, limit),
-            launch::cube_dim(client),
-            w.src_line() as usize,
-            w.line as usize,
-            BufferArg::from_raw_parts(data.clone(), src_words),
-            index0,
-            index1,
-            index2,
-            index3,
-            BufferArg::from_raw_parts(output.clone(), out_words),
-            BufferArg::from_raw_parts(status.clone(), 2),
-            limit,
-            w,
-        );
+        let data = BufferArg::from_raw_parts(data.clone(), src_units);
+        let output = BufferArg::from_raw_parts(output.clone(), out_units);
+        let status = BufferArg::from_raw_parts(status.clone(), 2);
+        let (count, dim) = (launch::cube_count(client, limit), launch::cube_dim(client));
+        let (ni, no) = (w.src_line() as usize, w.line as usize);
+        match unit_bytes {
+            1 => rows_kernel::launch_unchecked::<u8>(
+                client, count, dim, ni, no, data, index0, index1, index2, index3, output, status, limit, w,
+            ),
+            2 => rows_kernel::launch_unchecked::<u16>(
+                client, count, dim, ni, no, data, index0, index1, index2, index3, output, status, limit, w,
+            ),
+            _ => rows_kernel::launch_unchecked::<u32>(
+                client, count, dim, ni, no, data, index0, index1, index2, index3, output, status, limit, w,
+            ),
+        }
     }
 }
 
 /// The row kernel's definition for `w`, as its launcher specializes it (for `explain`).
 pub(super) fn definition(w: &RowWalk) -> KernelDefinition {
-    rows_kernel::RowsKernel::new(
+    rows_kernel::RowsKernel::<u32>::new(
         settings(),
         offline_device(),
         Arc::new(TargetProperties::default()),

@@ -297,6 +297,53 @@ impl RowWalk {
         w
     }
 
+    /// The walk over storage units as wide as its elements (8 or 16 bits) instead of 32-bit
+    /// words, for a runtime whose kernels load and store single bytes (CubeCL's CPU runtime,
+    /// where a word load, a shift and a mask per element cost more than the element). `None`
+    /// unless elements narrower than a word are read one by one, or when the buffers' units
+    /// pass `u32`. An element walk's offsets already count elements: only the line (`line *
+    /// lanes` units), the lanes (one unit per element) and the buffer lengths (in units)
+    /// change.
+    pub fn narrow_units(&self) -> Option<RowWalk> {
+        if self.access != RowAccess::Elements || self.lanes == 1 {
+            return None;
+        }
+        let mut w = self.clone();
+        w.line = w.line.checked_mul(w.lanes)?;
+        w.src_words = w.src_words.checked_mul(w.lanes)?;
+        w.out_words = w.out_words.checked_mul(w.lanes)?;
+        w.lanes = 1;
+        Some(w)
+    }
+
+    /// The walk with groups of `rows` rows sharing their indices, where it has groups of
+    /// fewer and the grouped dimension divides: `None` otherwise. The grouped dimension is the
+    /// row dimension whose strides are the group's times its rows (no other dimension of more
+    /// than one row can have them: its rows would land on the group's).
+    pub fn regroup(&self, rows: u32) -> Option<RowWalk> {
+        let g = self.group?;
+        if rows <= g.rows || rows % g.rows != 0 {
+            return None;
+        }
+        let k = rows / g.rows;
+        let at = self.outer.iter().rposition(|d| {
+            d.reads.iter().all(|&r| r == 0)
+                && Some(d.out_stride) == g.out_stride.checked_mul(g.rows)
+                && Some(d.src) == g.src.checked_mul(g.rows as i64)
+        })?;
+        if (self.dynamic && at == 0) || self.outer[at].size % k != 0 {
+            return None;
+        }
+        let mut w = self.clone();
+        let d = &mut w.outer[at];
+        d.size /= k;
+        d.out_stride = d.out_stride.checked_mul(k)?;
+        d.src = d.src.checked_mul(k as i64)?;
+        w.group = Some(RowGroup { rows, ..g });
+        w.invocations /= k;
+        Some(w)
+    }
+
     /// A `_` walk (planned at [`crate::limits::PLACEHOLDER`]) for `count` leading steps, with
     /// the buffers of the plan for that count; `None` when its invocations pass `u32`.
     pub fn with_count(

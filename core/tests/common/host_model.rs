@@ -351,12 +351,15 @@ pub fn kind(walk: &Walk) -> String {
 }
 
 /// The walks the host runs for an op: the one it launches (a row walk with its tiles taken
-/// consecutively and spread), and the slot walk, which takes any layout.
+/// consecutively and spread, and regrouped where it can be), and the slot walk, which takes any
+/// layout.
 fn walks_of(best: &Walk, slots: &Walk) -> Vec<Walk> {
     match best {
         Walk::Rows(w) => {
             let mut walks: Vec<Walk> =
                 [false, true].map(|spread| Walk::Rows(RowWalk { spread, ..w.clone() })).into();
+            // Larger groups, as the CPU runtime launches narrow walks with.
+            walks.extend([4, 8].into_iter().filter_map(|rows| w.regroup(rows)).map(Walk::Rows));
             walks.push(slots.clone());
             walks
         }
