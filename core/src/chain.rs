@@ -33,6 +33,21 @@ pub struct GatherStage {
 }
 
 impl GatherStage {
+    /// A single gather's keys as a stage (the inverse of [`GatherStage::desc`]): what it
+    /// gathers from and into are the chain's business, and a stage has no feature level or
+    /// `_` count of its own.
+    pub fn of(desc: &GatherDesc) -> GatherStage {
+        GatherStage {
+            form: desc.form,
+            rules: desc.rules,
+            indices: desc.indices,
+            axis: desc.axis,
+            batch_dims: desc.batch_dims,
+            index_dims: desc.index_dims,
+            out_of_range: desc.out_of_range,
+        }
+    }
+
     /// The stage as a single gather of `data` (what it receives) into `output`.
     pub fn desc(&self, data: TensorDecl, output: Option<OutputDecl>) -> GatherDesc {
         GatherDesc {

@@ -143,15 +143,7 @@ fn gather_seeds_as_one_stage_chains() {
         let desc = seed.desc(DType::F32, DType::I64);
         let chain = ChainDesc {
             data: desc.data,
-            stages: Cow::Owned(vec![StageDesc::Gather(GatherStage {
-                form: stridex::__private::GatherForm::Axis,
-                rules: desc.rules,
-                indices: desc.indices,
-                axis: desc.axis,
-                batch_dims: desc.batch_dims,
-                index_dims: desc.index_dims,
-                out_of_range: None,
-            })]),
+            stages: Cow::Owned(vec![StageDesc::Gather(GatherStage::of(&desc))]),
             output: None,
             dynamic_leading: None,
         };

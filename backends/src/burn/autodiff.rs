@@ -179,34 +179,48 @@ trait Step: std::fmt::Debug + Send + Sync {
     fn apply(&self, grad: Fused) -> Fused;
 }
 
-/// A gather's step: the scatter-add of the gradient into zeros of the data's sizes, its writes
-/// grouped when it was planned.
+/// A scatter of the gradient with writes grouped when it was planned: a gather's step (the
+/// gradient scatter-added into zeros of the data's sizes) or a `none` scatter's step to its data
+/// (zeros of the updates' sizes written into the gradient, clearing what the scatter wrote).
 #[derive(Debug)]
-struct ScatterAdd<T: 'static, J: 'static> {
+struct GroupedScatter<T: 'static, J: 'static> {
     scatter: &'static ScatterOp<T, J>,
     writes: Arc<Writes>,
-    shape: burn_backend::Shape,
+    /// The sizes of the zeros: the data's or the updates'.
+    zeros: burn_backend::Shape,
+    /// Whether the gradient is the updates (into zeros) or the data (zeros written into it).
+    grad_is_updates: bool,
     device: CubeDevice,
 }
 
-impl<T: Element, J: IndexElement> Step for ScatterAdd<T, J> {
+impl<T: Element, J: IndexElement> Step for GroupedScatter<T, J> {
     fn apply(&self, grad: Fused) -> Fused {
-        let zeros = Cube::float_zeros(self.shape.clone(), &self.device, grad.dtype().into());
-        scatter::register_grouped(self.scatter, self.writes.clone(), true, zeros, grad)
+        let zeros = Cube::float_zeros(self.zeros.clone(), &self.device, grad.dtype().into());
+        let (data, updates) = if self.grad_is_updates { (zeros, grad) } else { (grad, zeros) };
+        scatter::register_grouped(self.scatter, self.writes.clone(), true, data, updates)
     }
 }
 
-impl<T: Element, J: IndexElement> ScatterAdd<T, J> {
-    /// The step of a gather planned as `plan` at `indices` (read back and grouped now).
-    fn plan(plan: &GatherPlan, indices: &Fused, device: &CubeDevice) -> Result<Box<dyn Step>, Error> {
-        let (desc, scatter_plan) = gradient::gather_data_gradient(plan, J::DTYPE)
-            .map_err(|e| Error::NoGradient { op: "gather".into(), why: e.to_string() })?;
-        let scatter: &'static ScatterOp<T, J> = fusion::shared(&desc, || ScatterOp::__from_checked(desc));
-        let values = J::from_bytes(&fusion::read_back(indices)?);
-        let writes = scatter.group(&values, scatter_plan.map.data)?;
-        let shape = burn_backend::Shape::from(plan.data.sizes.to_vec());
-        Ok(Box::new(ScatterAdd { scatter, writes: Arc::new(writes), shape, device: device.clone() }))
-    }
+/// A gather's step, planned as `plan` at `indices` (read back and grouped now): the gradient
+/// scatter-added into zeros of the data's sizes.
+fn scatter_add_step<T: Element, J: IndexElement>(
+    plan: &GatherPlan,
+    indices: &Fused,
+    device: &CubeDevice,
+) -> Result<Box<dyn Step>, Error> {
+    let (desc, scatter_plan) = gradient::gather_data_gradient(plan, J::DTYPE)
+        .map_err(|e| Error::NoGradient { op: "gather".into(), why: e.to_string() })?;
+    let scatter: &'static ScatterOp<T, J> = fusion::shared(&desc, || ScatterOp::__from_checked(desc));
+    let values = J::from_bytes(&fusion::read_back(indices)?);
+    let writes = scatter.group(&values, scatter_plan.map.data)?;
+    let shape = burn_backend::Shape::from(plan.data.sizes.to_vec());
+    Ok(Box::new(GroupedScatter {
+        scatter,
+        writes: Arc::new(writes),
+        zeros: shape,
+        grad_is_updates: true,
+        device: device.clone(),
+    }))
 }
 
 /// A gather of the gradient: one of a slice's steps (its index tensor made when it was
@@ -251,7 +265,7 @@ impl<T: Element, J: IndexElement> Differentiable for GatherAt<'_, T, J> {
 
     fn backward(&self, data: &Fused) -> Result<Vec<Box<dyn Step>>, Error> {
         let (plan, _) = self.op.at(Some(leading(&self.indices.shape)), "apply")?;
-        Ok(vec![ScatterAdd::<T, J>::plan(&plan, &self.indices, &data.device())?])
+        Ok(vec![scatter_add_step::<T, J>(&plan, &self.indices, &data.device())?])
     }
 }
 
@@ -315,10 +329,10 @@ impl<T: Element, J: IndexTypes> Differentiable for ChainAt<'_, T, J> {
                     gathers -= 1;
                     let at = &self.indices[gathers];
                     let step = match g.index_type {
-                        IndexType::I32 => ScatterAdd::<T, i32>::plan(g, at, &device),
-                        IndexType::I64 => ScatterAdd::<T, i64>::plan(g, at, &device),
-                        IndexType::U32 => ScatterAdd::<T, u32>::plan(g, at, &device),
-                        IndexType::U64 => ScatterAdd::<T, u64>::plan(g, at, &device),
+                        IndexType::I32 => scatter_add_step::<T, i32>(g, at, &device),
+                        IndexType::I64 => scatter_add_step::<T, i64>(g, at, &device),
+                        IndexType::U32 => scatter_add_step::<T, u32>(g, at, &device),
+                        IndexType::U64 => scatter_add_step::<T, u64>(g, at, &device),
                     };
                     steps.push(step.map_err(stage_error)?);
                 }
@@ -439,7 +453,13 @@ fn scatter_steps<T: Element, I: IndexElement>(
             let op: &'static ScatterOp<T, I> =
                 fusion::shared(op.desc(), || ScatterOp::__from_checked(*op.desc()));
             let updates = burn_backend::Shape::from(plan.updates.sizes.to_vec());
-            vec![Box::new(ClearWritten { op, writes: Arc::new(writes), updates, device: device.clone() })]
+            vec![Box::new(GroupedScatter {
+                scatter: op,
+                writes: Arc::new(writes),
+                zeros: updates,
+                grad_is_updates: false,
+                device: device.clone(),
+            })]
         }
         _ => return differentiable(plan).map(|()| (Arc::from(Vec::new()), Arc::from(Vec::new()))),
     };
@@ -461,22 +481,6 @@ fn differentiable(plan: &ScatterPlan) -> Result<(), Error> {
             "`reduction: {}` has no backward pass yet; `add` and `none` do",
             r.name()
         ))),
-    }
-}
-
-/// A `none` scatter's step to its data: the same scatter writes zeros into the gradient.
-#[derive(Debug)]
-struct ClearWritten<T: 'static, I: 'static> {
-    op: &'static ScatterOp<T, I>,
-    writes: Arc<Writes>,
-    updates: burn_backend::Shape,
-    device: CubeDevice,
-}
-
-impl<T: Element, I: IndexElement> Step for ClearWritten<T, I> {
-    fn apply(&self, grad: Fused) -> Fused {
-        let zeros = Cube::float_zeros(self.updates.clone(), &self.device, grad.dtype().into());
-        scatter::register_grouped(self.op, self.writes.clone(), true, grad, zeros)
     }
 }
 

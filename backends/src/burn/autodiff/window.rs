@@ -115,21 +115,8 @@ impl<T: Element> Steps<T> {
 /// passed their rules on the sizes they meet, so the chain's rules hold too; a chain that
 /// would not fuse (or, defensively, one refused) leaves the gathers to run one by one.
 fn chained<T: Element, J: IndexTypes>(run: &[WindowGather<T>]) -> Option<Box<dyn Step>> {
-    let stages: Vec<StageDesc> = run
-        .iter()
-        .map(|w| {
-            let d = w.gather.desc();
-            StageDesc::Gather(GatherStage {
-                form: d.form,
-                rules: d.rules,
-                indices: d.indices,
-                axis: d.axis,
-                batch_dims: d.batch_dims,
-                index_dims: d.index_dims,
-                out_of_range: d.out_of_range,
-            })
-        })
-        .collect();
+    let stages: Vec<StageDesc> =
+        run.iter().map(|w| StageDesc::Gather(GatherStage::of(w.gather.desc()))).collect();
     let desc = ChainDesc {
         data: run[0].gather.desc().data,
         stages: Cow::Owned(stages),
