@@ -355,25 +355,24 @@ fn why_missed_on_cpu(r: &Results) -> String {
 fn why_elements_missed(case: &str, goal_per_memcpy: f64) -> String {
     if case.starts_with("flip") {
         format!(
-            "3x Burn is {goal_per_memcpy:.2}x one host memcpy of the same bytes. Rows are reversed \
-             whole 16-byte vectors at a time, but a row of 512 elements is 128 vectors, and an \
-             invocation moves at most one row: 2 KiB, where the CPU runtime needs tens of KiB per \
-             invocation to reach copy speed (`CPU_TILE_MAX` in `backends/src/kernels/rows.rs`: 256 \
-             vectors 15.6-18.6 GB/s, 4096 vectors 19.4-37.8). Several rows per invocation would \
-             close the rest; the row walk does not take them yet"
+            "3x Burn is {goal_per_memcpy:.2}x one host memcpy of the same bytes. The flip moves whole \
+             16-byte vectors (their lanes reversed in registers), several 512-element rows per \
+             invocation (`cpu_row_block` in `backends/src/kernels/rows.rs`), as the crop moves its \
+             rows, and reached 37-41 GB/s in the runs of 2026-11-26; Burn's flip on Flex is a host \
+             loop that itself runs at 9-23 GB/s between runs on this host, so 3x of it is met only \
+             in its slow runs"
         )
     } else if case.starts_with("step") {
-        "no index is read: each output element is one strided 32-bit load. The same kernel measured \
-         17.0 GB/s and 3.5x Burn in the run of 2026-11-26 at e509bc5 and 8.7-14.4 GB/s, 2.8-4.4x \
-         Burn, in four runs of this commit's day, before and after it: the ratio moves with this \
-         2-core host's noise, not with the kernel"
+        "no index is read: each output element is one strided 32-bit load, several rows per \
+         invocation. The same kernel measured 2.2-4.4x Burn in the runs of 2026-11-26 on this host: \
+         the ratio moves with its noise, not with the kernel"
             .into()
     } else if case.contains("u8") {
         "its bytes are loaded and stored one by one, four rows sharing each index \
-         (`RowWalk::narrow_units` and `regroup`); measured on a 2-core host (2026-11-26, three runs): \
-         2.2-2.7 GB/s against 1.1 GB/s as lanes of 32-bit words, 1.6-2.5x plain Rust and 2.2-4.3x \
-         Burn, whose best CPU figure (Flex) moved between 0.6 and 1.0 GB/s from run to run: the \
-         3x-Burn target is met or missed by that noise"
+         (`RowWalk::narrow_units` and `regroup`); measured on this 2-core host (2026-11-26, seven \
+         runs): 2.1-5.2 GB/s against 1.1 GB/s as lanes of 32-bit words, 1.6-3.6x plain Rust and \
+         2.5-5.9x Burn, whose best CPU figure (Flex) moved between 0.6 and 1.0 GB/s from run to \
+         run: the 3x-Burn target is met or missed by that noise"
             .into()
     } else {
         "every output element reads its own index (no two rows share it), checks it and loads one \

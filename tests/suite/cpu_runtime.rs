@@ -229,3 +229,45 @@ fn narrow_elements_move_as_their_own_units() {
     let want: Vec<u8> = (0..24 * 16).map(|i| bytes[(i / 16) * 200 + elem_ids[i] as usize]).collect();
     assert_eq!(elements.run(bytes, &elem_ids).unwrap().data(), want.as_slice());
 }
+
+/// Short rows move several to an invocation on the CPU runtime (`RowWalk::row_block`): a flip
+/// and a crop of 64-element rows, an embedding of 16-element rows under `zero` and `error` with
+/// ids out of range, and u8 columns, against the host (the same on every runtime).
+#[test]
+fn short_rows_move_in_blocks() {
+    let image: Vec<f32> = (0..8 * 3 * 64 * 64).map(|v| v as f32).collect();
+    let flip = stridex::slice!(input: f32[8, 3, 64, 64], s[.., .., .., ..;-1]);
+    let want: Vec<f32> =
+        (0..8 * 3 * 64).flat_map(|r| (0..64).rev().map(move |c| (r * 64 + c) as f32)).collect();
+    assert_eq!(flip.run(&image).unwrap().data(), want.as_slice());
+    let crop = stridex::slice!(input: f32[8, 3, 64, 64], s[.., .., 4..60, 8..56]);
+    let want: Vec<f32> = (0..8 * 3)
+        .flat_map(|p| (4..60).flat_map(move |y| (8..56).map(move |x| ((p * 64 + y) * 64 + x) as f32)))
+        .collect();
+    assert_eq!(crop.run(&image).unwrap().data(), want.as_slice());
+
+    let table: Vec<f32> = (0..1000 * 16).map(|v| v as f32).collect();
+    let mut ids: Vec<i32> = (0..4096).map(|i| (i * 613 + 7) % 1000).collect();
+    let embed = stridex::gather! { data: f32[1000, 16], indices: i32[4096] };
+    let rows = |ids: &[i32]| -> Vec<f32> {
+        ids.iter()
+            .flat_map(|&r| {
+                (0..16).map(move |c| if (0..1000).contains(&r) { (r * 16 + c) as f32 } else { 0.0 })
+            })
+            .collect()
+    };
+    assert_eq!(embed.run(&table, &ids).unwrap().data(), rows(&ids).as_slice());
+    ids[4000] = 1000;
+    assert!(embed.run(&table, &ids).is_err());
+    let zeroing = stridex::gather! {
+        rules: openvino, data: f32[1000, 16], indices: i32[4096], out_of_range: zero
+    };
+    assert_eq!(zeroing.run(&table, &ids).unwrap().data(), rows(&ids).as_slice());
+
+    let bytes: Vec<u8> = (0..1024 * 64).map(|v| (v % 241) as u8).collect();
+    let cols: Vec<i32> = (0..16).map(|i| (i * 5 + 3) % 64).collect();
+    let columns = stridex::gather! { data: u8[1024, 64], indices: i32[16], axis: 1 };
+    let want: Vec<u8> =
+        (0..1024).flat_map(|r| cols.iter().map(move |&c| ((r * 64 + c as usize) % 241) as u8)).collect();
+    assert_eq!(columns.run(&bytes, &cols).unwrap().data(), want.as_slice());
+}

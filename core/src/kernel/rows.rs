@@ -67,6 +67,9 @@ pub struct RowWalk {
     pub row_lines: u32,
     /// Output lines of a row per invocation (divides `row_lines`).
     pub tile: u32,
+    /// Whole rows an invocation moves one after the other (dividing the rows; 1 but where a
+    /// launch chose more, with `tile == row_lines`): short rows on CubeCL's CPU runtime.
+    pub row_block: u32,
     /// Whether an invocation's lines are spread through its row (`row_lines / tile` apart, so
     /// neighbouring invocations touch neighbouring lines: coalesced on GPUs) or consecutive
     /// (best on CPU devices such as lavapipe). Chosen per backend at launch.
@@ -261,6 +264,7 @@ impl RowWalk {
             group,
             row_lines: row_lines as u32,
             tile: tile as u32,
+            row_block: 1,
             spread: false,
             line: line as u32,
             lanes: (4 / eb).max(1) as u32,
