@@ -201,18 +201,17 @@ impl<T: Element, J: IndexElement> Step for GroupedScatter<T, J> {
     }
 }
 
-/// A gather's step, planned as `plan` at `indices` (read back and grouped now): the gradient
+/// A gather's step, planned as `plan` at index values `values` (grouped now): the gradient
 /// scatter-added into zeros of the data's sizes.
 fn scatter_add_step<T: Element, J: IndexElement>(
     plan: &GatherPlan,
-    indices: &Fused,
+    values: &[J],
     device: &CubeDevice,
 ) -> Result<Box<dyn Step>, Error> {
     let (desc, scatter_plan) = gradient::gather_data_gradient(plan, J::DTYPE)
         .map_err(|e| Error::NoGradient { op: "gather".into(), why: e.to_string() })?;
     let scatter: &'static ScatterOp<T, J> = fusion::shared(&desc, || ScatterOp::__from_checked(desc));
-    let values = J::from_bytes(&fusion::read_back(indices)?);
-    let writes = scatter.group(&values, scatter_plan.map.data)?;
+    let writes = scatter.group(values, scatter_plan.map.data)?;
     let shape = burn_backend::Shape::from(plan.data.sizes.to_vec());
     Ok(Box::new(GroupedScatter {
         scatter,
@@ -252,20 +251,22 @@ impl Step for Zeros {
     }
 }
 
-/// A gather and its indices, as the forward call takes them.
+/// A gather and its indices, as the forward call takes them (their values read back at most
+/// once: by the backward pass's planning, which runs first, and the `error`-policy check).
 struct GatherAt<'a, T, J> {
     op: &'a GatherOp<T, J>,
-    indices: Fused,
+    indices: fusion::ReadBack,
 }
 
 impl<T: Element, J: IndexElement> Differentiable for GatherAt<'_, T, J> {
     fn forward(&self, data: Fused, float: bool) -> Result<Fused, Error> {
-        gather_fused(self.op, data, float, self.indices.clone())
+        gather_fused(self.op, data, float, &self.indices)
     }
 
     fn backward(&self, data: &Fused) -> Result<Vec<Box<dyn Step>>, Error> {
-        let (plan, _) = self.op.at(Some(leading(&self.indices.shape)), "apply")?;
-        Ok(vec![scatter_add_step::<T, J>(&plan, &self.indices, &data.device())?])
+        let (plan, _) = self.op.at(Some(leading(&self.indices.tensors()[0].shape)), "apply")?;
+        let values = J::from_bytes(self.indices.bytes(0)?);
+        Ok(vec![scatter_add_step::<T, J>(&plan, &values, &data.device())?])
     }
 }
 
@@ -278,7 +279,7 @@ pub(super) fn gather<T: Element, J: IndexElement>(
     strategy: GradientCheckpointingStrategy,
 ) -> Result<DispatchTensor, Error> {
     let indices = int_fused(Operand::Indices, indices)?;
-    apply(&GatherAt { op, indices }, Operand::Data, data, strategy)
+    apply(&GatherAt { op, indices: fusion::ReadBack::new(vec![indices]) }, Operand::Data, data, strategy)
 }
 
 impl<T: Element> Differentiable for SliceOp<T> {
@@ -304,22 +305,23 @@ pub(super) fn slice<T: Element>(
     apply(op, Operand::Input, input, strategy)
 }
 
-/// A chain and its gathers' indices, as the forward call takes them.
+/// A chain and its gathers' indices, as the forward call takes them (read back at most once
+/// each, as a gather's).
 struct ChainAt<'a, T: 'static, J> {
     op: &'a ChainOp<T, J>,
-    indices: Vec<Fused>,
+    indices: fusion::ReadBack,
 }
 
 impl<T: Element, J: IndexTypes> Differentiable for ChainAt<'_, T, J> {
     fn forward(&self, data: Fused, float: bool) -> Result<Fused, Error> {
-        chain::fused(self.op, data, float, self.indices.clone())
+        chain::fused(self.op, data, float, &self.indices)
     }
 
     /// The stages' steps, last stage first.
     fn backward(&self, data: &Fused) -> Result<Vec<Box<dyn Step>>, Error> {
-        let plan = chain::plan_for(self.op, data, &self.indices)?;
+        let plan = chain::plan_for(self.op, data, self.indices.tensors())?;
         let device = data.device();
-        let mut gathers = self.indices.len();
+        let mut gathers = self.indices.tensors().len();
         let mut steps = Steps::<T>::new();
         for (i, stage) in plan.stages.iter().enumerate().rev() {
             let stage_error = |e| in_stage(i + 1, e);
@@ -327,12 +329,12 @@ impl<T: Element, J: IndexTypes> Differentiable for ChainAt<'_, T, J> {
                 StagePlan::Slice(s) => steps.slice(s, &device).map_err(stage_error)?,
                 StagePlan::Gather(g) => {
                     gathers -= 1;
-                    let at = &self.indices[gathers];
+                    let at = self.indices.bytes(gathers).map_err(stage_error)?;
                     let step = match g.index_type {
-                        IndexType::I32 => scatter_add_step::<T, i32>(g, at, &device),
-                        IndexType::I64 => scatter_add_step::<T, i64>(g, at, &device),
-                        IndexType::U32 => scatter_add_step::<T, u32>(g, at, &device),
-                        IndexType::U64 => scatter_add_step::<T, u64>(g, at, &device),
+                        IndexType::I32 => scatter_add_step::<T, i32>(g, &i32::from_bytes(at), &device),
+                        IndexType::I64 => scatter_add_step::<T, i64>(g, &i64::from_bytes(at), &device),
+                        IndexType::U32 => scatter_add_step::<T, u32>(g, &u32::from_bytes(at), &device),
+                        IndexType::U64 => scatter_add_step::<T, u64>(g, &u64::from_bytes(at), &device),
                     };
                     steps.push(step.map_err(stage_error)?);
                 }
@@ -354,7 +356,7 @@ pub(super) fn chain<T: Element, J: IndexTypes>(
     indices: Vec<Fused>,
     strategy: GradientCheckpointingStrategy,
 ) -> Result<DispatchTensor, Error> {
-    apply(&ChainAt { op, indices }, Operand::Data, data, strategy)
+    apply(&ChainAt { op, indices: fusion::ReadBack::new(indices) }, Operand::Data, data, strategy)
 }
 
 /// A scatter on `data` and `updates` (under autodiff with `strategy`): float tensors that

@@ -80,7 +80,7 @@ impl<T: Element, J: IndexTypes> ChainOp<T, J> {
             return Ok(Tensor::from_dispatch(super::autodiff::chain(self, data, indices, strategy)?));
         }
         let data = super::into_fused(Operand::Data, Tensor::<D, K>::from_dispatch(data))?;
-        Ok(from_fused(fused(self, data, K::FLOAT, indices)?))
+        Ok(from_fused(fused(self, data, K::FLOAT, &fusion::ReadBack::new(indices))?))
     }
 
     /// The chain on `CubeBackend` tensors, launched at once on their buffers; see
@@ -162,25 +162,25 @@ pub(super) fn fused<T: Element, J: IndexTypes>(
     op: &ChainOp<T, J>,
     data: Fused,
     data_float: bool,
-    indices: Vec<Fused>,
+    read: &fusion::ReadBack,
 ) -> Result<Fused, Error> {
-    let plan = plan_for(op, &data, &indices)?;
+    let indices = read.tensors();
+    let plan = plan_for(op, &data, indices)?;
     check_meta(Operand::Data, data.dtype, &data.shape, T::DTYPE, &plan.data)?;
     fusion::check_packed(Operand::Data, &plan.data)?;
-    for ((stage, g), t) in plan.gathers().zip(&indices) {
+    for ((stage, g), t) in plan.gathers().zip(indices) {
         check_meta(Operand::Indices, t.dtype, &t.shape, g.index_type.dtype(), &g.indices)
             .and_then(|()| fusion::check_packed(Operand::Indices, &g.indices))
             .map_err(|e| in_stage(stage, e))?;
     }
     let checked = checked_gathers(&plan);
     if !checked.is_empty() {
-        let bytes =
-            checked.iter().map(|&g| fusion::read_back(&indices[g])).collect::<Result<Vec<_>, Error>>()?;
+        let bytes = checked.iter().map(|&g| read.bytes(g)).collect::<Result<Vec<_>, Error>>()?;
         check_read_back(&plan, &checked, &bytes)?;
     }
     let op: &'static ChainOp<T, J> = fusion::shared(op.desc(), || ChainOp::__from_checked(op.desc().clone()));
     let mut inputs = vec![data];
-    inputs.extend(indices);
+    inputs.extend(indices.iter().cloned());
     Ok(fusion::register(op, data_float, inputs, &plan.output.sizes))
 }
 

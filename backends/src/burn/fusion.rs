@@ -59,6 +59,33 @@ pub(super) fn read_back(indices: &Fused) -> Result<Vec<u8>, Error> {
     Ok(data.as_bytes().to_vec())
 }
 
+/// Index tensors whose values are read back at most once each: an `error`-policy check and a
+/// backward pass's grouping, planned for the same call, share one read (one sync).
+pub(super) struct ReadBack {
+    tensors: Vec<Fused>,
+    bytes: Vec<std::sync::OnceLock<Vec<u8>>>,
+}
+
+impl ReadBack {
+    pub(super) fn new(tensors: Vec<Fused>) -> ReadBack {
+        let bytes = tensors.iter().map(|_| std::sync::OnceLock::new()).collect();
+        ReadBack { tensors, bytes }
+    }
+
+    pub(super) fn tensors(&self) -> &[Fused] {
+        &self.tensors
+    }
+
+    /// Tensor `i`'s bytes, read back on first use.
+    pub(super) fn bytes(&self, i: usize) -> Result<&[u8], Error> {
+        if let Some(b) = self.bytes[i].get() {
+            return Ok(b);
+        }
+        let read = read_back(&self.tensors[i])?;
+        Ok(self.bytes[i].get_or_init(|| read))
+    }
+}
+
 /// A CubeTensor from the fusion stream laid out as `layout` says (made contiguous when the
 /// stream handed over a view; the descriptors applied in the stream are packed).
 pub(super) fn laid_out(tensor: Operand, t: CubeTensor, layout: &TensorLayout) -> Result<CubeTensor, Error> {

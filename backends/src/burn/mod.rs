@@ -261,15 +261,16 @@ fn gather_fused<T: Element, J: IndexElement>(
     op: &GatherOp<T, J>,
     data: Fused,
     data_float: bool,
-    indices: Fused,
+    read: &fusion::ReadBack,
 ) -> Result<Fused, Error> {
+    let indices = read.tensors()[0].clone();
     let (plan, _) = op.at(Some(leading(&indices.shape)), "apply")?;
     check_meta(Operand::Data, data.dtype, &data.shape, T::DTYPE, &plan.data)?;
     fusion::check_packed(Operand::Data, &plan.data)?;
     check_meta(Operand::Indices, indices.dtype, &indices.shape, J::DTYPE, &plan.indices)?;
     fusion::check_packed(Operand::Indices, &plan.indices)?;
     if plan.out_of_range == OutOfRange::Error && !plan.output.is_empty() {
-        let values = J::from_bytes(&fusion::read_back(&indices)?);
+        let values = J::from_bytes(read.bytes(0)?);
         if let e @ Error::IndexOutOfRange { .. } = crate::ops::first_bad_index(&plan, &values) {
             return Err(e);
         }
@@ -323,7 +324,7 @@ impl<T: Element, J: IndexElement> GatherOp<T, J> {
         }
         let data = into_fused(Operand::Data, Tensor::<D, K>::from_dispatch(data))?;
         let indices = into_fused(Operand::Indices, indices)?;
-        Ok(from_fused(gather_fused(self, data, K::FLOAT, indices)?))
+        Ok(from_fused(gather_fused(self, data, K::FLOAT, &fusion::ReadBack::new(vec![indices]))?))
     }
 
     /// The gather on `CubeBackend` tensors (Burn's CubeCL backend without fusion), launched at
