@@ -335,3 +335,43 @@ fn a_window_changing_five_dimensions_fuses_its_gathers_in_runs_and_stays_exact()
     }
     assert_eq!(bits(&ours), bits(&want));
 }
+
+/// `skip` drops an update whose index is negative or past the end: its gradient is zero (a
+/// signed gather would read `-1` as the last row), the data keeps its gradient there, and the
+/// rows written under `none` lose theirs; i32 and i64 ids, along an axis and element-wise.
+#[test]
+fn skipped_updates_get_no_gradient() {
+    use stridex::burn::burn_tensor::DType;
+    let w = weights(15);
+    let ids = [3, -1, 7, 0];
+    let row = |r: usize| w[r * 3..r * 3 + 3].to_vec();
+    let want_updates: Vec<f32> = [row(3), vec![0.0; 3], vec![0.0; 3], row(0)].concat();
+
+    let none = stridex::scatter! {
+        data: f32[5, 3], indices: i32[4], updates: f32[4, 3], axis: 0, out_of_range: skip
+    };
+    let (data, updates) = gradients([5, 3], [4, 3], |d, u| none.apply(d, ints(&ids, [4]), u).unwrap());
+    let want_data: Vec<f32> = (0..15).map(|i| if matches!(i / 3, 0 | 3) { 0.0 } else { w[i] }).collect();
+    assert_eq!(data, want_data);
+    assert_eq!(updates, want_updates);
+
+    let add = stridex::scatter! {
+        data: f32[5, 3], indices: i64[4], updates: f32[4, 3], axis: 0, reduction: add, out_of_range: skip
+    };
+    let wide = Tensor::<1, Int>::from_data(
+        TensorData::new(ids.iter().map(|&v| v as i64).collect::<Vec<_>>(), [4]),
+        (&device(), DType::I64),
+    );
+    let (data, updates) = gradients([5, 3], [4, 3], |d, u| add.apply(d, wide.clone(), u).unwrap());
+    assert_eq!(data, w);
+    assert_eq!(updates, want_updates);
+
+    let elements = stridex::scatter_elements! {
+        data: f32[2, 4], indices: i32[2, 2], updates: f32[2, 2], axis: 1, out_of_range: skip
+    };
+    let (data, updates) =
+        gradients([2, 4], [2, 2], |d, u| elements.apply(d, ints(&[3, -1, 9, 2], [2, 2]), u).unwrap());
+    let w = weights(8);
+    assert_eq!(data, vec![w[0], w[1], w[2], 0.0, w[4], w[5], 0.0, w[7]]);
+    assert_eq!(updates, vec![w[3], 0.0, 0.0, w[6]]);
+}

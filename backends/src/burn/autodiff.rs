@@ -40,7 +40,8 @@ use burn_dispatch::{
 use std::sync::Arc;
 use stridex_core::gradient;
 use stridex_core::{
-    Duplicates, GatherPlan, IndexType, Operand, OutOfRange, Reduction, ScatterPlan, StagePlan,
+    Duplicates, GatherDesc, GatherPlan, GatherRules, IndexType, Operand, OutOfRange, Reduction, ScatterPlan,
+    StagePlan,
 };
 use window::Steps;
 
@@ -422,9 +423,9 @@ type ScatterSteps = (Arc<[Box<dyn Step>]>, Arc<[Box<dyn Step>]>);
 /// The steps of a scatter at index `values` (read back by its forward call): the updates'
 /// gradient is the gather of the output's gradient through the scatter's map (the elements
 /// each update went to); the data's is the output's gradient, with the written elements
-/// cleared under `none` (their values were replaced). Other reductions, `skip` (a gather
-/// reads `-1` as the last element, where the scatter dropped it) and repeated destinations
-/// under `none` (only the last write's update would get a gradient) have none yet.
+/// cleared under `none` (their values were replaced). Under `skip`, a dropped update's is zero
+/// ([`skipped_gather`]). Other reductions and repeated destinations under `none` (only the
+/// last write's update would get a gradient) have none yet.
 fn scatter_steps<T: Element, I: IndexElement>(
     op: &ScatterOp<T, I>,
     indices: &Fused,
@@ -432,13 +433,19 @@ fn scatter_steps<T: Element, I: IndexElement>(
     device: &CubeDevice,
 ) -> Result<ScatterSteps, Error> {
     let plan = op.plan()?;
-    let mut map = op.desc().map;
-    map.out_of_range = Some(plan.out_of_range);
-    let gather = GatherOp::<T, I>::new(map)?;
-    let gather = fusion::shared(&map, || gather);
     let sizes = plan.updates.sizes.to_vec();
-    let to_updates: Vec<Box<dyn Step>> =
-        vec![Box::new(GatherStep { gather, indices: indices.clone(), sizes })];
+    let to_updates: Vec<Box<dyn Step>> = if plan.out_of_range == OutOfRange::Skip {
+        match I::INDEX {
+            IndexType::I32 | IndexType::U32 => skipped_gather::<T, u32>(op.desc().map, indices, sizes)?,
+            IndexType::I64 | IndexType::U64 => skipped_gather::<T, u64>(op.desc().map, indices, sizes)?,
+        }
+    } else {
+        let mut map = op.desc().map;
+        map.out_of_range = Some(plan.out_of_range);
+        let gather = GatherOp::<T, I>::new(map)?;
+        let gather = fusion::shared(&map, || gather);
+        vec![Box::new(GatherStep { gather, indices: indices.clone(), sizes })]
+    };
     let to_data: Vec<Box<dyn Step>> = match plan.reduction {
         Reduction::Add => Vec::new(),
         Reduction::None => {
@@ -468,15 +475,49 @@ fn scatter_steps<T: Element, I: IndexElement>(
     Ok((Arc::from(to_data), Arc::from(to_updates)))
 }
 
+/// The updates' step of a `skip` scatter: the gather of the gradient through the scatter's map
+/// with its indices read as unsigned `U` under `zero`, so an update the scatter dropped (a
+/// negative index, or one past the end) gets a gradient of zero. (A signed gather would read
+/// `-1` as the last element.)
+fn skipped_gather<T: Element, U: IndexElement>(
+    map: GatherDesc,
+    indices: &Fused,
+    sizes: Vec<usize>,
+) -> Result<Vec<Box<dyn Step>>, Error> {
+    let mut map = map;
+    map.out_of_range = Some(OutOfRange::Zero);
+    map.indices.dtype = U::DTYPE;
+    if map.rules == GatherRules::Onnx {
+        // ONNX gathers take signed indices only; the other rule sets read any index type the
+        // same way for these maps.
+        map.rules = GatherRules::OpenVino;
+    }
+    let gather = GatherOp::<T, U>::new(map)
+        .map_err(|e| no_gradient(format!("`out_of_range: skip`: the gradient's gather: {e}")))?;
+    let gather: &'static GatherOp<T, U> = fusion::shared(&map, || gather);
+    Ok(vec![Box::new(UnsignedGatherStep { gather, indices: indices.clone(), sizes })])
+}
+
+/// A gather of the gradient at signed indices read as unsigned ([`skipped_gather`]).
+#[derive(Debug)]
+struct UnsignedGatherStep<T: 'static, U: 'static> {
+    gather: &'static GatherOp<T, U>,
+    indices: Fused,
+    sizes: Vec<usize>,
+}
+
+impl<T: Element, U: IndexElement> Step for UnsignedGatherStep<T, U> {
+    fn apply(&self, grad: Fused) -> Fused {
+        fusion::register(fusion::AsUnsigned(self.gather), true, vec![grad, self.indices.clone()], &self.sizes)
+    }
+}
+
 fn no_gradient(why: String) -> Error {
     Error::NoGradient { op: "scatter".into(), why }
 }
 
 /// Whether a scatter planned as `plan` has a backward pass, checked before it runs.
 fn differentiable(plan: &ScatterPlan) -> Result<(), Error> {
-    if plan.out_of_range == OutOfRange::Skip {
-        return Err(no_gradient("`out_of_range: skip` has no backward pass yet".into()));
-    }
     match plan.reduction {
         Reduction::Add | Reduction::None => Ok(()),
         r => Err(no_gradient(format!(

@@ -115,6 +115,24 @@ impl<T: Element, J: IndexElement> OnCube for &'static GatherOp<T, J> {
     }
 }
 
+/// A gather that reads its signed index tensor as unsigned (the same bits, `U` of the same
+/// width): a negative index is then past the end, so under `zero` it reads zero. That is the
+/// gradient of a scatter's `skip` updates, which a signed gather would read from the end.
+#[derive(Debug)]
+pub(super) struct AsUnsigned<T: 'static, U: 'static>(pub &'static GatherOp<T, U>);
+
+impl<T: Element, U: IndexElement> OnCube for AsUnsigned<T, U> {
+    const NAME: &'static str = "stridex_gather_unsigned";
+    fn run(&self, inputs: Vec<CubeTensor>) -> Result<CubeTensor, Error> {
+        let [data, mut indices]: [CubeTensor; 2] = inputs.try_into().expect("data and indices");
+        indices.dtype = match U::INDEX {
+            stridex_core::IndexType::U64 => burn_tensor::DType::U64,
+            _ => burn_tensor::DType::U32,
+        };
+        super::gather_on_cube(self.0, data, indices, laid_out)
+    }
+}
+
 impl<T: Element> OnCube for &'static SliceOp<T> {
     const NAME: &'static str = "stridex_slice";
     fn run(&self, inputs: Vec<CubeTensor>) -> Result<CubeTensor, Error> {
