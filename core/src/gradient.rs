@@ -3,7 +3,9 @@
 //!
 //! - a gather's gradient for its data is the scatter-add of the output's gradient into zeros
 //!   through the same map ([`gather_data_gradient`]): where the gather read an element, the
-//!   scatter adds to it, duplicates summed in the indices' row-major order;
+//!   scatter adds to it, duplicates summed in the indices' row-major order (with batch
+//!   dimensions, a ScatterND-add of tuples that spell the batch out:
+//!   [`batched_gather_gradient`]);
 //! - a slice's gradient for its input is the output's gradient moved back through the window
 //!   ([`slice_input_gradient`]): one gather per dimension the window changes, each input
 //!   position reading the output position it was copied to, or zero where none was.
@@ -23,7 +25,8 @@ use crate::{error::RuleError, Dims};
 /// gradient that read zero goes nowhere; `clamp`: it goes to the element clamped to), with
 /// updates shaped as the output. `index_type` is the indices' element type.
 ///
-/// Gathers whose map no scatter takes have no such scatter: `batch_dims` above 0, DirectML's
+/// Gathers whose map no scatter takes have no such scatter: `batch_dims` above 0 (see
+/// [`batched_gather_gradient`] for those along an axis), DirectML's
 /// `index_dims`, and 64-bit data (no scatter reduces 8-byte elements). The error is the first
 /// rule the scatter breaks. Of the rule sets whose scatter takes `add`, OpenVINO's is tried
 /// first (it has all three forms and every index type), then ONNX's (GatherElements' indices
@@ -59,6 +62,73 @@ pub fn gather_data_gradient(
         }
     }
     Err(first_error.expect("two rule sets were tried"))
+}
+
+/// The scatter-add that gives the gradient of a gather along an axis with batch dimensions
+/// (OpenVINO Gather-8, `batch_dims` above 0), which no scatter takes: a ScatterND does the same
+/// work with tuples that spell the batch out. Output position `(c_0 .. c_axis-1, i ..)` read
+/// data element `(c_0 .. c_axis-1, idx[c_0 .. c_b-1, i ..], ..)`, so each position of the
+/// output's first `axis + index rank - batch_dims` dimensions adds its gradient there: one
+/// tuple of `axis + 1` i64 values ([`batched_tuples`]), the updates shaped as the output, under
+/// the gather's out-of-range policy. `None` for other gathers.
+pub fn batched_gather_gradient(plan: &GatherPlan) -> Option<Result<(ScatterDesc, ScatterPlan), RuleError>> {
+    if plan.batch_dims == 0 || plan.form != crate::GatherForm::Axis || plan.rules != GatherRules::OpenVino {
+        return None;
+    }
+    let prefix = plan.axis + plan.indices.rank() - plan.batch_dims;
+    let mut sizes = plan.output.sizes.as_slice()[..prefix].to_vec();
+    sizes.push(plan.axis + 1);
+    let packed = |dtype, sizes: Option<Dims>| sizes.map(|sizes| TensorDecl { dtype, sizes, strides: None });
+    let (Some(data), Some(indices), Some(updates)) = (
+        packed(plan.data_type, Some(plan.data.sizes)),
+        packed(DType::I64, Dims::new(&sizes)),
+        packed(plan.data_type, Some(plan.output.sizes)),
+    ) else {
+        return None;
+    };
+    let mut first_error = None;
+    for rules in [GatherRules::OpenVino, GatherRules::Onnx] {
+        let mut map = GatherDesc::new(rules, data, indices, 0);
+        map.form = crate::GatherForm::Nd;
+        map.out_of_range = Some(plan.out_of_range);
+        let desc = ScatterDesc { map, updates, reduction: Some(Reduction::Add), duplicates: None };
+        match desc.plan() {
+            Ok(scatter) => return Some(Ok((desc, scatter))),
+            Err(e) => {
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    first_error.map(Err)
+}
+
+/// The tuples of [`batched_gather_gradient`]'s scatter, from the gather's index values (packed,
+/// row-major): for each output position `(c_0 .. c_axis-1, i ..)` of its prefix, the
+/// coordinates `c` and then the index at `(c_0 .. c_b-1, i ..)`, as given (the scatter applies
+/// the policy to it as the gather did).
+pub fn batched_tuples(plan: &GatherPlan, values: &[i128]) -> Vec<i64> {
+    let b = plan.batch_dims;
+    let index_sizes = plan.indices.sizes.as_slice();
+    let prefix: Vec<usize> = plan.output.sizes.as_slice()[..plan.axis + index_sizes.len() - b].to_vec();
+    let count: usize = prefix.iter().product();
+    let mut tuples = Vec::with_capacity(count * (plan.axis + 1));
+    let mut c = vec![0usize; prefix.len()];
+    for _ in 0..count {
+        // The index's position: the batch coordinates, then the index dimensions after them.
+        let at = c[..b].iter().chain(&c[plan.axis..]).zip(index_sizes).fold(0, |at, (&x, &n)| at * n + x);
+        tuples.extend(c[..plan.axis].iter().map(|&x| x as i64));
+        // An index of up to 64 bits: i64 holds it, or it is past any axis (as u64 values
+        // above i64::MAX are) and stays past it.
+        tuples.push(i64::try_from(values[at]).unwrap_or(i64::MAX));
+        for d in (0..c.len()).rev() {
+            c[d] += 1;
+            if c[d] < prefix[d] {
+                break;
+            }
+            c[d] = 0;
+        }
+    }
+    tuples
 }
 
 /// A slice's gradient for its input, from its output's gradient.

@@ -4,7 +4,10 @@
 //! gradient is a scatter-add of the same map where a scatter takes that map, and an error
 //! naming the rule where none does.
 
-use stridex_core::gradient::{gather_data_gradient, slice_input_gradient, AxisInverse, SliceGradient};
+use stridex_core::gradient::{
+    batched_gather_gradient, batched_tuples, gather_data_gradient, slice_input_gradient, AxisInverse,
+    SliceGradient,
+};
 use stridex_core::{
     DType, Dims, GatherDesc, GatherForm, GatherRules, OutOfRange, Reduction, RuleError, SignedDims,
     SliceDesc, SliceWindow, TensorDecl,
@@ -186,4 +189,28 @@ fn a_gather_no_scatter_takes_names_the_rule() {
     wide.data = decl(DType::F64, &[4, 2]);
     let e = gather_data_gradient(&wide.plan().unwrap(), DType::I64).unwrap_err();
     assert!(matches!(e, RuleError::ReductionType { .. }), "{e}");
+}
+
+/// A batched gather's gradient is a ScatterND-add whose tuples spell out the batch and the
+/// dimensions before the axis: `out[b, x, i, r]` read `data[b, x, idx[b, i], r]`.
+#[test]
+fn a_batched_gathers_gradient_scatters_tuples_of_its_positions() {
+    let mut desc = gather(GatherForm::Axis, GatherRules::OpenVino, &[2, 3, 5, 2], &[2, 4], 2);
+    desc.batch_dims = Some(1);
+    let plan = desc.plan().unwrap();
+    let (scatter, p) = batched_gather_gradient(&plan).unwrap().unwrap();
+    assert_eq!(scatter.map.form, GatherForm::Nd);
+    assert_eq!(scatter.reduction, Some(Reduction::Add));
+    assert_eq!(p.map.indices.sizes.as_slice(), [2, 3, 4, 3]);
+    assert_eq!(p.updates.sizes, plan.output.sizes);
+    let ids: Vec<i128> = vec![4, 0, -1, 9, 2, 2, 3, 1];
+    let tuples = batched_tuples(&plan, &ids);
+    assert_eq!(tuples.len(), 2 * 3 * 4 * 3);
+    for (n, t) in tuples.chunks(3).enumerate() {
+        let (b, x, i) = (n / 12, n / 4 % 3, n % 4);
+        assert_eq!(t, [b as i64, x as i64, ids[b * 4 + i] as i64], "tuple {n}");
+    }
+    // Gathers without batch dimensions take `gather_data_gradient`.
+    let plain = gather(GatherForm::Axis, GatherRules::OpenVino, &[4, 2], &[3], 0).plan().unwrap();
+    assert!(batched_gather_gradient(&plain).is_none());
 }

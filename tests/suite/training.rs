@@ -166,15 +166,15 @@ impl SliceStep for Tensor<2> {
 #[test]
 fn what_has_no_backward_pass_is_an_err_in_the_forward_call() {
     let x = floats(vec![1.0; 24], [2, 3, 4]).require_grad();
-    let beams = ints(&[2, 2, 0, 1, 0, 1], [2, 3]);
+    let pairs = ints(&[1, 0, 2, 1], [2, 1, 2]);
     let batched =
-        stridex::gather! { rules: openvino, data: f32[2, 3, 4], indices: i32[2, 3], axis: 1, batch_dims: 1 };
-    let e = batched.apply::<_, 3, 2, 3>(x.clone(), beams.clone()).unwrap_err();
+        stridex::gather_nd! { rules: openvino, data: f32[2, 3, 4], indices: i32[2, 1, 2], batch_dims: 1 };
+    let e = batched.apply::<_, 3, 3, 2>(x.clone(), pairs.clone()).unwrap_err();
     assert!(matches!(e, Error::NoGradient { .. }), "{e}");
     assert!(e.to_string().contains("batch_dims"), "{e}");
     // Without gradients required it runs (Burn's autodiff device, an untracked tensor).
-    let y = batched.apply::<_, 3, 2, 3>(x.clone().set_require_grad(false), beams).unwrap();
-    assert_eq!(y.dims(), [2, 3, 4]);
+    let y = batched.apply::<_, 3, 3, 2>(x.clone().set_require_grad(false), pairs).unwrap();
+    assert_eq!(y.dims(), [2, 1]);
 
     // An index out of range under `error` is reported before anything is recorded.
     let op = stridex::gather! { data: f32[2, 3, 4], indices: i32[2] };
@@ -185,9 +185,9 @@ fn what_has_no_backward_pass_is_an_err_in_the_forward_call() {
     let batched_stage = stridex::chain! {
         data: f32[2, 3, 4],
         slice { s[.., .., 1..] },
-        gather { rules: openvino, indices: i32[2, 3], axis: 1, batch_dims: 1 },
+        gather_nd { rules: openvino, indices: i32[2, 1, 2], batch_dims: 1 },
     };
-    let e = batched_stage.apply::<_, 3, 3>(x.clone(), (ints(&[2, 2, 0, 1, 0, 1], [2, 3]),)).unwrap_err();
+    let e = batched_stage.apply::<_, 3, 2>(x.clone(), (ints(&[1, 0, 2, 1], [2, 1, 2]),)).unwrap_err();
     assert!(
         matches!(&e, Error::InStage { stage: 2, error } if matches!(**error, Error::NoGradient { .. })),
         "{e}"
@@ -374,4 +374,48 @@ fn skipped_updates_get_no_gradient() {
     let w = weights(8);
     assert_eq!(data, vec![w[0], w[1], w[2], 0.0, w[4], w[5], 0.0, w[7]]);
     assert_eq!(updates, vec![w[3], 0.0, 0.0, w[6]]);
+}
+
+/// A gather with batch dimensions sends its gradient back as Burn's `gather` on ids expanded
+/// over the other dimensions does (beam reordering, and an axis after a batched one), with
+/// negative ids and an id past the end under `zero`, bit for bit from run to run.
+#[test]
+fn batched_gathers_scatter_their_gradient_within_each_batch() {
+    let beams: [i32; 6] = [2, 2, 0, 1, -3, 1];
+    let reorder =
+        stridex::gather! { rules: openvino, data: f32[2, 3, 4], indices: i32[2, 3], axis: 1, batch_dims: 1 };
+    let expanded: Vec<i32> = beams.iter().map(|&b| b.rem_euclid(3)).flat_map(|b| [b; 4]).collect();
+    let ours = gradient([2, 3, 4], |x| reorder.apply::<_, 3, 2, 3>(x, ints(&beams, [2, 3])).unwrap());
+    let burn = gradient([2, 3, 4], |x| x.gather(1, ints(&expanded, [2, 3, 4])));
+    assert_eq!(ours, burn);
+    let again = gradient([2, 3, 4], |x| reorder.apply::<_, 3, 2, 3>(x, ints(&beams, [2, 3])).unwrap());
+    assert_eq!(bits(&ours), bits(&again));
+    // The same gather as a chain's stage, before a slice.
+    let chained = stridex::chain! {
+        data: f32[2, 3, 4],
+        gather { rules: openvino, indices: i32[2, 3], axis: 1, batch_dims: 1 },
+        slice { s[.., .., 1..] },
+    };
+    let ours = gradient([2, 3, 4], |x| chained.apply::<_, 3, 3>(x, (ints(&beams, [2, 3]),)).unwrap());
+    let burn = gradient([2, 3, 4], |x| x.gather(1, ints(&expanded, [2, 3, 4])).slice([0..2, 0..3, 1..4]));
+    assert_eq!(ours, burn);
+
+    // Axis 2 after one batch dimension, with a dimension between them; id 9 reads zero.
+    let ids = [4, 0, -1, 9, 2, 2, 3, 1];
+    let op = stridex::gather! {
+        rules: openvino, data: f32[2, 3, 5, 2], indices: i32[2, 4], axis: 2, batch_dims: 1, out_of_range: zero
+    };
+    let ours = gradient([2, 3, 5, 2], |x| op.apply::<_, 4, 2, 4>(x, ints(&ids, [2, 4])).unwrap());
+    // The host's: out[b, x, i, r] read data[b, x, ids[b, i], r], so its weight lands there.
+    let w = weights(2 * 3 * 4 * 2);
+    let mut want = vec![0.0f32; 2 * 3 * 5 * 2];
+    for (o, &wo) in w.iter().enumerate() {
+        let (b, x, i, r) = (o / 24, o / 8 % 3, o / 2 % 4, o % 2);
+        let id = ids[b * 4 + i];
+        let id = if id < 0 { id + 5 } else { id };
+        if (0..5).contains(&id) {
+            want[((b * 3 + x) * 5 + id as usize) * 2 + r] += wo;
+        }
+    }
+    assert_eq!(ours, want);
 }

@@ -40,8 +40,8 @@ use burn_dispatch::{
 use std::sync::Arc;
 use stridex_core::gradient;
 use stridex_core::{
-    Duplicates, GatherDesc, GatherPlan, GatherRules, IndexType, Operand, OutOfRange, Reduction, ScatterPlan,
-    StagePlan,
+    Duplicates, GatherDesc, GatherPlan, GatherRules, IndexType, Operand, OutOfRange, Reduction, ScatterDesc,
+    ScatterPlan, StagePlan,
 };
 use window::Steps;
 
@@ -209,6 +209,9 @@ fn scatter_add_step<T: Element, J: IndexElement>(
     values: &[J],
     device: &CubeDevice,
 ) -> Result<Box<dyn Step>, Error> {
+    if let Some(batched) = gradient::batched_gather_gradient(plan) {
+        return batched_scatter_add_step::<T, J>(plan, batched, values, device);
+    }
     let (desc, scatter_plan) = gradient::gather_data_gradient(plan, J::DTYPE)
         .map_err(|e| Error::NoGradient { op: "gather".into(), why: e.to_string() })?;
     let scatter: &'static ScatterOp<T, J> = fusion::shared(&desc, || ScatterOp::__from_checked(desc));
@@ -218,6 +221,34 @@ fn scatter_add_step<T: Element, J: IndexElement>(
         scatter,
         writes: Arc::new(writes),
         zeros: shape,
+        grad_is_updates: true,
+        device: device.clone(),
+    }))
+}
+
+/// [`scatter_add_step`] for a gather with batch dimensions: a ScatterND-add of tuples that
+/// spell the batch out (`gradient::batched_gather_gradient`), grouped from the index values.
+fn batched_scatter_add_step<T: Element, J: IndexElement>(
+    plan: &GatherPlan,
+    batched: Result<(ScatterDesc, ScatterPlan), stridex_core::RuleError>,
+    values: &[J],
+    device: &CubeDevice,
+) -> Result<Box<dyn Step>, Error> {
+    let (desc, scatter_plan) =
+        batched.map_err(|e| Error::NoGradient { op: "gather".into(), why: e.to_string() })?;
+    // An index out of range under `error` is the gather's error, as the forward call reports it.
+    if plan.out_of_range == OutOfRange::Error {
+        if let e @ Error::IndexOutOfRange { .. } = crate::ops::first_bad_index(plan, values) {
+            return Err(e);
+        }
+    }
+    let scatter: &'static ScatterOp<T, i64> = fusion::shared(&desc, || ScatterOp::__from_checked(desc));
+    let wide: Vec<i128> = values.iter().map(|v| v.value()).collect();
+    let writes = scatter.group(&gradient::batched_tuples(plan, &wide), scatter_plan.map.data)?;
+    Ok(Box::new(GroupedScatter {
+        scatter,
+        writes: Arc::new(writes),
+        zeros: burn_backend::Shape::from(plan.data.sizes.to_vec()),
         grad_is_updates: true,
         device: device.clone(),
     }))

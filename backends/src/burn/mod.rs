@@ -297,8 +297,9 @@ impl<T: Element, J: IndexElement> GatherOp<T, J> {
     ///
     /// On a device under Burn's autodiff (`Device::autodiff()`), a `data` that requires
     /// gradients gets a backward pass: the scatter-add of the output's gradient (the
-    /// deterministic scatter, so the same bits on every run). Its checks run here: a gather
-    /// whose gradient no scatter computes (`batch_dims`, f64 data) is an `Err` naming the rule,
+    /// deterministic scatter, so the same bits on every run; with `batch_dims`, a ScatterND-add
+    /// within each batch). Its checks run here: a gather whose gradient no scatter computes
+    /// (GatherND's `batch_dims`, f64 data) is an `Err` naming the rule,
     /// and the indices are read back (a sync) and grouped for the backward pass now.
     ///
     /// ```ignore
