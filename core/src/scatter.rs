@@ -356,6 +356,39 @@ impl ScatterPlan {
         Ok(if self.lane_words() { by_word(&groups, self.lanes() as u32) } else { groups })
     }
 
+    /// The index positions whose write a later position replaces at the same destination (under
+    /// `reduction: none` they leave nothing in the result, so a backward pass gives their
+    /// updates no gradient), as offsets of their index elements in the indices buffer (a
+    /// GatherND tuple's first component), in row-major order. Dropped positions (`zero`,
+    /// `skip`) write nothing and are not among them.
+    pub fn replaced(
+        &self,
+        dest: &TensorLayout,
+        value: impl Fn(usize) -> i128,
+    ) -> Result<Vec<usize>, ScatterFault> {
+        let mut writes: Vec<(usize, usize)> = Vec::new(); // (key, ordinal)
+        if self.run_len() > 0 {
+            let sizes: Vec<usize> = self.keyed.iter().map(|k| k.size).collect();
+            let mut c = vec![0; sizes.len()];
+            let positions = if sizes.contains(&0) { 0 } else { sizes.iter().product() };
+            for ordinal in 0..positions {
+                if let Some((key, _)) = self.destination(dest, &c, &value)? {
+                    writes.push((key, ordinal));
+                }
+                next_coords(&mut c, &sizes);
+            }
+        }
+        let last: std::collections::HashMap<usize, usize> = writes.iter().copied().collect();
+        let strides = &self.map.indices.strides;
+        Ok(writes
+            .into_iter()
+            .filter(|(key, ordinal)| last[key] != *ordinal)
+            .map(|(_, ordinal)| {
+                self.position(ordinal, 0).iter().zip(strides.iter()).map(|(c, s)| c * s).sum()
+            })
+            .collect())
+    }
+
     /// The indices coordinates of the `ordinal`-th index position (row-major), with `component`
     /// as a GatherND tuple's coordinate.
     fn position(&self, mut ordinal: usize, component: usize) -> Vec<usize> {

@@ -106,3 +106,35 @@ fn single_narrow_elements_group_by_word() {
     let k = ScatterKernelDesc::of(&plan, &plan.output()).unwrap();
     assert!(k.lane_words && k.run == 1 && k.vector == 1 && k.lanes == 2);
 }
+
+/// Under `none`, the positions a later write to the same destination replaces, as offsets
+/// of their index elements: along an axis (a negative id naming a row written by a positive
+/// one; an id past the end under `zero` writes nothing), and in GatherND tuples (the tuple's
+/// first component).
+#[test]
+fn replaced_writes_are_the_earlier_ones_to_a_destination() {
+    let mut desc = ScatterDesc::new(
+        GatherForm::Axis,
+        GatherRules::OpenVino,
+        decl(DType::F32, &[5, 3]),
+        decl(DType::I32, &[6]),
+        decl(DType::F32, &[6, 3]),
+        0,
+    );
+    desc.map.out_of_range = Some(stridex_core::OutOfRange::Zero);
+    let plan = desc.plan().unwrap();
+    let ids: [i128; 6] = [2, 0, 2, -5, 9, 9];
+    assert_eq!(plan.replaced(&plan.output(), |i| ids[i]).unwrap(), vec![0, 1]);
+
+    let nd = ScatterDesc::new(
+        GatherForm::Nd,
+        GatherRules::OpenVino,
+        decl(DType::F32, &[3, 4]),
+        decl(DType::I64, &[3, 2]),
+        decl(DType::F32, &[3]),
+        0,
+    );
+    let plan = nd.plan().unwrap();
+    let tuples: [i128; 6] = [1, 2, 0, 0, 1, 2];
+    assert_eq!(plan.replaced(&plan.output(), |i| tuples[i]).unwrap(), vec![0]);
+}

@@ -237,15 +237,47 @@ fn a_scatter_add_sends_its_gradient_to_the_data_and_gathers_it_to_the_updates() 
     assert_eq!(data, vec![0.0, w[1], w[2], 0.0, w[4], 0.0, 0.0, w[7]]);
     assert_eq!(updates, vec![w[3], w[0], w[5], w[6]]);
 
-    // Repeated destinations under `none`: only the last write would get a gradient.
-    let e = none
-        .apply(
-            floats(vec![0.0; 8], [2, 4]).require_grad(),
-            ints(&[3, 3, 1, 2], [2, 2]),
-            floats(vec![0.0; 4], [2, 2]),
-        )
+    // Repeated destinations under `none`: the last write alone reached the result, so it alone
+    // gets a gradient; the replaced update's is zero.
+    let (data, updates) =
+        gradients([2, 4], [2, 2], |d, u| none.apply(d, ints(&[3, 3, 1, 2], [2, 2]), u).unwrap());
+    assert_eq!(data, vec![w[0], w[1], w[2], 0.0, w[4], 0.0, 0.0, w[7]]);
+    assert_eq!(updates, vec![0.0, w[3], w[5], w[6]]);
+}
+
+/// Rows written twice under `none` along an axis (a negative id naming the same row as a
+/// positive one, i32 and i64 ids): the later write's update gets the row's gradient, the
+/// earlier one's zero, and the written rows' data none; under `clamp` that is an `Err`.
+#[test]
+fn replaced_updates_get_no_gradient() {
+    use stridex::burn::burn_tensor::DType;
+    let w = weights(15);
+    let row = |r: usize| w[r * 3..r * 3 + 3].to_vec();
+    let want_data: Vec<f32> = (0..15).map(|i| if matches!(i / 3, 0 | 2) { 0.0 } else { w[i] }).collect();
+    let want_updates: Vec<f32> = [vec![0.0; 3], vec![0.0; 3], row(2), row(0)].concat();
+    let ids = [2, 0, 2, -5];
+
+    let narrow = stridex::scatter! { data: f32[5, 3], indices: i32[4], updates: f32[4, 3], axis: 0 };
+    let (data, updates) = gradients([5, 3], [4, 3], |d, u| narrow.apply(d, ints(&ids, [4]), u).unwrap());
+    assert_eq!(data, want_data);
+    assert_eq!(updates, want_updates);
+
+    let wide = stridex::scatter! { data: f32[5, 3], indices: i64[4], updates: f32[4, 3], axis: 0 };
+    let ids64 = Tensor::<1, Int>::from_data(
+        TensorData::new(ids.iter().map(|&v| v as i64).collect::<Vec<_>>(), [4]),
+        (&device(), DType::I64),
+    );
+    let (data, updates) = gradients([5, 3], [4, 3], |d, u| wide.apply(d, ids64.clone(), u).unwrap());
+    assert_eq!(data, want_data);
+    assert_eq!(updates, want_updates);
+
+    let clamp = stridex::scatter! {
+        rules: openvino, data: f32[5, 3], indices: i32[4], updates: f32[4, 3], axis: 0, out_of_range: clamp
+    };
+    let e = clamp
+        .apply(floats(vec![0.0; 15], [5, 3]).require_grad(), ints(&ids, [4]), floats(vec![0.0; 12], [4, 3]))
         .unwrap_err();
-    assert!(matches!(e, Error::NoGradient { .. }), "{e}");
+    assert!(matches!(e, Error::NoGradient { .. }) && e.to_string().contains("clamp"), "{e}");
 }
 
 #[test]

@@ -23,13 +23,13 @@ use super::Fused;
 use super::{chain, gather_fused, leading, scatter, slice_fused};
 use crate::element::{Element, IndexElement};
 use crate::error::Error;
-use crate::ops::{in_stage, ChainOp, GatherOp, IndexTypes, ScatterOp, SliceOp, Writes};
+use crate::ops::{in_stage, scatter_fault, ChainOp, GatherOp, IndexTypes, ScatterOp, SliceOp, Writes};
 use burn_autodiff::checkpoint::base::Checkpointer;
 use burn_autodiff::checkpoint::strategy::{BalancedCheckpointing, CheckpointStrategy, NoCheckpointing};
 use burn_autodiff::grads::Gradients;
 use burn_autodiff::ops::{binary, unary, Backward, Ops, OpsKind};
 use burn_autodiff::Autodiff;
-use burn_backend::ops::FloatTensorOps;
+use burn_backend::ops::{FloatTensorOps, IntTensorOps};
 use burn_backend::tensor::FloatTensor;
 use burn_backend::{Backend, BackendTypes, TensorMetadata};
 use burn_cubecl::Cube;
@@ -40,8 +40,8 @@ use burn_dispatch::{
 use std::sync::Arc;
 use stridex_core::gradient;
 use stridex_core::{
-    Duplicates, GatherDesc, GatherPlan, GatherRules, IndexType, Operand, OutOfRange, Reduction, ScatterDesc,
-    ScatterPlan, StagePlan,
+    GatherDesc, GatherPlan, GatherRules, IndexType, Operand, OutOfRange, Reduction, ScatterDesc, ScatterPlan,
+    StagePlan,
 };
 use window::Steps;
 
@@ -455,8 +455,8 @@ type ScatterSteps = (Arc<[Box<dyn Step>]>, Arc<[Box<dyn Step>]>);
 /// gradient is the gather of the output's gradient through the scatter's map (the elements
 /// each update went to); the data's is the output's gradient, with the written elements
 /// cleared under `none` (their values were replaced). Under `skip`, a dropped update's is zero
-/// ([`skipped_gather`]). Other reductions and repeated destinations under `none` (only the
-/// last write's update would get a gradient) have none yet.
+/// ([`unsigned_gather`]); under `none`, so is a replaced one's ([`last_writes`]). Other
+/// reductions have none yet.
 fn scatter_steps<T: Element, I: IndexElement>(
     op: &ScatterOp<T, I>,
     indices: &Fused,
@@ -465,13 +465,55 @@ fn scatter_steps<T: Element, I: IndexElement>(
 ) -> Result<ScatterSteps, Error> {
     let plan = op.plan()?;
     let sizes = plan.updates.sizes.to_vec();
-    let to_updates: Vec<Box<dyn Step>> = if plan.out_of_range == OutOfRange::Skip {
+    // Under `none`, the positions a later write to the same destination replaced.
+    let replaced = match plan.reduction {
+        Reduction::None => plan.replaced(&plan.map.data, |i| values[i].value()).map_err(scatter_fault)?,
+        _ => Vec::new(),
+    };
+    let map = op.desc().map;
+    let to_updates: Vec<Box<dyn Step>> = if !replaced.is_empty() {
+        if plan.out_of_range == OutOfRange::Clamp {
+            return Err(no_gradient(
+                "repeated destinations under `reduction: none` with `out_of_range: clamp`: the replaced updates' gradient of zero is not written for `clamp` yet; use `zero`, `skip` or `error`".into(),
+            ));
+        }
+        if plan.out_of_range == OutOfRange::Skip {
+            // Every negative index was dropped: read as unsigned, it reads zero too.
+            match I::INDEX {
+                IndexType::I32 | IndexType::U32 => {
+                    let bits = u32::from_bytes(&I::bytes(values));
+                    last_writes(unsigned_gather::<T, u32>(map)?, bits, &replaced, sizes, device)?
+                }
+                IndexType::I64 | IndexType::U64 => {
+                    let bits = u64::from_bytes(&I::bytes(values));
+                    last_writes(unsigned_gather::<T, u64>(map)?, bits, &replaced, sizes, device)?
+                }
+            }
+        } else {
+            // `error` (all in range) or `zero`: the same gather under `zero`, where a negative
+            // index still counts from the end.
+            if I::INDEX == IndexType::I32 && plan.map.data.sizes.iter().any(|&n| n as u64 > i32::MAX as u64) {
+                return Err(no_gradient(
+                    "repeated destinations under `reduction: none` on an axis longer than i32::MAX: the replaced updates' gradient of zero is not written there yet".into(),
+                ));
+            }
+            let mut zeroing = map;
+            zeroing.out_of_range = Some(OutOfRange::Zero);
+            let gather = GatherOp::<T, I>::new(zeroing)?;
+            last_writes(fusion::shared(&zeroing, || gather), values.to_vec(), &replaced, sizes, device)?
+        }
+    } else if plan.out_of_range == OutOfRange::Skip {
+        let indices = indices.clone();
         match I::INDEX {
-            IndexType::I32 | IndexType::U32 => skipped_gather::<T, u32>(op.desc().map, indices, sizes)?,
-            IndexType::I64 | IndexType::U64 => skipped_gather::<T, u64>(op.desc().map, indices, sizes)?,
+            IndexType::I32 | IndexType::U32 => {
+                vec![Box::new(UnsignedGatherStep { gather: unsigned_gather::<T, u32>(map)?, indices, sizes })]
+            }
+            IndexType::I64 | IndexType::U64 => {
+                vec![Box::new(UnsignedGatherStep { gather: unsigned_gather::<T, u64>(map)?, indices, sizes })]
+            }
         }
     } else {
-        let mut map = op.desc().map;
+        let mut map = map;
         map.out_of_range = Some(plan.out_of_range);
         let gather = GatherOp::<T, I>::new(map)?;
         let gather = fusion::shared(&map, || gather);
@@ -480,16 +522,8 @@ fn scatter_steps<T: Element, I: IndexElement>(
     let to_data: Vec<Box<dyn Step>> = match plan.reduction {
         Reduction::Add => Vec::new(),
         Reduction::None => {
-            // One write per element, or the losers' updates would need a gradient of zero.
-            let mut strict = *op.desc();
-            strict.duplicates = Some(Duplicates::Error);
-            let strict = ScatterOp::<T, I>::new(strict)?;
-            let writes = strict.group(values, plan.map.data).map_err(|e| match e {
-                Error::DuplicateIndex { .. } => no_gradient(format!(
-                    "{e}: under `reduction: none` only the last of them would get a gradient, which is not written yet; use `duplicates: error` or `reduction: add`"
-                )),
-                e => e,
-            })?;
+            // The same scatter writes zeros where it wrote (the last write of several is one).
+            let writes = op.group(values, plan.map.data)?;
             let op: &'static ScatterOp<T, I> =
                 fusion::shared(op.desc(), || ScatterOp::__from_checked(*op.desc()));
             let updates = burn_backend::Shape::from(plan.updates.sizes.to_vec());
@@ -506,15 +540,11 @@ fn scatter_steps<T: Element, I: IndexElement>(
     Ok((Arc::from(to_data), Arc::from(to_updates)))
 }
 
-/// The updates' step of a `skip` scatter: the gather of the gradient through the scatter's map
-/// with its indices read as unsigned `U` under `zero`, so an update the scatter dropped (a
-/// negative index, or one past the end) gets a gradient of zero. (A signed gather would read
-/// `-1` as the last element.)
-fn skipped_gather<T: Element, U: IndexElement>(
-    map: GatherDesc,
-    indices: &Fused,
-    sizes: Vec<usize>,
-) -> Result<Vec<Box<dyn Step>>, Error> {
+/// The gather of a scatter's map with its indices read as unsigned `U` (of their width) under
+/// `zero`: a negative index is then past the end and reads zero, where a signed gather would
+/// read `-1` as the last element. It gives the gradient of updates the scatter dropped
+/// (`skip`) or replaced (`none`, by a later write) a value of zero.
+fn unsigned_gather<T: Element, U: IndexElement>(map: GatherDesc) -> Result<&'static GatherOp<T, U>, Error> {
     let mut map = map;
     map.out_of_range = Some(OutOfRange::Zero);
     map.indices.dtype = U::DTYPE;
@@ -524,12 +554,44 @@ fn skipped_gather<T: Element, U: IndexElement>(
         map.rules = GatherRules::OpenVino;
     }
     let gather = GatherOp::<T, U>::new(map)
-        .map_err(|e| no_gradient(format!("`out_of_range: skip`: the gradient's gather: {e}")))?;
-    let gather: &'static GatherOp<T, U> = fusion::shared(&map, || gather);
-    Ok(vec![Box::new(UnsignedGatherStep { gather, indices: indices.clone(), sizes })])
+        .map_err(|e| no_gradient(format!("the updates' gradient, a gather of unsigned indices: {e}")))?;
+    Ok(fusion::shared(&map, || gather))
 }
 
-/// A gather of the gradient at signed indices read as unsigned ([`skipped_gather`]).
+/// The updates' step of a `none` scatter with repeated destinations: `gather` (under `zero`)
+/// at index values `bits` with each replaced position's index (`replaced`, offsets) set to
+/// the largest value of its type, past any axis, uploaded as a tensor, so only the last write
+/// to a destination gets its gradient.
+fn last_writes<T: Element, K: IndexElement>(
+    gather: &'static GatherOp<T, K>,
+    mut bits: Vec<K>,
+    replaced: &[usize],
+    sizes: Vec<usize>,
+    device: &CubeDevice,
+) -> Result<Vec<Box<dyn Step>>, Error> {
+    let width = K::DTYPE.size();
+    // Little-endian all-ones, the top bit clear for a signed type.
+    let mut max = vec![0xFF; width];
+    if K::INDEX.is_signed() {
+        max[width - 1] = 0x7F;
+    }
+    let past_any_axis = K::from_bytes(&max)[0];
+    for &at in replaced {
+        bits[at] = past_any_axis;
+    }
+    let dtype = match K::INDEX {
+        IndexType::I32 => burn_tensor::DType::I32,
+        IndexType::I64 => burn_tensor::DType::I64,
+        IndexType::U32 => burn_tensor::DType::U32,
+        IndexType::U64 => burn_tensor::DType::U64,
+    };
+    let shape = gather.plan()?.indices.sizes.to_vec();
+    let data = burn_tensor::TensorData::from_bytes_vec(K::bytes(&bits).into_owned(), shape, dtype);
+    let indices = Cube::int_from_data(data, device);
+    Ok(vec![Box::new(GatherStep { gather, indices, sizes })])
+}
+
+/// A gather of the gradient at signed indices read as unsigned ([`unsigned_gather`]).
 #[derive(Debug)]
 struct UnsignedGatherStep<T: 'static, U: 'static> {
     gather: &'static GatherOp<T, U>,

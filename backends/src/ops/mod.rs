@@ -21,7 +21,7 @@ pub use gather::GatherOp;
 pub use index_buffers::{IndexBuffer, IndexBuffers, IndexTypes};
 pub use scatter::ScatterOp;
 #[cfg(feature = "burn")]
-pub(crate) use scatter::Writes;
+pub(crate) use scatter::{fault as scatter_fault, Writes};
 pub use slice::SliceOp;
 
 use crate::device::{with_client, Device};

@@ -272,7 +272,7 @@ fn queue(
     unsafe { kernel::queue(client, k, groups.keys.len() as u32, buffers) }
 }
 
-fn fault(f: ScatterFault) -> Error {
+pub(crate) fn fault(f: ScatterFault) -> Error {
     match f {
         ScatterFault::OutOfRange { position, value, axis_size } => {
             Error::IndexOutOfRange { position, value, axis_size }
