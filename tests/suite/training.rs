@@ -451,3 +451,17 @@ fn batched_gathers_scatter_their_gradient_within_each_batch() {
     }
     assert_eq!(ours, want);
 }
+
+/// `sub` takes each update away from the data: the data's gradient passes through and each
+/// update's is the negated gradient of the element it went to (rows written twice included).
+#[test]
+fn a_sub_scatter_negates_its_updates_gradient() {
+    let sub = stridex::scatter_nd! {
+        rules: openvino, data: f32[3, 2], indices: i32[3, 1], updates: f32[3, 2], reduction: sub,
+    };
+    let (data, updates) =
+        gradients([3, 2], [3, 2], |d, u| sub.apply(d, ints(&[2, 0, 2], [3, 1]), u).unwrap());
+    let w = weights(6);
+    assert_eq!(data, w);
+    assert_eq!(updates, vec![-w[4], -w[5], -w[0], -w[1], -w[4], -w[5]]);
+}

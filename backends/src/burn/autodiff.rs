@@ -270,6 +270,16 @@ impl<T: Element, J: IndexElement> Step for GatherStep<T, J> {
     }
 }
 
+/// The gradient negated: a `sub` scatter's step to its updates, after the gather.
+#[derive(Debug)]
+struct Negate;
+
+impl Step for Negate {
+    fn apply(&self, grad: Fused) -> Fused {
+        Cube::float_neg(grad)
+    }
+}
+
 /// The gradient of an empty slice: zeros of the input's sizes.
 #[derive(Debug)]
 struct Zeros {
@@ -455,8 +465,8 @@ type ScatterSteps = (Arc<[Box<dyn Step>]>, Arc<[Box<dyn Step>]>);
 /// gradient is the gather of the output's gradient through the scatter's map (the elements
 /// each update went to); the data's is the output's gradient, with the written elements
 /// cleared under `none` (their values were replaced). Under `skip`, a dropped update's is zero
-/// ([`unsigned_gather`]); under `none`, so is a replaced one's ([`last_writes`]). Other
-/// reductions have none yet.
+/// ([`unsigned_gather`]); under `none`, so is a replaced one's ([`last_writes`]). Under `sub`
+/// the data's passes through and the updates' is negated. Other reductions have none yet.
 fn scatter_steps<T: Element, I: IndexElement>(
     op: &ScatterOp<T, I>,
     indices: &Fused,
@@ -519,8 +529,13 @@ fn scatter_steps<T: Element, I: IndexElement>(
         let gather = fusion::shared(&map, || gather);
         vec![Box::new(GatherStep { gather, indices: indices.clone(), sizes })]
     };
+    // `sub` takes each update away: its gradient is the negated gather.
+    let mut to_updates = to_updates;
+    if plan.reduction == Reduction::Sub {
+        to_updates.push(Box::new(Negate));
+    }
     let to_data: Vec<Box<dyn Step>> = match plan.reduction {
-        Reduction::Add => Vec::new(),
+        Reduction::Add | Reduction::Sub => Vec::new(),
         Reduction::None => {
             // The same scatter writes zeros where it wrote (the last write of several is one).
             let writes = op.group(values, plan.map.data)?;
@@ -612,9 +627,9 @@ fn no_gradient(why: String) -> Error {
 /// Whether a scatter planned as `plan` has a backward pass, checked before it runs.
 fn differentiable(plan: &ScatterPlan) -> Result<(), Error> {
     match plan.reduction {
-        Reduction::Add | Reduction::None => Ok(()),
+        Reduction::Add | Reduction::Sub | Reduction::None => Ok(()),
         r => Err(no_gradient(format!(
-            "`reduction: {}` has no backward pass yet; `add` and `none` do",
+            "`reduction: {}` has no backward pass yet; `add`, `sub` and `none` do",
             r.name()
         ))),
     }

@@ -12,7 +12,7 @@
 //! run in the stream (`burn/scatter.rs`).
 //!
 //! On tensors that track gradients (a device made with Burn's `.autodiff()`), gathers
-//! (`gather!`, `gather_elements!`, `gather_nd!`), slices, chains and scatters (`add`, `none`)
+//! (`gather!`, `gather_elements!`, `gather_nd!`), slices, chains and scatters (`add`, `sub`, `none`)
 //! have backward passes that are stridex kernels (`burn/autodiff.rs`); what has none yet is
 //! an `Err` naming what is missing.
 
