@@ -465,3 +465,22 @@ fn a_sub_scatter_negates_its_updates_gradient() {
     assert_eq!(data, w);
     assert_eq!(updates, vec![-w[4], -w[5], -w[0], -w[1], -w[4], -w[5]]);
 }
+
+/// A chain's `convert` stage computed `x * scale[c] + offset[c]`: its gradient is the
+/// output's times `scale[c]`, a convert of the gradient itself. Against Burn's autodiff of the
+/// same slice, product and sum.
+#[test]
+fn a_convert_stage_scales_the_gradient_per_channel() {
+    let normalize = stridex::chain! {
+        data: f32[2, 3, 4, 4],
+        slice { s[.., .., 1..3, ..;-1] },
+        convert { to: f32, dim: 1, scale: [2.0, 0.5, -1.0], offset: [1.0, 2.0, 3.0] },
+    };
+    let ours = gradient([2, 3, 4, 4], |x| normalize.apply::<_, 4, 4>(x, ()).unwrap());
+    let scale = floats(vec![2.0, 0.5, -1.0], [1, 3, 1, 1]);
+    let offset = floats(vec![1.0, 2.0, 3.0], [1, 3, 1, 1]);
+    let burn = gradient([2, 3, 4, 4], |x| {
+        x.slice([0..2, 0..3, 1..3, 0..4]).flip([3]) * scale.clone() + offset.clone()
+    });
+    assert_eq!(ours, burn);
+}

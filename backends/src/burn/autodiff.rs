@@ -40,8 +40,8 @@ use burn_dispatch::{
 use std::sync::Arc;
 use stridex_core::gradient;
 use stridex_core::{
-    GatherDesc, GatherPlan, GatherRules, IndexType, Operand, OutOfRange, Reduction, ScatterDesc, ScatterPlan,
-    StagePlan,
+    ChainDesc, Channels, ConvertPlan, ConvertStage, DType, GatherDesc, GatherPlan, GatherRules, IndexType,
+    Operand, OutOfRange, Reduction, ScatterDesc, ScatterPlan, StageDesc, StagePlan, TensorDecl,
 };
 use window::Steps;
 
@@ -270,6 +270,58 @@ impl<T: Element, J: IndexElement> Step for GatherStep<T, J> {
     }
 }
 
+/// A `convert` stage's step (the chain's last stage, so its backward pass's first): the stage
+/// computed `x * scale[c] + offset[c]`, so the gradient is `grad * scale[c]`, back in the
+/// element type the stage received. That is itself a convert, of the gradient with the same
+/// scales and no offset: a one-stage chain.
+fn convert_back(c: &ConvertPlan) -> Result<Box<dyn Step>, Error> {
+    match c.to {
+        DType::F32 => convert_back_from::<f32>(c),
+        DType::F16 => convert_back_from::<half::f16>(c),
+        DType::BF16 => convert_back_from::<half::bf16>(c),
+        to => Err(Error::NoGradient {
+            op: "chain".into(),
+            why: format!("a `convert` to {to} has no backward pass"),
+        }),
+    }
+}
+
+fn convert_back_from<G: Element>(c: &ConvertPlan) -> Result<Box<dyn Step>, Error> {
+    let no_gradient = |e: &dyn std::fmt::Display| Error::NoGradient {
+        op: "chain".into(),
+        why: format!("its `convert` stage's gradient, a convert from {} back to {}: {e}", c.to, c.from),
+    };
+    let sizes = stridex_core::Dims::new(c.output.sizes.as_slice())
+        .ok_or_else(|| no_gradient(&"too many dimensions"))?;
+    let desc = ChainDesc {
+        data: TensorDecl::packed(G::DTYPE, sizes),
+        stages: std::borrow::Cow::Owned(vec![StageDesc::Convert(ConvertStage {
+            to: c.from,
+            dim: c.dim as i64,
+            scale: c.scale,
+            offset: Channels::of(&[0.0]),
+        })]),
+        output: None,
+        dynamic_leading: None,
+    };
+    let op = ChainOp::<G, ()>::new(desc.clone()).map_err(|e| no_gradient(&e))?;
+    let op: &'static ChainOp<G, ()> = fusion::shared(&desc, || op);
+    Ok(Box::new(ConvertBack { op, sizes: c.input.sizes.to_vec() }))
+}
+
+/// [`convert_back`]'s step.
+#[derive(Debug)]
+struct ConvertBack<G: 'static> {
+    op: &'static ChainOp<G, ()>,
+    sizes: Vec<usize>,
+}
+
+impl<G: Element> Step for ConvertBack<G> {
+    fn apply(&self, grad: Fused) -> Fused {
+        fusion::register(self.op, true, vec![grad], &self.sizes)
+    }
+}
+
 /// The gradient negated: a `sub` scatter's step to its updates, after the gather.
 #[derive(Debug)]
 struct Negate;
@@ -380,10 +432,7 @@ impl<T: Element, J: IndexTypes> Differentiable for ChainAt<'_, T, J> {
                     };
                     steps.push(step.map_err(stage_error)?);
                 }
-                StagePlan::Convert(_) => {
-                    let why = "its `convert` stage has no backward pass yet".to_string();
-                    return Err(stage_error(Error::NoGradient { op: "chain".into(), why }));
-                }
+                StagePlan::Convert(c) => steps.push(convert_back(c).map_err(stage_error)?),
             }
         }
         Ok(steps.finish())
