@@ -21,6 +21,15 @@ fn ints<const D: usize>(values: &[i32], shape: [usize; D]) -> Tensor<D, Int> {
     Tensor::<D, Int>::from_data(TensorData::new(values.to_vec(), shape), &device())
 }
 
+/// `values` as an i64 `Int` tensor.
+fn wide_ints<const D: usize>(values: &[i32], shape: [usize; D]) -> Tensor<D, Int> {
+    let wide: Vec<i64> = values.iter().map(|&v| v.into()).collect();
+    Tensor::<D, Int>::from_data(
+        TensorData::new(wide, shape),
+        (&device(), stridex::burn::burn_tensor::DType::I64),
+    )
+}
+
 fn values<const D: usize>(t: Tensor<D>) -> Vec<f32> {
     t.into_data().try_to_vec::<f32>().unwrap()
 }
@@ -250,7 +259,6 @@ fn a_scatter_add_sends_its_gradient_to_the_data_and_gathers_it_to_the_updates() 
 /// earlier one's zero, and the written rows' data none; under `clamp` that is an `Err`.
 #[test]
 fn replaced_updates_get_no_gradient() {
-    use stridex::burn::burn_tensor::DType;
     let w = weights(15);
     let row = |r: usize| w[r * 3..r * 3 + 3].to_vec();
     let want_data: Vec<f32> = (0..15).map(|i| if matches!(i / 3, 0 | 2) { 0.0 } else { w[i] }).collect();
@@ -263,10 +271,7 @@ fn replaced_updates_get_no_gradient() {
     assert_eq!(updates, want_updates);
 
     let wide = stridex::scatter! { data: f32[5, 3], indices: i64[4], updates: f32[4, 3], axis: 0 };
-    let ids64 = Tensor::<1, Int>::from_data(
-        TensorData::new(ids.iter().map(|&v| v as i64).collect::<Vec<_>>(), [4]),
-        (&device(), DType::I64),
-    );
+    let ids64 = wide_ints(&ids, [4]);
     let (data, updates) = gradients([5, 3], [4, 3], |d, u| wide.apply(d, ids64.clone(), u).unwrap());
     assert_eq!(data, want_data);
     assert_eq!(updates, want_updates);
@@ -373,7 +378,6 @@ fn a_window_changing_five_dimensions_fuses_its_gathers_in_runs_and_stays_exact()
 /// rows written under `none` lose theirs; i32 and i64 ids, along an axis and element-wise.
 #[test]
 fn skipped_updates_get_no_gradient() {
-    use stridex::burn::burn_tensor::DType;
     let w = weights(15);
     let ids = [3, -1, 7, 0];
     let row = |r: usize| w[r * 3..r * 3 + 3].to_vec();
@@ -390,10 +394,7 @@ fn skipped_updates_get_no_gradient() {
     let add = stridex::scatter! {
         data: f32[5, 3], indices: i64[4], updates: f32[4, 3], axis: 0, reduction: add, out_of_range: skip
     };
-    let wide = Tensor::<1, Int>::from_data(
-        TensorData::new(ids.iter().map(|&v| v as i64).collect::<Vec<_>>(), [4]),
-        (&device(), DType::I64),
-    );
+    let wide = wide_ints(&ids, [4]);
     let (data, updates) = gradients([5, 3], [4, 3], |d, u| add.apply(d, wide.clone(), u).unwrap());
     assert_eq!(data, w);
     assert_eq!(updates, want_updates);
