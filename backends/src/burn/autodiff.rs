@@ -216,14 +216,23 @@ fn scatter_add_step<T: Element, J: IndexElement>(
         .map_err(|e| Error::NoGradient { op: "gather".into(), why: e.to_string() })?;
     let scatter: &'static ScatterOp<T, J> = fusion::shared(&desc, || ScatterOp::__from_checked(desc));
     let writes = scatter.group(values, scatter_plan.map.data)?;
-    let shape = burn_backend::Shape::from(plan.data.sizes.to_vec());
-    Ok(Box::new(GroupedScatter {
+    Ok(into_zeros(scatter, writes, plan, device))
+}
+
+/// The gradient scatter-added by `scatter` (its `writes` grouped) into zeros of `plan`'s data.
+fn into_zeros<T: Element, K: IndexElement>(
+    scatter: &'static ScatterOp<T, K>,
+    writes: Writes,
+    plan: &GatherPlan,
+    device: &CubeDevice,
+) -> Box<dyn Step> {
+    Box::new(GroupedScatter {
         scatter,
         writes: Arc::new(writes),
-        zeros: shape,
+        zeros: burn_backend::Shape::from(plan.data.sizes.to_vec()),
         grad_is_updates: true,
         device: device.clone(),
-    }))
+    })
 }
 
 /// [`scatter_add_step`] for a gather with batch dimensions: a ScatterND-add of tuples that
@@ -245,13 +254,7 @@ fn batched_scatter_add_step<T: Element, J: IndexElement>(
     let scatter: &'static ScatterOp<T, i64> = fusion::shared(&desc, || ScatterOp::__from_checked(desc));
     let wide: Vec<i128> = values.iter().map(|v| v.value()).collect();
     let writes = scatter.group(&gradient::batched_tuples(plan, &wide), scatter_plan.map.data)?;
-    Ok(Box::new(GroupedScatter {
-        scatter,
-        writes: Arc::new(writes),
-        zeros: burn_backend::Shape::from(plan.data.sizes.to_vec()),
-        grad_is_updates: true,
-        device: device.clone(),
-    }))
+    Ok(into_zeros(scatter, writes, plan, device))
 }
 
 /// A gather of the gradient: one of a slice's steps (its index tensor made when it was
@@ -496,8 +499,8 @@ fn tracked_scatter<C: CheckpointStrategy, T: Element, I: IndexElement>(
         OpsKind::Tracked(prep) => {
             differentiable(op.plan()?)?;
             let (data, updates) = (data.into_primitive(), updates.into_primitive());
-            let (out, values) = scatter::fused(op, data, &indices, updates, true)?;
-            let state = scatter_steps(op, &indices, &values, &out.device())?;
+            let (out, values, writes) = scatter::fused(op, data, &indices, updates, true)?;
+            let state = scatter_steps(op, &indices, &values, writes, &out.device())?;
             Ok(prep.finish(state, out))
         }
         OpsKind::UnTracked(prep) => {
@@ -520,6 +523,7 @@ fn scatter_steps<T: Element, I: IndexElement>(
     op: &ScatterOp<T, I>,
     indices: &Fused,
     values: &[I],
+    writes: Arc<Writes>,
     device: &CubeDevice,
 ) -> Result<ScatterSteps, Error> {
     let plan = op.plan()?;
@@ -586,14 +590,14 @@ fn scatter_steps<T: Element, I: IndexElement>(
     let to_data: Vec<Box<dyn Step>> = match plan.reduction {
         Reduction::Add | Reduction::Sub => Vec::new(),
         Reduction::None => {
-            // The same scatter writes zeros where it wrote (the last write of several is one).
-            let writes = op.group(values, plan.map.data)?;
+            // The same scatter, with the forward call's writes, writes zeros where it wrote
+            // (the last write of several is one).
             let op: &'static ScatterOp<T, I> =
                 fusion::shared(op.desc(), || ScatterOp::__from_checked(*op.desc()));
             let updates = burn_backend::Shape::from(plan.updates.sizes.to_vec());
             vec![Box::new(GroupedScatter {
                 scatter: op,
-                writes: Arc::new(writes),
+                writes,
                 zeros: updates,
                 grad_is_updates: false,
                 device: device.clone(),

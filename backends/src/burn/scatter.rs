@@ -73,14 +73,15 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
     }
 }
 
-/// The scatter in the stream, after its checks, and the index values it read back.
+/// The scatter in the stream, after its checks, with the index values it read back and the
+/// writes it grouped from them (for the packed data).
 pub(super) fn fused<T: Element, I: IndexElement>(
     op: &ScatterOp<T, I>,
     data: Fused,
     indices: &Fused,
     updates: Fused,
     float: bool,
-) -> Result<(Fused, Vec<I>), Error> {
+) -> Result<(Fused, Vec<I>, Arc<Writes>), Error> {
     let plan = op.plan()?;
     for (tensor, t, dtype, layout) in [
         (Operand::Data, &data, T::DTYPE, &plan.map.data),
@@ -92,9 +93,9 @@ pub(super) fn fused<T: Element, I: IndexElement>(
     }
     // In the stream the data is packed, so its layout is the one written.
     let values = I::from_bytes(&fusion::read_back(indices)?);
-    let writes = op.group(&values, plan.map.data)?;
+    let writes = Arc::new(op.group(&values, plan.map.data)?);
     let op: &'static ScatterOp<T, I> = fusion::shared(op.desc(), || ScatterOp::__from_checked(*op.desc()));
-    Ok((register_grouped(op, Arc::new(writes), float, data, updates), values))
+    Ok((register_grouped(op, writes.clone(), float, data, updates), values, writes))
 }
 
 /// Registers `op` in the stream with its writes grouped for the packed data (`data` and

@@ -813,7 +813,8 @@ pub(super) unsafe fn queue(
     // Groups of four rows sharing each index (columns of u8, four runs each: two rows 2.1-2.4
     // GB/s, four 2.1-3.4, eight 2.1-2.9, sixteen 2.5).
     let narrow = if cpu { w.narrow_units().map(|n| n.regroup(NARROW_GROUP_ROWS).unwrap_or(n)) } else { None };
-    let unit_bytes = narrow.as_ref().map_or(4, |n| 4 / (n.line / w.line));
+    // A narrow walk's unit is one element: `4 / lanes` bytes of the walk it came from.
+    let unit_bytes = if narrow.is_some() { 4 / w.lanes } else { 4 };
     let w = narrow.as_ref().unwrap_or(w);
     // The count-free walk is what the kernel is specialized on: for a `_` walk, every count
     // shares one compiled kernel, bounded by `limit`, with buffers of this count's lengths.
