@@ -123,6 +123,38 @@ fn scatters() -> Vec<(&'static str, Desc)> {
                 .reduction(Reduction::Add)),
         ),
         (
+            "scatter_elements_mean_i32",
+            sc(ov()
+                .elements()
+                .data::<i32>(&[64, 64])
+                .indices::<i64>(&[64, 8])
+                .updates(&[64, 8])
+                .axis(1)
+                .reduction(Reduction::Mean)),
+        ),
+        (
+            "scatter_elements_mean_without_data_i16",
+            sc(ov()
+                .elements()
+                .data::<i16>(&[64, 64])
+                .indices::<i32>(&[64, 8])
+                .updates(&[64, 8])
+                .axis(1)
+                .reduction(Reduction::Mean)
+                .use_init_val(false)),
+        ),
+        (
+            "scatter_elements_max_without_data_f16",
+            sc(ov()
+                .elements()
+                .data::<f16>(&[64, 64])
+                .indices::<i32>(&[8, 64])
+                .updates(&[8, 64])
+                .axis(0)
+                .reduction(Reduction::Max)
+                .use_init_val(false)),
+        ),
+        (
             "scatter_nd_sub_i16",
             sc(ov()
                 .nd()

@@ -677,13 +677,20 @@ pub struct Scatter<T = (), I = ()> {
     updates: Shape,
     reduction: Option<Reduction>,
     duplicates: Option<Duplicates>,
+    use_init_val: Option<bool>,
 }
 
 impl Scatter {
     /// The axis form exists in OpenVINO alone (ScatterUpdate-3); ONNX and DirectML take
     /// [`Scatter::elements`] and [`Scatter::nd`].
     pub fn new(rules: GatherRules) -> Scatter {
-        Scatter { map: Gather::new(rules), updates: Shape::default(), reduction: None, duplicates: None }
+        Scatter {
+            map: Gather::new(rules),
+            updates: Shape::default(),
+            reduction: None,
+            duplicates: None,
+            use_init_val: None,
+        }
     }
 
     pub fn onnx() -> Scatter {
@@ -702,8 +709,8 @@ impl Scatter {
 impl<T, I> Scatter<T, I> {
     /// Changes the map (and so the types) and keeps the scatter's own keys.
     fn with_map<U, J>(self, f: impl FnOnce(Gather<T, I>) -> Gather<U, J>) -> Scatter<U, J> {
-        let Scatter { map, updates, reduction, duplicates } = self;
-        Scatter { map: f(map), updates, reduction, duplicates }
+        let Scatter { map, updates, reduction, duplicates, use_init_val } = self;
+        Scatter { map: f(map), updates, reduction, duplicates, use_init_val }
     }
 
     /// Packed row-major data of element type `U` (the updates' type too).
@@ -772,6 +779,14 @@ impl<T, I> Scatter<T, I> {
         self.duplicates = Some(duplicates);
         self
     }
+
+    /// `false`: an element that updates reach becomes the reduction of its updates alone,
+    /// without the data's value (OpenVINO ScatterElementsUpdate-12's `use_init_val`; the rules
+    /// refuse it elsewhere).
+    pub fn use_init_val(mut self, use_init_val: bool) -> Self {
+        self.use_init_val = Some(use_init_val);
+        self
+    }
 }
 
 impl<T: Element, I: IndexElement> Scatter<T, I> {
@@ -782,6 +797,7 @@ impl<T: Element, I: IndexElement> Scatter<T, I> {
             updates: self.updates.decl(Operand::Updates, T::DTYPE)?,
             reduction: self.reduction,
             duplicates: self.duplicates,
+            use_init_val: self.use_init_val,
         })
     }
 

@@ -145,7 +145,14 @@ impl GatherDesc {
     /// Applies every rule of the chosen rule set to the sizes as written (a `_` size is the
     /// placeholder count here: [`GatherDesc::plan`], in [`crate::dynamic`], adds its rules).
     pub(crate) fn plan_sizes(&self) -> Result<GatherPlan, RuleError> {
-        let p = plan(self)?;
+        self.plan_sizes_with(false)
+    }
+
+    /// [`GatherDesc::plan_sizes`]; `smaller_elements`: GatherElements' indices may be smaller
+    /// than the data in every dimension but the axis, whatever the rule set (OpenVINO's
+    /// ScatterElementsUpdate-12 allows it where its GatherElements-6 does not).
+    pub(crate) fn plan_sizes_with(&self, smaller_elements: bool) -> Result<GatherPlan, RuleError> {
+        let p = plan(self, smaller_elements)?;
         // After every other rule: a descriptor broken at any level reports that first.
         if let Some(level) = self.feature_level {
             feature_level::check(
@@ -160,7 +167,7 @@ impl GatherDesc {
     }
 }
 
-fn plan(desc: &GatherDesc) -> Result<GatherPlan, RuleError> {
+fn plan(desc: &GatherDesc, smaller_elements: bool) -> Result<GatherPlan, RuleError> {
     let rules = desc.rules;
     if desc.out_of_range == Some(OutOfRange::Skip) {
         return Err(RuleError::SkipOnGather);
@@ -220,7 +227,9 @@ fn plan(desc: &GatherDesc) -> Result<GatherPlan, RuleError> {
 
     // The indices that take part in the formula, and where the output's dims come from.
     let (index_view, batch_dims, formula) = match rules {
-        _ if desc.form == GatherForm::Elements => (indices, 0, elements_shape(rules, &data, &indices, axis)?),
+        _ if desc.form == GatherForm::Elements => {
+            (indices, 0, elements_shape(rules, &data, &indices, axis, smaller_elements)?)
+        }
         GatherRules::Onnx => {
             let f = formula(&data, &indices, axis, 0);
             (indices, 0, f)
@@ -397,11 +406,12 @@ fn elements_shape(
     data: &TensorLayout,
     indices: &TensorLayout,
     axis: usize,
+    smaller: bool,
 ) -> Result<Vec<usize>, RuleError> {
     if indices.rank() != data.rank() {
         return Err(RuleError::ElementsRank { rules, data_rank: data.rank(), indices_rank: indices.rank() });
     }
-    let fits = |d: usize, i: usize| if rules == GatherRules::Onnx { i <= d } else { i == d };
+    let fits = |d: usize, i: usize| if rules == GatherRules::Onnx || smaller { i <= d } else { i == d };
     let broken = (0..data.rank()).find(|&k| k != axis && !fits(data.sizes[k], indices.sizes[k]));
     if let Some(dim) = broken {
         return Err(RuleError::ElementsShape {

@@ -53,6 +53,7 @@ pub fn gather_data_gradient(
             updates: packed(plan.data_type, plan.output.sizes),
             reduction: Some(Reduction::Add),
             duplicates: None,
+            use_init_val: None,
         };
         match desc.plan() {
             Ok(scatter) => return Ok((desc, scatter)),
@@ -91,7 +92,13 @@ pub fn batched_gather_gradient(plan: &GatherPlan) -> Option<Result<(ScatterDesc,
         let mut map = GatherDesc::new(rules, data, indices, 0);
         map.form = crate::GatherForm::Nd;
         map.out_of_range = Some(plan.out_of_range);
-        let desc = ScatterDesc { map, updates, reduction: Some(Reduction::Add), duplicates: None };
+        let desc = ScatterDesc {
+            map,
+            updates,
+            reduction: Some(Reduction::Add),
+            duplicates: None,
+            use_init_val: None,
+        };
         match desc.plan() {
             Ok(scatter) => return Some(Ok((desc, scatter))),
             Err(e) => {

@@ -23,11 +23,22 @@ pub const GATHER_ND_KEYS: &[&str] = &["rules", "data", "indices", "batch_dims", 
 /// `scatter!`'s and `scatter_elements!`'s keys: the gather's tensors and axis, the updates,
 /// and the scatter's own policies (no batch or index dimensions, no output: the result has
 /// the data's shape).
-pub const SCATTER_KEYS: &[&str] =
-    &["rules", "data", "indices", "updates", "axis", "reduction", "duplicates", "out_of_range"];
+/// `use_init_val` is OpenVINO ScatterElementsUpdate-12's; the rules refuse it elsewhere with a
+/// message that says so.
+pub const SCATTER_KEYS: &[&str] = &[
+    "rules",
+    "data",
+    "indices",
+    "updates",
+    "axis",
+    "reduction",
+    "duplicates",
+    "use_init_val",
+    "out_of_range",
+];
 /// `scatter_nd!`'s keys: no axis (the indices' tuples name the axes).
 pub const SCATTER_ND_KEYS: &[&str] =
-    &["rules", "data", "indices", "updates", "reduction", "duplicates", "out_of_range"];
+    &["rules", "data", "indices", "updates", "reduction", "duplicates", "use_init_val", "out_of_range"];
 pub const SLICE_KEYS: &[&str] = &[
     "rules",
     "input",

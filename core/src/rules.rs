@@ -88,7 +88,7 @@ impl fmt::Display for OutOfRange {
 
 /// How a scatter combines an update with what its destination holds (ONNX ScatterElements-18
 /// and ScatterND-18 `reduction`; OpenVINO's `sum` and `prod` are `add` and `mul`; `sub` is
-/// OpenVINO ScatterNDUpdate-15's alone).
+/// OpenVINO ScatterNDUpdate-15's alone, `mean` ScatterElementsUpdate-12's).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Reduction {
     /// The update replaces the element; of several updates to one element, the last in the
@@ -101,12 +101,23 @@ pub enum Reduction {
     Min,
     /// The element minus the update (OpenVINO ScatterNDUpdate-15's `sub`), in order.
     Sub,
+    /// The mean of the element and its updates (OpenVINO ScatterElementsUpdate-12's `mean`):
+    /// their sum, added in order as `add` does, divided once by how many values it holds;
+    /// integers round down (toward negative infinity), floats as their type's division.
+    Mean,
 }
 
 impl Reduction {
-    pub const ALL: [Reduction; 6] =
-        [Reduction::None, Reduction::Add, Reduction::Mul, Reduction::Max, Reduction::Min, Reduction::Sub];
-    pub const NAMES: [&'static str; 6] = ["none", "add", "mul", "max", "min", "sub"];
+    pub const ALL: [Reduction; 7] = [
+        Reduction::None,
+        Reduction::Add,
+        Reduction::Mul,
+        Reduction::Max,
+        Reduction::Min,
+        Reduction::Sub,
+        Reduction::Mean,
+    ];
+    pub const NAMES: [&'static str; 7] = ["none", "add", "mul", "max", "min", "sub", "mean"];
 
     pub const fn name(self) -> &'static str {
         Reduction::NAMES[self as usize]
@@ -207,13 +218,20 @@ impl GatherRules {
     /// Whether the standard's scatter of `form` takes `reduction`. `scatter!` follows
     /// ScatterUpdate-3's shapes, which has no reduction; stridex adds PyTorch's `index_add_`
     /// and `index_reduce_` reductions there. DirectML's scatters take none; `sub` is OpenVINO
-    /// ScatterNDUpdate-15's alone.
+    /// ScatterNDUpdate-15's alone, `mean` ScatterElementsUpdate-12's.
     pub const fn allows_reduction(self, form: GatherForm, reduction: Reduction) -> bool {
         match reduction {
             Reduction::None => true,
             Reduction::Sub => matches!((self, form), (GatherRules::OpenVino, GatherForm::Nd)),
+            Reduction::Mean => self.has_init_choice(form),
             _ => !matches!(self, GatherRules::DirectMl),
         }
+    }
+
+    /// Whether the standard's scatter of `form` lets the data stay out of its reductions
+    /// (OpenVINO ScatterElementsUpdate-12's `use_init_val`).
+    pub const fn has_init_choice(self, form: GatherForm) -> bool {
+        matches!((self, form), (GatherRules::OpenVino, GatherForm::Elements))
     }
 
     /// The standard's operator of `form`.

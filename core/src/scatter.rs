@@ -32,6 +32,10 @@ pub struct ScatterDesc {
     pub reduction: Option<Reduction>,
     /// `None`: `last`.
     pub duplicates: Option<Duplicates>,
+    /// Whether a reduction starts from the data's element (`None`: it does). `false`: an element
+    /// that updates reach becomes the reduction of its updates alone (OpenVINO
+    /// ScatterElementsUpdate-12's `use_init_val`; no effect under `none`).
+    pub use_init_val: Option<bool>,
 }
 
 impl ScatterDesc {
@@ -46,7 +50,7 @@ impl ScatterDesc {
     ) -> ScatterDesc {
         let mut map = GatherDesc::new(rules, data, indices, axis);
         map.form = form;
-        ScatterDesc { map, updates, reduction: None, duplicates: None }
+        ScatterDesc { map, updates, reduction: None, duplicates: None, use_init_val: None }
     }
 }
 
@@ -80,6 +84,8 @@ pub struct ScatterPlan {
     pub updates: TensorLayout,
     pub reduction: Reduction,
     pub duplicates: Duplicates,
+    /// Whether a reduced element starts from the data's value (see [`ScatterDesc`]).
+    pub use_init_val: bool,
     pub out_of_range: OutOfRange,
     /// In row-major order of the indices.
     pub keyed: Vec<KeyedDim>,
@@ -129,7 +135,12 @@ impl ScatterDesc {
         }
         let out_of_range = self.map.out_of_range.unwrap_or(rules.default_out_of_range());
         let gather = GatherDesc { out_of_range: None, ..self.map };
-        let map = gather.plan_sizes().map_err(|rule| RuleError::InScatter { op, rule: Box::new(rule) })?;
+        // ScatterElementsUpdate-12's updates may be smaller than the data in every dimension
+        // (GatherElements-6 wants them equal but along the axis).
+        let smaller = matches!((rules, form), (GatherRules::OpenVino, GatherForm::Elements));
+        let map = gather
+            .plan_sizes_with(smaller)
+            .map_err(|rule| RuleError::InScatter { op, rule: Box::new(rule) })?;
         let data_type = map.data_type;
         if self.updates.dtype != data_type {
             return Err(RuleError::UpdatesDType { data: data_type, updates: self.updates.dtype });
@@ -147,10 +158,14 @@ impl ScatterDesc {
         if !rules.allows_reduction(form, reduction) {
             return Err(RuleError::ReductionNotAllowed { op, reduction });
         }
-        let no_bool_sub = reduction == Reduction::Sub && data_type == DType::Bool;
-        if (reduction != Reduction::None && data_type.size() == 8) || no_bool_sub {
+        let no_bool = matches!(reduction, Reduction::Sub | Reduction::Mean) && data_type == DType::Bool;
+        if (reduction != Reduction::None && data_type.size() == 8) || no_bool {
             return Err(RuleError::ReductionType { reduction, dtype: data_type });
         }
+        if self.use_init_val.is_some() && !rules.has_init_choice(form) {
+            return Err(RuleError::UseInitValNotAllowed { op });
+        }
+        let use_init_val = self.use_init_val.unwrap_or(true);
         let duplicates = self.duplicates.unwrap_or_default();
         if duplicates == Duplicates::Error && reduction != Reduction::None {
             return Err(RuleError::DuplicatesWithReduction { reduction });
@@ -159,7 +174,8 @@ impl ScatterDesc {
             .check_disjoint()
             .map_err(|overlap| RuleError::ScatterOverlap { overlap, strides: map.data.strides.to_vec() })?;
         let (keyed, free) = split(&map);
-        let plan = ScatterPlan { op, map, updates, reduction, duplicates, out_of_range, keyed, free };
+        let plan =
+            ScatterPlan { op, map, updates, reduction, duplicates, use_init_val, out_of_range, keyed, free };
         // Both destinations: the packed copy `run` returns, and the data `launch` writes.
         plan.check_lanes(&plan.output())?;
         plan.check_lanes(&plan.map.data)?;

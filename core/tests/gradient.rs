@@ -150,8 +150,12 @@ fn a_gathers_data_gradient_is_the_scatter_add_of_its_map() {
             gather(GatherForm::Elements, GatherRules::OpenVino, &[3, 4], &[3, 2], 1),
             "OpenVINO ScatterElementsUpdate-12",
         ),
-        // Smaller than the data off the axis: ONNX's GatherElements, so ONNX's scatter.
-        (gather(GatherForm::Elements, GatherRules::Onnx, &[3, 4], &[2, 2], 1), "ONNX ScatterElements-18"),
+        // Smaller than the data off the axis: ONNX's GatherElements; OpenVINO's
+        // ScatterElementsUpdate-12 takes such indices too.
+        (
+            gather(GatherForm::Elements, GatherRules::Onnx, &[3, 4], &[2, 2], 1),
+            "OpenVINO ScatterElementsUpdate-12",
+        ),
         (gather(GatherForm::Nd, GatherRules::Onnx, &[4, 2, 3], &[3, 2], 0), "OpenVINO ScatterNDUpdate-15"),
     ] {
         let plan = desc.plan().unwrap();

@@ -138,3 +138,47 @@ fn replaced_writes_are_the_earlier_ones_to_a_destination() {
     let tuples: [i128; 6] = [1, 2, 0, 0, 1, 2];
     assert_eq!(plan.replaced(&plan.output(), |i| tuples[i]).unwrap(), vec![0]);
 }
+
+/// `mean` and `use_init_val` are OpenVINO ScatterElementsUpdate-12's alone (docs/rules.md,
+/// `scatter-reduction`, `scatter-use-init-val`); the kernel sums a mean and divides it.
+#[test]
+fn means_and_the_data_left_out_are_scatter_elements_update_12s() {
+    use stridex_core::RuleError;
+    let elements = |rules, dtype, reduction, use_init_val| {
+        let mut desc = ScatterDesc::new(
+            GatherForm::Elements,
+            rules,
+            decl(dtype, &[4, 2]),
+            decl(DType::I64, &[3, 2]),
+            decl(dtype, &[3, 2]),
+            0,
+        );
+        desc.reduction = Some(reduction);
+        desc.use_init_val = use_init_val;
+        desc.plan()
+    };
+    let plan = elements(GatherRules::OpenVino, DType::I32, Reduction::Mean, Some(false)).unwrap();
+    assert!(!plan.use_init_val);
+    let k = ScatterKernelDesc::of(&plan, &plan.output()).unwrap();
+    assert_eq!((k.reduction, k.mean, k.use_init_val), (Reduction::Add, true, false));
+    assert!(elements(GatherRules::OpenVino, DType::F32, Reduction::Max, None).unwrap().use_init_val);
+    for rules in [GatherRules::Onnx, GatherRules::DirectMl] {
+        let err = elements(rules, DType::F32, Reduction::Mean, None).unwrap_err();
+        assert!(matches!(err, RuleError::ReductionNotAllowed { reduction: Reduction::Mean, .. }), "{err}");
+        let err = elements(rules, DType::F32, Reduction::None, Some(true)).unwrap_err();
+        assert!(matches!(err, RuleError::UseInitValNotAllowed { .. }), "{err}");
+    }
+    let err = elements(GatherRules::OpenVino, DType::Bool, Reduction::Mean, None).unwrap_err();
+    assert!(err.to_string().contains("a mean (ScatterElementsUpdate-12)"), "{err}");
+    // ScatterNDUpdate-15 has no such attribute.
+    let mut nd = ScatterDesc::new(
+        GatherForm::Nd,
+        GatherRules::OpenVino,
+        decl(DType::F32, &[4, 2]),
+        decl(DType::I64, &[3, 1]),
+        decl(DType::F32, &[3, 2]),
+        0,
+    );
+    nd.use_init_val = Some(false);
+    assert!(matches!(nd.plan(), Err(RuleError::UseInitValNotAllowed { op: "OpenVINO ScatterNDUpdate-15" })));
+}

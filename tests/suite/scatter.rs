@@ -104,6 +104,115 @@ fn a_kv_cache_write_in_place_skips_padding() {
     assert_eq!(got, expected);
 }
 
+/// OpenVINO ScatterElementsUpdate-12's worked examples (its spec page), value for value, and the
+/// cases of its reference tests for `mean` and `use_init_val: false`.
+#[test]
+fn openvino_scatter_elements_update_examples() {
+    // Spec example 1: `sum` starting from the data; -2 and -1 count from the end.
+    let op = stridex::scatter_elements! {
+        rules: openvino, data: f32[4], indices: i64[6], updates: f32[6], axis: 0, reduction: add
+    };
+    let y =
+        op.run(&[2.0, 3.0, 4.0, 6.0], &[1, 0, 0, -2, -1, 2], &[10.0, 20.0, 30.0, 40.0, 70.0, 60.0]).unwrap();
+    assert_eq!(y.data(), &[52.0, 13.0, 104.0, 76.0]);
+    // Spec example 2: the same sums without the data.
+    let op = stridex::scatter_elements! {
+        rules: openvino, data: f32[4], indices: i64[6], updates: f32[6], axis: 0, reduction: add,
+        use_init_val: false
+    };
+    let y =
+        op.run(&[2.0, 3.0, 4.0, 6.0], &[1, 0, 0, 2, 3, 2], &[10.0, 20.0, 30.0, 40.0, 70.0, 60.0]).unwrap();
+    assert_eq!(y.data(), &[50.0, 10.0, 100.0, 70.0]);
+    // Spec examples 3 to 5: `none`, `sum` and `prod` along axis 1 of a 3x4 i32.
+    let none = stridex::scatter_elements! {
+        rules: openvino, data: i32[3, 4], indices: i32[2, 2], updates: i32[2, 2], axis: 1
+    };
+    let y = none.run(&[0; 12], &[1, 2, 0, 3], &[11, 12, 13, 14]).unwrap();
+    assert_eq!(y.data(), &[0, 11, 12, 0, 13, 0, 0, 14, 0, 0, 0, 0]);
+    let sum = stridex::scatter_elements! {
+        rules: openvino, data: i32[3, 4], indices: i32[2, 2], updates: i32[2, 2], axis: 1, reduction: add
+    };
+    let y = sum.run(&[1; 12], &[1, 1, 0, 3], &[11, 12, 13, 14]).unwrap();
+    assert_eq!(y.data(), &[1, 24, 1, 1, 14, 1, 1, 15, 1, 1, 1, 1]);
+    let prod = stridex::scatter_elements! {
+        rules: openvino, data: i32[3, 4], indices: i32[2, 2], updates: i32[2, 2], axis: 1, reduction: mul
+    };
+    let y = prod.run(&[2; 12], &[1, 1, 0, 3], &[11, 12, 13, 14]).unwrap();
+    assert_eq!(y.data(), &[2, 264, 2, 2, 26, 2, 2, 28, 2, 2, 2, 2]);
+
+    // The reference tests' `mean`, with and without the data: (11 + 23 + 32) / 3 = 22.
+    let data = [11, 12, 13, 14, 15, 16];
+    let mean = stridex::scatter_elements! {
+        rules: openvino, data: i32[1, 2, 3], indices: i64[1, 1, 4], updates: i32[1, 1, 4], axis: 2,
+        reduction: mean
+    };
+    assert_eq!(mean.run(&data, &[0, 1, 0, 2], &[23, 38, 32, 7]).unwrap().data(), &[22, 25, 10, 14, 15, 16]);
+    let mean_alone = stridex::Scatter::openvino()
+        .elements()
+        .data::<i32>(&[1, 2, 3])
+        .indices::<i64>(&[1, 1, 4])
+        .updates(&[1, 1, 4])
+        .axis(2)
+        .reduction(Reduction::Mean)
+        .use_init_val(false)
+        .build()
+        .unwrap();
+    let y = mean_alone.run(&data, &[0, 1, 0, 0], &[20, 33, 26, 29]).unwrap();
+    assert_eq!(y.data(), &[25, 33, 13, 14, 15, 16]);
+    // `sum`, `min` without the data, `prod` and `max` with it.
+    let sum = stridex::scatter_elements! {
+        rules: openvino, data: i32[2, 2], indices: i64[1, 5], updates: i32[1, 5], axis: 1,
+        reduction: add, use_init_val: false
+    };
+    assert_eq!(
+        sum.run(&[1, 2, 3, 4], &[0, 0, 1, 1, 1], &[50, 51, 10, 20, 30]).unwrap().data(),
+        &[101, 60, 3, 4]
+    );
+    let prod = stridex::scatter_elements! {
+        rules: openvino, data: i32[3, 2], indices: i64[4, 1], updates: i32[4, 1], axis: 0, reduction: mul
+    };
+    let y = prod.run(&[1, 2, 3, 4, 5, 6], &[0, 0, 1, 2], &[7, 7, 10, 5]).unwrap();
+    assert_eq!(y.data(), &[49, 2, 30, 4, 25, 6]);
+    let min = stridex::scatter_elements! {
+        rules: openvino, data: i32[2, 3], indices: i64[2, 2], updates: i32[2, 2], axis: 1,
+        reduction: min, use_init_val: false
+    };
+    let y = min.run(&[11, 12, 13, 14, 15, 16], &[-3, 1, 0, 2], &[1, 22, 24, 6]).unwrap();
+    assert_eq!(y.data(), &[1, 22, 13, 24, 15, 6]);
+    let max = stridex::scatter_elements! {
+        rules: openvino, data: i32[3, 2], indices: i64[1, 2], updates: i32[1, 2], axis: 0, reduction: max
+    };
+    assert_eq!(
+        max.run(&[11, 12, 13, 14, 15, 16], &[-1, 1], &[5, 24]).unwrap().data(),
+        &[11, 12, 13, 24, 15, 16]
+    );
+}
+
+/// A mean rounds integers down, toward negative infinity (-7 / 2 is -4), and divides floats
+/// once; 8- and 16-bit lanes of one word keep their own counts.
+#[test]
+fn means_round_down_and_count_per_element() {
+    let mean = stridex::scatter_elements! {
+        rules: openvino, data: i32[3], indices: i32[4], updates: i32[4], axis: 0, reduction: mean
+    };
+    // Element 0: (-1 - 6) / 2; element 1: (5 + 1 + 1) / 3; element 2: 9 / 2.
+    assert_eq!(mean.run(&[-1, 5, 9], &[0, 1, 1, 2], &[-6, 1, 1, 0]).unwrap().data(), &[-4, 2, 4]);
+    let bytes = stridex::scatter_elements! {
+        rules: openvino, data: i8[6], indices: i32[5], updates: i8[5], axis: 0, reduction: mean,
+        use_init_val: false
+    };
+    // Element 0: (-3 - 4) / 2 rounds down to -4; 1: 7 alone; 3: 100 + 100 wraps in i8 to -56,
+    // / 2 = -28; the rest keep the data.
+    let y = bytes.run(&[1, 2, 3, 4, 5, 6], &[0, 1, 0, 3, 3], &[-3, 7, -4, 100, 100]).unwrap();
+    assert_eq!(y.data(), &[-4, 7, 3, -28, 5, 6]);
+    let halves = stridex::scatter_elements! {
+        rules: openvino, data: f16[4], indices: i64[3], updates: f16[3], axis: 0, reduction: mean
+    };
+    let h = |v: f32| f16::from_f32(v);
+    let y = halves.run(&[h(1.0), h(2.0), h(3.0), h(4.0)], &[2, 2, 1], &[h(0.5), h(1.0), h(-2.0)]).unwrap();
+    assert_eq!(y.data(), &[h(1.0), h(0.0), h(1.5), h(4.0)]);
+}
+
 /// `duplicates: error` names both positions; the `error` policy names the index out of range.
 #[test]
 fn duplicates_and_indices_out_of_range_are_errors() {
@@ -245,12 +354,16 @@ fn rules_refuse_what_the_standards_do() {
 /// An element the reference combines as the standards do (floats in their own precision, as
 /// `half` computes them; integers wrapping; bool as NumPy's or/and).
 trait Combine: Element {
+    /// `r` is never `mean` (whose sum `add` computes; `mean` below divides it).
     fn combine(self, u: Self, r: Reduction) -> Self;
+    /// A sum of `n` values divided by `n`: floats in their own precision, integers rounded
+    /// toward negative infinity (OpenVINO ScatterElementsUpdate-12).
+    fn mean(self, n: usize) -> Self;
     fn from_seed(v: i64) -> Self;
 }
 
 macro_rules! combine_float {
-    ($($t:ty => $from:expr),*) => {$(
+    ($($t:ty => $from:expr, $mean:expr);*) => {$(
         impl Combine for $t {
             fn combine(self, u: Self, r: Reduction) -> Self {
                 match r {
@@ -260,7 +373,11 @@ macro_rules! combine_float {
                     Reduction::Sub => self - u,
                     Reduction::Max => if u > self { u } else { self },
                     Reduction::Min => if u < self { u } else { self },
+                    Reduction::Mean => unreachable!("a mean adds"),
                 }
+            }
+            fn mean(self, n: usize) -> Self {
+                $mean(self, n)
             }
             fn from_seed(v: i64) -> Self {
                 $from(v)
@@ -268,7 +385,10 @@ macro_rules! combine_float {
         }
     )*};
 }
-combine_float!(f32 => |v: i64| v as f32 * 0.37, f16 => |v: i64| f16::from_f32(v as f32 * 0.37));
+combine_float!(
+    f32 => |v: i64| v as f32 * 0.37, |x: f32, n: usize| x / n as f32;
+    f16 => |v: i64| f16::from_f32(v as f32 * 0.37), |x: f16, n: usize| f16::from_f32(x.to_f32() / n as f32)
+);
 
 macro_rules! combine_int {
     ($($t:ty),*) => {$(
@@ -281,7 +401,11 @@ macro_rules! combine_int {
                     Reduction::Sub => self.wrapping_sub(u),
                     Reduction::Max => self.max(u),
                     Reduction::Min => self.min(u),
+                    Reduction::Mean => unreachable!("a mean adds"),
                 }
+            }
+            fn mean(self, n: usize) -> Self {
+                (self as i64).div_euclid(n as i64) as $t
             }
             fn from_seed(v: i64) -> Self {
                 v as $t
@@ -299,7 +423,10 @@ struct Case {
     indices: Vec<usize>,
     updates: Vec<usize>,
     axis: usize,
+    rules: GatherRules,
     reduction: Reduction,
+    /// OpenVINO ScatterElementsUpdate-12's: `false` leaves the data out of the reductions.
+    use_init_val: bool,
     policy: OutOfRange,
     values: Vec<i64>,
 }
@@ -347,20 +474,32 @@ fn draw(rng: &mut Rng, dtype: DType) -> Case {
             updates = u;
         }
     }
-    // `sub` is OpenVINO ScatterNDUpdate-15's alone.
-    let reduction = Reduction::ALL[rng.below(if form == GatherForm::Nd { 6 } else { 5 })];
+    // `sub` is OpenVINO ScatterNDUpdate-15's alone, `mean` and `use_init_val`
+    // ScatterElementsUpdate-12's.
+    let mut reduction = Reduction::ALL[rng.below(if form == GatherForm::Nd { 6 } else { 5 })];
+    let openvino = form == GatherForm::Axis || reduction == Reduction::Sub || rng.chance(40);
+    let rules = if openvino { GatherRules::OpenVino } else { GatherRules::Onnx };
+    let mut use_init_val = true;
+    if rules.has_init_choice(form) {
+        if rng.chance(35) {
+            reduction = Reduction::Mean;
+        }
+        use_init_val = rng.chance(50);
+    }
     let policy = [OutOfRange::Error, OutOfRange::Zero, OutOfRange::Clamp, OutOfRange::Skip][rng.below(4)];
     let n: usize = indices.iter().product();
     // Mostly in range, small (many repeats), some negative, a few past the end.
     let values = (0..n).map(|_| rng.range(-3, 4)).collect();
-    Case { form, data, indices, updates, axis, reduction, policy, values }
+    Case { form, data, indices, updates, axis, rules, reduction, use_init_val, policy, values }
 }
 
 /// The serial reference: every update, in the updates' row-major order (for one destination,
-/// the indices' row-major order), combined into the data. `None`: an index out of range under
+/// the indices' row-major order), combined into the data (without `use_init_val`, into the
+/// destination's first update), a mean divided at the end. `None`: an index out of range under
 /// `error`.
 fn reference<T: Combine>(c: &Case, data: &[T], updates: &[T]) -> Option<Vec<T>> {
     let mut out = data.to_vec();
+    let mut taken = vec![0usize; out.len()];
     let strides = |s: &[usize]| -> Vec<usize> {
         let mut st = vec![1; s.len()];
         for i in (0..s.len().saturating_sub(1)).rev() {
@@ -428,7 +567,14 @@ fn reference<T: Combine>(c: &Case, data: &[T], updates: &[T]) -> Option<Vec<T>> 
         };
         if let Some(d) = dest {
             let o = d.iter().zip(&ds).map(|(a, b)| a * b).sum::<usize>();
-            out[o] = out[o].combine(update, c.reduction);
+            let sum = if c.reduction == Reduction::Mean { Reduction::Add } else { c.reduction };
+            out[o] = if !c.use_init_val && taken[o] == 0 { update } else { out[o].combine(update, sum) };
+            taken[o] += 1;
+        }
+    }
+    if c.reduction == Reduction::Mean {
+        for (o, &n) in taken.iter().enumerate().filter(|(_, &n)| n > 0) {
+            out[o] = out[o].mean(n + usize::from(c.use_init_val));
         }
     }
     Some(out)
@@ -439,17 +585,14 @@ fn check_case<T: Combine>(choices: Vec<u64>, seed: u64, dtype: DType) -> Result<
     let c = draw(&mut rng, dtype);
     let mut desc = ScatterDesc::new(
         c.form,
-        if c.form == GatherForm::Axis || c.reduction == Reduction::Sub {
-            GatherRules::OpenVino
-        } else {
-            GatherRules::Onnx
-        },
+        c.rules,
         decl(dtype, &c.data),
         decl(DType::I64, &c.indices),
         decl(dtype, &c.updates),
         c.axis as i64,
     );
     desc.reduction = Some(c.reduction);
+    desc.use_init_val = c.rules.has_init_choice(c.form).then_some(c.use_init_val);
     desc.map.out_of_range = Some(c.policy);
     let op = match ScatterOp::<T, i64>::new(desc) {
         Ok(op) => op,

@@ -679,6 +679,12 @@ fn no_gradient(why: String) -> Error {
 
 /// Whether a scatter planned as `plan` has a backward pass, checked before it runs.
 fn differentiable(plan: &ScatterPlan) -> Result<(), Error> {
+    if !plan.use_init_val && plan.reduction != Reduction::None {
+        return Err(no_gradient(format!(
+            "`use_init_val: false` with `reduction: {}` has no backward pass yet (the data's gradient would be cleared where updates land); leave `use_init_val` out",
+            plan.reduction.name()
+        )));
+    }
     match plan.reduction {
         Reduction::Add | Reduction::Sub | Reduction::None => Ok(()),
         r => Err(no_gradient(format!(

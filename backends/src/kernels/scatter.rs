@@ -8,7 +8,7 @@
 //! Arithmetic is on 32-bit words: f16 and bf16 are widened to f32 and rounded back after every
 //! step (as `half` computes them), integers add, subtract and multiply as wrapping u32 (the
 //! same low bits as their own type's wrapping), and max and min compare in the type's own
-//! order.
+//! order. A mean is that sum, divided once at the end.
 
 use super::convert::{encode, f16_to_f32};
 use super::{offline_device, read_lane, settings, BUFFER};
@@ -65,12 +65,30 @@ pub fn scatter_kernel<N: Size>(
             // The list holds the last update alone.
             dest[at] = updates[usize::cast_from(members[end - 1]) * per / vector + du];
         } else {
+            let start = usize::cast_from(starts[g]);
             let mut acc = dest[at];
-            for m in usize::cast_from(starts[g])..end {
+            let mut from = start;
+            if comptime!(!k.use_init_val) {
+                // The data's element stays out: the run's first update starts the reduction
+                // (a run's list is never empty).
+                acc = updates[usize::cast_from(members[start]) * per / vector + du];
+                from = start + 1;
+            }
+            for m in from..end {
                 let u = updates[usize::cast_from(members[m]) * per / vector + du];
                 #[unroll]
                 for w in 0..vector {
                     acc.insert(w, combine_word(acc.extract(w), u.extract(w), k.clone()));
+                }
+            }
+            if comptime!(k.mean) {
+                let mut n = u32::cast_from(end - start);
+                if comptime!(k.use_init_val) {
+                    n += 1u32;
+                }
+                #[unroll]
+                for w in 0..vector {
+                    acc.insert(w, mean_word(acc.extract(w), n, k.clone()));
                 }
             }
             dest[at] = acc;
@@ -97,18 +115,118 @@ fn lane_word<N: Size>(
     let mask = comptime!(((1u64 << (32 / k.lanes)) - 1) as u32);
     let at = usize::cast_from(keys[g]);
     let mut acc = dest[at].extract(0usize);
+    // Updates each lane has taken so far (a mean divides by them; without the data's element,
+    // a lane's first update starts its reduction).
+    let counted = comptime!(k.mean || !k.use_init_val);
+    let mut c0 = 0u32;
+    let mut c1 = 0u32;
+    let mut c2 = 0u32;
+    let mut c3 = 0u32;
     for m in usize::cast_from(starts[g])..usize::cast_from(starts[g + 1]) {
         let code = members[m];
-        let shift = (code & 3u32) * bits;
+        let lane = code & 3u32;
+        let shift = lane * bits;
         let u = read_lane(updates, usize::cast_from(code >> 2u32), k.lanes);
+        let mut before = 1u32;
+        if comptime!(counted) {
+            if lane == 0u32 {
+                before = c0;
+                c0 += 1u32;
+            } else if lane == 1u32 {
+                before = c1;
+                c1 += 1u32;
+            } else if lane == 2u32 {
+                before = c2;
+                c2 += 1u32;
+            } else {
+                before = c3;
+                c3 += 1u32;
+            }
+        }
         let mut value = u;
         if comptime!(k.reduction != Reduction::None) {
-            value = combine((acc >> shift) & mask, u, k.dtype, k.reduction);
+            if comptime!(k.use_init_val) {
+                value = combine((acc >> shift) & mask, u, k.dtype, k.reduction);
+            } else if before > 0u32 {
+                value = combine((acc >> shift) & mask, u, k.dtype, k.reduction);
+            }
         }
         let cleared = acc ^ (acc & (mask << shift));
         acc = cleared | ((value & mask) << shift);
     }
+    if comptime!(k.mean) {
+        #[unroll]
+        for l in 0..comptime!(k.lanes) {
+            let mut taken = c0;
+            if comptime!(l == 1) {
+                taken = c1;
+            } else if comptime!(l == 2) {
+                taken = c2;
+            } else if comptime!(l == 3) {
+                taken = c3;
+            }
+            if taken > 0u32 {
+                let shift = comptime!(l * bits);
+                let mut n = taken;
+                if comptime!(k.use_init_val) {
+                    n += 1u32;
+                }
+                let value = mean_of((acc >> shift) & mask, n, k.dtype);
+                let cleared = acc ^ (acc & (mask << shift));
+                acc = cleared | ((value & mask) << shift);
+            }
+        }
+    }
     dest[at] = Vector::new(acc);
+}
+
+/// A word of sums divided lane by lane by `n` (see [`mean_of`]).
+#[cube]
+fn mean_word(sum: u32, n: u32, #[comptime] k: ScatterKernelDesc) -> u32 {
+    let mut out = 0u32;
+    if comptime!(k.lanes == 1) {
+        out = mean_of(sum, n, k.dtype);
+    } else {
+        let bits = comptime!(32 / k.lanes);
+        let mask = comptime!(((1u64 << (32 / k.lanes)) - 1) as u32);
+        #[unroll]
+        for l in 0..comptime!(k.lanes) {
+            let shift = comptime!(l * bits);
+            out |= (mean_of((sum >> shift) & mask, n, k.dtype) & mask) << shift;
+        }
+    }
+    out
+}
+
+/// One element's sum (its bits, in the low bits) divided by `n` > 0: floats as f32 division
+/// rounded to the type, integers rounded down (toward negative infinity, as OpenVINO
+/// ScatterElementsUpdate-12 says).
+#[allow(unused_assignments)]
+#[cube]
+fn mean_of(sum: u32, n: u32, #[comptime] dtype: DType) -> u32 {
+    let mut out = sum;
+    if comptime!(matches!(dtype, DType::F32 | DType::F16 | DType::BF16)) {
+        out = encode(widen(sum, dtype) / f32::cast_from(n), dtype);
+    } else if comptime!(matches!(dtype, DType::I8 | DType::I16 | DType::I32)) {
+        let x = signed(sum, dtype);
+        let mut q = 0i32;
+        if n > 0x7FFF_FFFFu32 {
+            // |x| < n: the floor is 0 or -1.
+            if x < 0i32 {
+                q = -1i32;
+            }
+        } else {
+            let d = i32::cast_from(n);
+            q = x / d;
+            if x < 0i32 && q * d != x {
+                q -= 1i32;
+            }
+        }
+        out = u32::reinterpret(q);
+    } else {
+        out = sum / n;
+    }
+    out
 }
 
 /// `acc` and `u` combined lane by lane.

@@ -66,7 +66,7 @@ impl<T, I> ScatterOp<T, I> {
         match self.plan() {
             Ok(p) => format!(
                 "{}: data {} {:?} strides {:?}, indices {} {:?}, updates {:?} strides {:?}\n  \
-                 runs of {} element(s), reduction {}, duplicates {}, out_of_range {}",
+                 runs of {} element(s), reduction {}{}, duplicates {}, out_of_range {}",
                 p.op,
                 p.data_type(),
                 &p.map.data.sizes[..],
@@ -77,6 +77,7 @@ impl<T, I> ScatterOp<T, I> {
                 &p.updates.strides[..],
                 p.run_len(),
                 p.reduction,
+                if p.use_init_val { "" } else { " of the updates alone (use_init_val false)" },
                 p.duplicates.name(),
                 p.out_of_range,
             ),

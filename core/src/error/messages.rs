@@ -253,13 +253,18 @@ impl fmt::Display for RuleError {
                 f,
                 "{op} has no `reduction: sub`: OpenVINO ScatterNDUpdate-15 alone subtracts; use `scatter_nd!` with `rules: openvino`, or `reduction: add` of negated updates"
             ),
+            ReductionNotAllowed { op, reduction: Reduction::Mean } => write!(
+                f,
+                "{op} has no `reduction: mean`: OpenVINO ScatterElementsUpdate-12 alone averages; use `scatter_elements!` with `rules: openvino`, or `reduction: add` and divide by the counts"
+            ),
             ReductionNotAllowed { op, reduction } => write!(
                 f,
                 "{op} takes no reduction, so `reduction: {reduction}` is not allowed; write `reduction: none` (or leave it out), or use `rules: onnx` or `rules: openvino`, whose scatters add, multiply and take the max or min"
             ),
             ReductionType { reduction, dtype: DType::Bool } => write!(
                 f,
-                "`reduction: {reduction}` on bool elements: OpenVINO ScatterNDUpdate-15 gives subtraction no boolean meaning; use a numeric type, or `reduction: add` (or) or `mul` (and)"
+                "`reduction: {reduction}` on bool elements: OpenVINO gives {} no boolean meaning; use a numeric type, or `reduction: add` (or) or `mul` (and)",
+                if *reduction == Reduction::Mean { "a mean (ScatterElementsUpdate-12)" } else { "subtraction (ScatterNDUpdate-15)" }
             ),
             ReductionType { reduction, dtype } => write!(
                 f,
@@ -268,6 +273,10 @@ impl fmt::Display for RuleError {
             DuplicatesWithReduction { reduction } => write!(
                 f,
                 "`duplicates: error` refuses two updates to one element, but `reduction: {reduction}` combines them; remove `duplicates`, or write `reduction: none`"
+            ),
+            UseInitValNotAllowed { op } => write!(
+                f,
+                "{op} has no `use_init_val`: OpenVINO ScatterElementsUpdate-12 alone can leave the data out of its reductions; remove it, or use `scatter_elements!` with `rules: openvino`"
             ),
             ScatterOverlap { overlap: Overlap::Collision { a, b, offset }, strides } => write!(
                 f,

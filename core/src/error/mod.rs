@@ -126,6 +126,8 @@ pub enum Location {
     Reduction,
     /// A scatter's `duplicates`.
     Duplicates,
+    /// A scatter's `use_init_val`.
+    UseInitVal,
     /// The `out_of_range` policy.
     OutOfRange,
 }
@@ -335,6 +337,11 @@ pub enum RuleError {
     DuplicatesWithReduction {
         reduction: crate::rules::Reduction,
     },
+    /// `use_init_val` on a scatter whose standard has no such attribute (OpenVINO
+    /// ScatterElementsUpdate-12 alone has it).
+    UseInitValNotAllowed {
+        op: &'static str,
+    },
     /// Two coordinates of a scatter's data share an element: it is written in place.
     ScatterOverlap {
         overlap: Overlap,
@@ -511,6 +518,7 @@ impl RuleError {
             }
             ReductionNotAllowed { .. } | ReductionType { .. } => Location::Reduction,
             DuplicatesWithReduction { .. } => Location::Duplicates,
+            UseInitValNotAllowed { .. } => Location::UseInitVal,
             ScatterOverlap { .. } => Location::Strides(Operand::Data),
             ScatterLanes { .. } => Location::DType(Operand::Data),
             TooLarge { tensor, .. } => Location::Shape(tensor),

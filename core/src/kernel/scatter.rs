@@ -37,8 +37,13 @@ pub struct ScatterKernelDesc {
     pub lane_words: bool,
     pub dtype: DType,
     /// What the kernel computes: bool's `add` and `mul` are `max` and `min` of 0 and 1 (NumPy's
-    /// `or` and `and`, which ONNX's reference uses).
+    /// `or` and `and`, which ONNX's reference uses); `mean` adds (then [`Self::mean`] divides).
     pub reduction: Reduction,
+    /// The sum is divided by how many values it holds: the updates, and the data's element
+    /// where [`Self::use_init_val`].
+    pub mean: bool,
+    /// A reduction starts from the destination's element; else from the run's first update.
+    pub use_init_val: bool,
 }
 
 impl ScatterKernelDesc {
@@ -53,15 +58,28 @@ impl ScatterKernelDesc {
         let reduction = match (dtype, plan.reduction) {
             (DType::Bool, Reduction::Add) => Reduction::Max,
             (DType::Bool, Reduction::Mul) => Reduction::Min,
+            (_, Reduction::Mean) => Reduction::Add,
             (_, r) => r,
         };
+        let (mean, use_init_val) = (plan.reduction == Reduction::Mean, plan.use_init_val);
         let elem = dtype.size();
         let words = elem.div_ceil(4);
         let lanes = plan.lanes() as u32;
         if plan.lane_words() {
             // One destination word per invocation; the members say which element.
             let (dims, run, vector, words, lane_words) = (Vec::new(), 1, 1, 1, true);
-            return Some(ScatterKernelDesc { dims, run, vector, lanes, words, lane_words, dtype, reduction });
+            return Some(ScatterKernelDesc {
+                dims,
+                run,
+                vector,
+                lanes,
+                words,
+                lane_words,
+                dtype,
+                reduction,
+                mean,
+                use_init_val,
+            });
         }
         // The widest vector whose blocks every run is made of: one invocation moves 16 bytes
         // where it can (a device moves words fastest that way), never less than an element.
@@ -92,6 +110,8 @@ impl ScatterKernelDesc {
             lane_words: false,
             dtype,
             reduction,
+            mean,
+            use_init_val,
         })
     }
 }

@@ -143,6 +143,7 @@ pub fn scatter(input: &GatherInput, desc: &ScatterDesc) -> TokenStream {
         let d = quote::format_ident!("{}", format!("{d:?}"));
         quote!(::stridex::__private::Duplicates::#d)
     }));
+    let use_init_val = option(desc.use_init_val.map(|v| quote!(#v)));
     let value = quote! {
         ::stridex::ScatterOp::<#t, #i>::__from_checked(::stridex::__private::ScatterDesc {
             map: {
@@ -154,6 +155,7 @@ pub fn scatter(input: &GatherInput, desc: &ScatterDesc) -> TokenStream {
             updates: #updates,
             reduction: #reduction,
             duplicates: #duplicates,
+            use_init_val: #use_init_val,
         })
     };
     item_or_expr(&input.item, quote!(::stridex::ScatterOp<#t, #i>), value)

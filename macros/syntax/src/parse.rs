@@ -77,6 +77,7 @@ pub struct GatherInput {
     pub updates: Option<TensorArg>,
     pub reduction: Option<(Ident, Reduction)>,
     pub duplicates: Option<(Ident, Duplicates)>,
+    pub use_init_val: Option<Lit<bool>>,
 }
 
 pub struct SliceInput {
@@ -198,6 +199,7 @@ fn gather_keys(
     let (mut rules, mut data, mut indices, mut axis) = (None, stage, None, None);
     let (mut batch_dims, mut index_dims, mut out_of_range, mut output) = (None, None, None, None);
     let (mut feature_level, mut updates, mut reduction, mut duplicates) = (None, None, None, None);
+    let mut use_init_val = None;
     while !input.is_empty() {
         let Some(key) = keys.next(input, cx) else { continue };
         let parsed = match key.to_string().as_str() {
@@ -222,6 +224,7 @@ fn gather_keys(
                 parse_keyword(input, "duplicates policy", Duplicates::from_name, &Duplicates::NAMES)
                     .map(|v| duplicates = Some(v))
             }
+            "use_init_val" => parse_bool(input).map(|v| use_init_val = Some(v)),
             "output" => parse_tensor(input, key, false, cx).map(|v| output = Some(v)),
             "feature_level" => parse_feature_level(input).map(|v| feature_level = Some(v)),
             _ => unreachable!("Keys::next accepts known keys only"),
@@ -251,6 +254,7 @@ fn gather_keys(
         updates,
         reduction,
         duplicates,
+        use_init_val,
     })
 }
 
@@ -803,6 +807,12 @@ fn parse_size(input: ParseStream) -> syn::Result<Lit<usize>> {
         return Ok(Lit { value: stridex_core::dynamic::PLACEHOLDER, tokens: underscore.to_token_stream() });
     }
     parse_uint(input)
+}
+
+fn parse_bool(input: ParseStream) -> syn::Result<Lit<bool>> {
+    let lit: syn::LitBool =
+        input.parse().map_err(|e| syn::Error::new(e.span(), "expected `true` or `false` here"))?;
+    Ok(Lit { value: lit.value, tokens: lit.to_token_stream() })
 }
 
 fn parse_uint(input: ParseStream) -> syn::Result<Lit<usize>> {

@@ -36,6 +36,7 @@ pub fn scatter(input: &GatherInput) -> syn::Result<ScatterDesc> {
         updates: decl(updates, Operand::Updates).map_err(err)?,
         reduction: input.reduction.as_ref().map(|r| r.1),
         duplicates: input.duplicates.as_ref().map(|d| d.1),
+        use_init_val: input.use_init_val.as_ref().map(|v| v.value),
     };
     desc.plan().map_err(err)?;
     Ok(desc)
@@ -510,6 +511,10 @@ impl Spans<'_> {
             },
             Location::Reduction => match self {
                 Spans::Gather(g) => g.reduction.as_ref().map(|r| r.0.to_token_stream()),
+                _ => None,
+            },
+            Location::UseInitVal => match self {
+                Spans::Gather(g) => g.use_init_val.as_ref().map(|v| v.tokens.clone()),
                 _ => None,
             },
             Location::Duplicates => match self {
