@@ -93,16 +93,11 @@ fn batch_gather_and_slices_equal_burn() {
 
 #[test]
 fn a_strided_view_is_read_where_the_descriptor_declares_it() {
-    // A [4, 6] tensor seen transposed: a [6, 4] view of its buffer with strides [1, 6].
-    let (values, t) = table(4, 6);
-    let t = cube(t);
-    let view = CubeTensor::new(
-        t.client.clone(),
-        t.handle.clone(),
-        stridex::burn::burn_std::Metadata::new([6, 4], [1, 6]),
-        t.device.clone(),
-        t.dtype,
-    );
+    // A [4, 6] table seen transposed: a [6, 4] view of its buffer with strides [1, 6]. The
+    // buffer is a 1-D tensor's: Burn pads a 2-D tensor's rows on CUDA.
+    let values: Vec<f32> = (0..24).map(|v| v as f32 * 0.5).collect();
+    let flat = cube(Tensor::<1>::from_data(TensorData::new(values.clone(), [24]), &device()));
+    let view = view_of(&flat, [6, 4], [1, 6]);
     let strided = stridex::gather! { data: f32[6, 4] strides [1, 6], indices: i32[2], axis: 0 };
     let y = strided.apply_cube(view.clone(), cube(ids(&[5, 0], [2]))).unwrap();
     let values = &values;
@@ -112,7 +107,49 @@ fn a_strided_view_is_read_where_the_descriptor_declares_it() {
     let packed = stridex::gather! { data: f32[6, 4], indices: i32[2], axis: 0 };
     let e = packed.apply_cube(view, cube(ids(&[5, 0], [2]))).unwrap_err();
     assert!(matches!(e, Error::BurnTensor { tensor: Operand::Data, .. }), "{e}");
-    assert!(e.to_string().contains("strides [1, 6]") && e.to_string().contains("into_contiguous"), "{e}");
+    assert!(
+        e.to_string().contains("strides [1, 6]") && e.to_string().contains("stridex::burn::packed"),
+        "{e}"
+    );
+}
+
+/// A `CubeTensor` of `sizes` and `strides` over `t`'s buffer.
+fn view_of<const D: usize>(t: &CubeTensor, sizes: [usize; D], strides: [usize; D]) -> CubeTensor {
+    CubeTensor::new(
+        t.client.clone(),
+        t.handle.clone(),
+        stridex::burn::burn_std::Metadata::new(sizes, strides),
+        t.device.clone(),
+        t.dtype,
+    )
+}
+
+/// Burn pads each row to an aligned pitch on CUDA (`[n, 3]` f32: strides `[4, 1]`), and its
+/// `into_contiguous` keeps the pitch: a packed descriptor refuses such a tensor on
+/// `CubeBackend`, and `stridex::burn::packed` copies it packed (in Burn's stream the ops pack
+/// what they are handed themselves).
+#[test]
+fn pitched_rows_are_packed() {
+    let values: Vec<f32> = (0..12).map(|v| v as f32).collect();
+    let flat = cube(Tensor::<1>::from_data(TensorData::new(values, [12]), &device()));
+    let pitched = view_of(&flat, [3, 3], [4, 1]);
+    let op = stridex::gather! { data: f32[3, 3], indices: i32[2], axis: 0 };
+    let e = op.apply_cube(pitched.clone(), cube(ids(&[2, 0], [2]))).unwrap_err();
+    assert!(e.to_string().contains("stridex::burn::packed"), "{e}");
+    let p = stridex::burn::packed(pitched).unwrap();
+    assert_eq!(p.meta.strides().to_vec(), [3, 1]);
+    assert_eq!(cube_f32s(&p), [0.0, 1.0, 2.0, 4.0, 5.0, 6.0, 8.0, 9.0, 10.0]);
+    let y = op.apply_cube(p, cube(ids(&[2, 0], [2]))).unwrap();
+    assert_eq!(cube_f32s(&y), [8.0, 9.0, 10.0, 0.0, 1.0, 2.0]);
+    // 16-bit elements move as their own units: rows of 3 f16 padded to 4.
+    let halves: Vec<f32> = (0..8).map(|v| v as f32).collect();
+    let flat = Tensor::<1>::from_data(TensorData::new(halves, [8]), &device())
+        .cast(stridex::burn::burn_tensor::DType::F16);
+    let p = stridex::burn::packed(view_of(&cube(flat), [2, 3], [4, 1])).unwrap();
+    let bytes = p.client.read_one(p.handle.clone()).unwrap();
+    let got: Vec<f32> =
+        bytes[..12].chunks(2).map(|b| stridex::half::f16::from_le_bytes([b[0], b[1]]).to_f32()).collect();
+    assert_eq!(got, [0.0, 1.0, 2.0, 4.0, 5.0, 6.0]);
 }
 
 #[test]

@@ -86,14 +86,59 @@ impl ReadBack {
     }
 }
 
-/// A CubeTensor from the fusion stream laid out as `layout` says (made contiguous when the
-/// stream handed over a view; the descriptors applied in the stream are packed).
+/// A CubeTensor from the fusion stream laid out as `layout` says (the descriptors applied in
+/// the stream are packed): a view, or a tensor Burn allocated with padded rows (on CUDA a
+/// `[n, 3]` f32 tensor has strides `[4, 1]`, and Burn's `into_contiguous` keeps that pitch), is
+/// copied packed first.
 pub(super) fn laid_out(tensor: Operand, t: CubeTensor, layout: &TensorLayout) -> Result<CubeTensor, Error> {
-    Ok(if check_strides(tensor, t.meta.strides(), layout).is_ok() {
-        t
-    } else {
-        burn_cubecl::kernel::into_contiguous(t)
-    })
+    if check_strides(tensor, t.meta.strides(), layout).is_ok() {
+        return Ok(t);
+    }
+    let t = burn_cubecl::kernel::into_contiguous(t);
+    if check_strides(tensor, t.meta.strides(), layout).is_ok() {
+        return Ok(t);
+    }
+    packed(t)
+}
+
+/// `t`'s values in a packed row-major buffer of their own, which is what a descriptor without
+/// `strides` reads. On CUDA, Burn allocates tensors with each row padded to an aligned pitch (a
+/// `[n, 3]` f32 tensor has strides `[4, 1]`), and its `into_contiguous` keeps that pitch; this
+/// copies by stridex's slice kernel instead: the whole window of a descriptor that declares
+/// `t`'s strides, moving its elements' bits. `t`'s strides must give every element its own
+/// offset or repeat some (a broadcast): any layout a slice's input may have.
+pub fn packed(t: CubeTensor) -> Result<CubeTensor, Error> {
+    let t = burn_cubecl::kernel::untile(t);
+    match t.dtype.size() {
+        1 => packed_as::<u8>(t),
+        2 => packed_as::<u16>(t),
+        8 => packed_as::<u64>(t),
+        _ => packed_as::<u32>(t),
+    }
+}
+
+fn packed_as<T: Element>(t: CubeTensor) -> Result<CubeTensor, Error> {
+    use stridex_core::{Dims, SignedDims, SliceDesc, SliceWindow, TensorDecl};
+    let (sizes, strides) = (t.meta.shape().to_vec(), t.meta.strides().to_vec());
+    let too_many = || Error::BurnTensor {
+        tensor: Operand::Input,
+        mismatch: format!("a rank-{} tensor: stridex takes at most {}", sizes.len(), stridex_core::MAX_RANK),
+    };
+    let dims = |v: &[usize]| Dims::new(v).ok_or_else(too_many);
+    let input = TensorDecl { dtype: T::DTYPE, sizes: dims(&sizes)?, strides: Some(dims(&strides)?) };
+    let window = SliceWindow::DirectMl {
+        offsets: dims(&vec![0; sizes.len()])?,
+        sizes: dims(&sizes)?,
+        strides: SignedDims::new(&vec![1; sizes.len()]).ok_or_else(too_many)?,
+    };
+    let desc = SliceDesc::new(input, window);
+    let op = shared(&desc, || SliceOp::<T>::new(desc));
+    let op = op.as_ref().map_err(Clone::clone)?;
+    let client = &t.client;
+    let input = super::padded(client, &t.handle, op.buffer_bytes(Operand::Input)?)?;
+    let out = client.empty(op.buffer_bytes(Operand::Output)?.max(4));
+    op.launch(client, &input, &out)?;
+    Ok(super::output_tensor(&t, out, &TensorLayout::packed(dims(&sizes)?)))
 }
 
 /// An op as the fusion stream runs it. Its checks ran before it was registered; what can fail

@@ -22,6 +22,7 @@ mod fusion;
 mod scatter;
 
 pub use chain::BurnIndexTensors;
+pub use fusion::packed;
 
 /// The Burn crates stridex applies ops to, at the versions it was built with.
 pub use {burn_cubecl, burn_fusion, burn_std, burn_tensor};
@@ -165,7 +166,7 @@ fn check_strides(tensor: Operand, strides: &[usize], layout: &TensorLayout) -> R
         return Err(Error::BurnTensor {
             tensor,
             mismatch: format!(
-                "the Burn tensor is laid out with strides {}, but the op's `{tensor}` declares {}; declare the view's strides in the descriptor (`{tensor}: T[..] strides [..]`), or make the tensor contiguous first (`burn_cubecl::kernel::into_contiguous`)",
+                "the Burn tensor is laid out with strides {}, but the op's `{tensor}` declares {}; declare the view's strides in the descriptor (`{tensor}: T[..] strides [..]`), or pack the tensor first (`stridex::burn::packed`; on CUDA, Burn's `into_contiguous` keeps rows padded)",
                 stridex_core::dims::list(strides),
                 stridex_core::dims::list(&layout.strides)
             ),

@@ -142,9 +142,12 @@ fn scatter_on_cube<T: Element, I: IndexElement>(
 
 /// A packed tensor of `data`'s values in a buffer of its own.
 fn packed_copy(data: CubeTensor, packed: &TensorLayout) -> Result<CubeTensor, Error> {
-    let copy = if data.is_contiguous() { data.copy() } else { burn_cubecl::kernel::into_contiguous(data) };
-    super::check_strides(Operand::Data, copy.meta.strides(), packed)?;
-    Ok(copy)
+    if super::check_strides(Operand::Data, data.meta.strides(), packed).is_ok() {
+        return Ok(data.copy());
+    }
+    // A pitched copy (Burn's `into_contiguous` on CUDA) is not the packed layout the writes
+    // were grouped for.
+    fusion::packed(burn_cubecl::kernel::into_contiguous(data))
 }
 
 /// A scatter as Burn's fusion stream runs it, with its writes grouped before it was registered.
