@@ -125,16 +125,18 @@ fn view_of<const D: usize>(t: &CubeTensor, sizes: [usize; D], strides: [usize; D
 }
 
 /// Burn pads each row to an aligned pitch on CUDA (`[n, 3]` f32: strides `[4, 1]`), and its
-/// `into_contiguous` keeps the pitch: a packed descriptor refuses such a tensor on
-/// `CubeBackend`, and `stridex::burn::packed` copies it packed (in Burn's stream the ops pack
-/// what they are handed themselves).
+/// `into_contiguous` keeps the pitch: a packed descriptor takes such a tensor packed first, on
+/// `CubeBackend` as in Burn's stream, and `stridex::burn::packed` does it for any layout.
 #[test]
 fn pitched_rows_are_packed() {
     let values: Vec<f32> = (0..12).map(|v| v as f32).collect();
     let flat = cube(Tensor::<1>::from_data(TensorData::new(values, [12]), &device()));
     let pitched = view_of(&flat, [3, 3], [4, 1]);
     let op = stridex::gather! { data: f32[3, 3], indices: i32[2], axis: 0 };
-    let e = op.apply_cube(pitched.clone(), cube(ids(&[2, 0], [2]))).unwrap_err();
+    let y = op.apply_cube(pitched.clone(), cube(ids(&[2, 0], [2]))).unwrap();
+    assert_eq!(cube_f32s(&y), [8.0, 9.0, 10.0, 0.0, 1.0, 2.0]);
+    // Columns of the same buffer are a view, not padded rows: declared, or an `Err`.
+    let e = op.apply_cube(view_of(&flat, [3, 3], [1, 4]), cube(ids(&[2, 0], [2]))).unwrap_err();
     assert!(e.to_string().contains("stridex::burn::packed"), "{e}");
     let p = stridex::burn::packed(pitched).unwrap();
     assert_eq!(p.meta.strides().to_vec(), [3, 1]);

@@ -204,9 +204,34 @@ fn output_tensor(like: &CubeTensor, handle: Handle, layout: &TensorLayout) -> Cu
 /// where they are not (`fusion::laid_out`).
 type LayOut = fn(Operand, CubeTensor, &TensorLayout) -> Result<CubeTensor, Error>;
 
+/// As declared, but for a packed descriptor meeting a tensor whose rows Burn padded (on CUDA
+/// every tensor whose rows are not whole aligned blocks): the same values in the same order,
+/// so it is packed first ([`packed`]). Any other layout is the caller's view, and must be
+/// declared.
 fn as_declared(tensor: Operand, t: CubeTensor, layout: &TensorLayout) -> Result<CubeTensor, Error> {
-    check_strides(tensor, t.meta.strides(), layout)?;
-    Ok(t)
+    match check_strides(tensor, t.meta.strides(), layout) {
+        Ok(()) => Ok(t),
+        Err(_) if layout.is_packed() && row_major_padded(t.meta.shape(), t.meta.strides()) => packed(t),
+        Err(e) => Err(e),
+    }
+}
+
+/// Whether `strides` lay `sizes` out row-major with padding after rows: the innermost stride
+/// 1, each outer one at least the span of the dimensions inside it (sizes of 1 take any).
+fn row_major_padded(sizes: &[usize], strides: &[usize]) -> bool {
+    let mut span: Option<usize> = None;
+    for (&n, &s) in sizes.iter().zip(strides).rev().filter(|&(&n, _)| n > 1) {
+        match span {
+            None if s != 1 => return false,
+            Some(inner) if s < inner => return false,
+            _ => {}
+        }
+        span = s.checked_mul(n);
+        if span.is_none() {
+            return false;
+        }
+    }
+    true
 }
 
 /// The gather on `CubeBackend` tensors, launched at once on Burn's handles.
