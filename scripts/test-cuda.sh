@@ -10,4 +10,9 @@ if ! { ldconfig -p || /sbin/ldconfig -p; } 2>/dev/null | grep 'libcuda\.so' >/de
     exit 0
 fi
 nvidia-smi -L
-STRIDEX_BACKEND=cuda cargo test --features cuda --test suite "$@" -- seeds:: dtypes:: runtime:: random:: conformance::
+# One process per group: an illegal address poisons the CUDA context for every later test in
+# the process. These groups passed on an H200 (bench/RESULTS-cuda.md says what did not).
+for group in "seeds:: dtypes:: runtime:: conformance::" "random::" "scatter:: elements:: nd::" "chains:: convert::"; do
+    # shellcheck disable=SC2086 # the group is several filters
+    STRIDEX_BACKEND=cuda cargo test --features cuda --test suite "$@" -- $group
+done
