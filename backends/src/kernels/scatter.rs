@@ -145,9 +145,11 @@ fn lane_word<N: Size>(
         }
         let mut value = u;
         if comptime!(k.reduction != Reduction::None) {
-            if comptime!(k.use_init_val) {
-                value = combine((acc >> shift) & mask, u, k.dtype, k.reduction);
-            } else if before > 0u32 {
+            let mut reduce = true;
+            if comptime!(!k.use_init_val) {
+                reduce = before > 0u32;
+            }
+            if reduce {
                 value = combine((acc >> shift) & mask, u, k.dtype, k.reduction);
             }
         }

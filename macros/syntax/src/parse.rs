@@ -124,8 +124,8 @@ pub struct ChainInput {
 /// not give, is the chain's `data` for the first stage and, for the others, stands on the
 /// keyword (so a rule about it points there).
 pub enum StageInput {
-    Gather { keyword: Ident, input: GatherInput },
-    Slice { keyword: Ident, input: SliceInput },
+    Gather { keyword: Ident, input: Box<GatherInput> },
+    Slice { keyword: Ident, input: Box<SliceInput> },
     Convert { keyword: Ident, input: ConvertInput },
 }
 
@@ -428,12 +428,12 @@ fn chain_entries(input: ParseStream, cx: &Ctxt) -> syn::Result<Option<ChainInput
                             _ => GatherForm::Nd,
                         };
                         gather_keys(&content, cx, None, Some(stage_input), form, false)
-                            .map(|input| StageInput::Gather { keyword: key.clone(), input })
+                            .map(|input| StageInput::Gather { keyword: key.clone(), input: Box::new(input) })
                     } else if name == "convert" {
                         convert_keys(&content, cx).map(|input| StageInput::Convert { keyword: key.clone(), input })
                     } else {
                         slice_keys(&content, cx, None, Some(stage_input))
-                            .map(|input| StageInput::Slice { keyword: key.clone(), input })
+                            .map(|input| StageInput::Slice { keyword: key.clone(), input: Box::new(input) })
                     };
                     // A stage with a mistake is recorded in `cx` and left out.
                     stages.extend(stage);
