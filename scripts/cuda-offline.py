@@ -6,7 +6,8 @@ NVRTC to PTX for compute_XX with warnings as errors (the CUDA runtime's own comp
 include paths and -lineinfo), ptxas to a cubin for sm_XX (warnings as errors, -v for register
 counts), nvdisasm to SASS. Prints one line per kernel: registers, widest global load and store
 (LDG.E.64/.128 show vectorization reached the machine code), and whether any runtime integer
-division survived (it should not: every divisor is a constant).
+division survived (it should not: every divisor is a constant, but for a scatter's `mean`,
+which divides by a count of updates).
 
 usage: cuda-offline.py CUDA_ROOT SOURCE_DIR
 CUDA_ROOT holds include/, lib/libnvrtc.so.*, bin/ptxas and bin/nvdisasm (the PyPI wheels'
@@ -110,7 +111,9 @@ def main():
             f"{name:<34} {'sm_' + arch:>5} {regs.group(1) if regs else '?':>5} "
             f"{'%d-bit' % widest(code, 'LDG'):>6} {'%d-bit' % widest(code, 'STG'):>6} {runtime_div:>12}  {counts:>8}"
         )
-        if runtime_div == "yes":
+        # A scatter's `mean` divides by how many updates reached an element: a count known
+        # only at run time (the catalogue names those kernels `..._mean_...`).
+        if runtime_div == "yes" and "_mean_" not in name:
             print(f"{name}: a runtime division reached the SASS")
             failures += 1
     print(f"\n{len(manifest) - failures} of {len(manifest)} kernels compiled through NVRTC and ptxas with no warnings")
