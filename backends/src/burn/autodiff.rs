@@ -499,9 +499,11 @@ fn tracked_scatter<C: CheckpointStrategy, T: Element, I: IndexElement>(
         OpsKind::Tracked(prep) => {
             differentiable(op.plan()?)?;
             let (data, updates) = (data.into_primitive(), updates.into_primitive());
-            let (out, values, writes) = scatter::fused(op, data, &indices, updates, true)?;
-            let state = scatter_steps(op, &indices, &values, writes, &out.device())?;
-            Ok(prep.finish(state, out))
+            // The backward pass is planned before the forward op joins the stream: a scatter
+            // whose gradient its index values rule out is refused with nothing queued.
+            let (values, writes) = scatter::prepare(op, &data, &indices, &updates)?;
+            let state = scatter_steps(op, &indices, &values, writes.clone(), &data.device())?;
+            Ok(prep.finish(state, scatter::register(op, writes, true, data, updates)))
         }
         OpsKind::UnTracked(prep) => {
             let (data, updates) = (data.into_primitive(), updates.into_primitive());

@@ -82,11 +82,24 @@ pub(super) fn fused<T: Element, I: IndexElement>(
     updates: Fused,
     float: bool,
 ) -> Result<(Fused, Vec<I>, Arc<Writes>), Error> {
+    let (values, writes) = prepare(op, &data, indices, &updates)?;
+    Ok((register(op, writes.clone(), float, data, updates), values, writes))
+}
+
+/// What [`fused`] does before the op joins the stream: the tensors checked against the plan,
+/// the index values read back and the writes grouped. A caller that may still refuse the call
+/// (a backward pass that cannot be planned) does so between this and [`register`].
+pub(super) fn prepare<T: Element, I: IndexElement>(
+    op: &ScatterOp<T, I>,
+    data: &Fused,
+    indices: &Fused,
+    updates: &Fused,
+) -> Result<(Vec<I>, Arc<Writes>), Error> {
     let plan = op.plan()?;
     for (tensor, t, dtype, layout) in [
-        (Operand::Data, &data, T::DTYPE, &plan.map.data),
+        (Operand::Data, data, T::DTYPE, &plan.map.data),
         (Operand::Indices, indices, I::DTYPE, &plan.map.indices),
-        (Operand::Updates, &updates, T::DTYPE, &plan.updates),
+        (Operand::Updates, updates, T::DTYPE, &plan.updates),
     ] {
         check_meta(tensor, t.dtype, &t.shape, dtype, layout)?;
         fusion::check_packed(tensor, layout)?;
@@ -94,8 +107,19 @@ pub(super) fn fused<T: Element, I: IndexElement>(
     // In the stream the data is packed, so its layout is the one written.
     let values = I::from_bytes(&fusion::read_back(indices)?);
     let writes = Arc::new(op.group(&values, plan.map.data)?);
+    Ok((values, writes))
+}
+
+/// `op` joins the stream with the writes [`prepare`] grouped.
+pub(super) fn register<T: Element, I: IndexElement>(
+    op: &ScatterOp<T, I>,
+    writes: Arc<Writes>,
+    float: bool,
+    data: Fused,
+    updates: Fused,
+) -> Fused {
     let op: &'static ScatterOp<T, I> = fusion::shared(op.desc(), || ScatterOp::__from_checked(*op.desc()));
-    Ok((register_grouped(op, writes.clone(), float, data, updates), values, writes))
+    register_grouped(op, writes, float, data, updates)
 }
 
 /// Registers `op` in the stream with its writes grouped for the packed data (`data` and
