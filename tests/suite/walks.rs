@@ -67,7 +67,8 @@ fn same(kernel: &[u32], raised: bool, model: &[u32], flagged: bool) -> Result<()
 fn the_host_model_is_the_kernel() {
     let client = stridex::Device::default_device().expect("a device").client();
     let (mut gathers, mut slices) = (0, 0);
-    for seed in 0..400u64 {
+    let seeds = crate::common::props::cases(400);
+    for seed in 0..u64::from(seeds) {
         let mut seen = BTreeSet::new();
         let mut rng = Rng::new(seed);
         let case = generate::gather_case(&mut rng, &DType::ALL);
@@ -97,5 +98,7 @@ fn the_host_model_is_the_kernel() {
         slices += usize::from(ran.unwrap());
     }
     eprintln!("host model against the kernel: {gathers} gathers, {slices} slices");
-    assert!(gathers >= 150 && slices >= 150, "{gathers} gathers, {slices} slices had a kernel");
+    // Some drawn descriptors have no kernel (an empty output); most do.
+    let enough = seeds as usize * 3 / 8;
+    assert!(gathers >= enough && slices >= enough, "{gathers} gathers, {slices} slices had a kernel");
 }
