@@ -63,6 +63,17 @@ fn sc<T: stridex::Element, I: stridex::IndexElement>(b: Scatter<T, I>) -> Desc {
     Desc::Scatter(b.desc().expect("catalogue descriptors are valid"))
 }
 
+/// A ScatterElements of `T` updates at `I` indices along `axis` under `rules`, the updates
+/// the indices' sizes.
+fn elements<T: stridex::Element, I: stridex::IndexElement>(
+    rules: Scatter,
+    data: &[usize],
+    indices: &[usize],
+    axis: i64,
+) -> Scatter<T, I> {
+    rules.elements().data::<T>(data).indices::<I>(indices).updates(indices).axis(axis)
+}
+
 fn catalogue() -> Vec<(String, Desc)> {
     let mut all = seeds();
     all.extend(others().into_iter().chain(scatters()).map(|(name, d)| (name.to_string(), d)));
@@ -104,53 +115,25 @@ fn scatters() -> Vec<(&'static str, Desc)> {
         ),
         (
             "scatter_elements_add_f32",
-            sc(Scatter::onnx()
-                .elements()
-                .data::<f32>(&[64, 64])
-                .indices::<i64>(&[64, 8])
-                .updates(&[64, 8])
-                .axis(1)
-                .reduction(Reduction::Add)),
+            sc(elements::<f32, i64>(Scatter::onnx(), &[64, 64], &[64, 8], 1).reduction(Reduction::Add)),
         ),
         (
             "scatter_elements_add_f16",
-            sc(Scatter::onnx()
-                .elements()
-                .data::<f16>(&[64, 64])
-                .indices::<i64>(&[64, 8])
-                .updates(&[64, 8])
-                .axis(1)
-                .reduction(Reduction::Add)),
+            sc(elements::<f16, i64>(Scatter::onnx(), &[64, 64], &[64, 8], 1).reduction(Reduction::Add)),
         ),
         (
             "scatter_elements_mean_i32",
-            sc(ov()
-                .elements()
-                .data::<i32>(&[64, 64])
-                .indices::<i64>(&[64, 8])
-                .updates(&[64, 8])
-                .axis(1)
-                .reduction(Reduction::Mean)),
+            sc(elements::<i32, i64>(ov(), &[64, 64], &[64, 8], 1).reduction(Reduction::Mean)),
         ),
         (
             "scatter_elements_mean_without_data_i16",
-            sc(ov()
-                .elements()
-                .data::<i16>(&[64, 64])
-                .indices::<i32>(&[64, 8])
-                .updates(&[64, 8])
-                .axis(1)
+            sc(elements::<i16, i32>(ov(), &[64, 64], &[64, 8], 1)
                 .reduction(Reduction::Mean)
                 .use_init_val(false)),
         ),
         (
             "scatter_elements_max_without_data_f16",
-            sc(ov()
-                .elements()
-                .data::<f16>(&[64, 64])
-                .indices::<i32>(&[8, 64])
-                .updates(&[8, 64])
-                .axis(0)
+            sc(elements::<f16, i32>(ov(), &[64, 64], &[8, 64], 0)
                 .reduction(Reduction::Max)
                 .use_init_val(false)),
         ),

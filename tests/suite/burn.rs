@@ -143,6 +143,11 @@ fn pitched_rows_are_packed() {
     assert_eq!(cube_f32s(&p), [0.0, 1.0, 2.0, 4.0, 5.0, 6.0, 8.0, 9.0, 10.0]);
     let y = op.apply_cube(p, cube(ids(&[2, 0], [2]))).unwrap();
     assert_eq!(cube_f32s(&y), [8.0, 9.0, 10.0, 0.0, 1.0, 2.0]);
+    // A broadcast (stride 0) and columns read as rows pack too.
+    let p = stridex::burn::packed(view_of(&flat, [2, 3], [0, 1])).unwrap();
+    assert_eq!(cube_f32s(&p), [0.0, 1.0, 2.0, 0.0, 1.0, 2.0]);
+    let p = stridex::burn::packed(view_of(&flat, [3, 2], [1, 4])).unwrap();
+    assert_eq!(cube_f32s(&p), [0.0, 4.0, 1.0, 5.0, 2.0, 6.0]);
     // 16-bit elements move as their own units: rows of 3 f16 padded to 4.
     let halves: Vec<f32> = (0..8).map(|v| v as f32).collect();
     let flat = Tensor::<1>::from_data(TensorData::new(halves, [8]), &device())

@@ -94,11 +94,15 @@ pub(super) fn laid_out(tensor: Operand, t: CubeTensor, layout: &TensorLayout) ->
     if check_strides(tensor, t.meta.strides(), layout).is_ok() {
         return Ok(t);
     }
+    // Padded rows stay padded through Burn's `into_contiguous`: pack them in one copy.
+    if super::row_major_padded(t.meta.shape(), t.meta.strides()) {
+        return packed_operand(tensor, t);
+    }
     let t = burn_cubecl::kernel::into_contiguous(t);
     if check_strides(tensor, t.meta.strides(), layout).is_ok() {
         return Ok(t);
     }
-    packed(t)
+    packed_operand(tensor, t)
 }
 
 /// `t`'s values in a packed row-major buffer of their own, which is what a descriptor without
@@ -108,20 +112,25 @@ pub(super) fn laid_out(tensor: Operand, t: CubeTensor, layout: &TensorLayout) ->
 /// `t`'s strides, moving its elements' bits. `t`'s strides must give every element its own
 /// offset or repeat some (a broadcast): any layout a slice's input may have.
 pub fn packed(t: CubeTensor) -> Result<CubeTensor, Error> {
+    packed_operand(Operand::Input, t)
+}
+
+/// [`packed`] for an op's operand `tensor`, which its errors name.
+pub(super) fn packed_operand(tensor: Operand, t: CubeTensor) -> Result<CubeTensor, Error> {
     let t = burn_cubecl::kernel::untile(t);
     match t.dtype.size() {
-        1 => packed_as::<u8>(t),
-        2 => packed_as::<u16>(t),
-        8 => packed_as::<u64>(t),
-        _ => packed_as::<u32>(t),
+        1 => packed_as::<u8>(tensor, t),
+        2 => packed_as::<u16>(tensor, t),
+        8 => packed_as::<u64>(tensor, t),
+        _ => packed_as::<u32>(tensor, t),
     }
 }
 
-fn packed_as<T: Element>(t: CubeTensor) -> Result<CubeTensor, Error> {
+fn packed_as<T: Element>(tensor: Operand, t: CubeTensor) -> Result<CubeTensor, Error> {
     use stridex_core::{Dims, SignedDims, SliceDesc, SliceWindow, TensorDecl};
     let (sizes, strides) = (t.meta.shape().to_vec(), t.meta.strides().to_vec());
     let too_many = || Error::BurnTensor {
-        tensor: Operand::Input,
+        tensor,
         mismatch: format!("a rank-{} tensor: stridex takes at most {}", sizes.len(), stridex_core::MAX_RANK),
     };
     let dims = |v: &[usize]| Dims::new(v).ok_or_else(too_many);

@@ -169,9 +169,9 @@ fn packed_copy(data: CubeTensor, packed: &TensorLayout) -> Result<CubeTensor, Er
     if super::check_strides(Operand::Data, data.meta.strides(), packed).is_ok() {
         return Ok(data.copy());
     }
-    // A pitched copy (Burn's `into_contiguous` on CUDA) is not the packed layout the writes
-    // were grouped for.
-    fusion::packed(burn_cubecl::kernel::into_contiguous(data))
+    // Any other layout is copied into a buffer of its own, packed: the layout the writes were
+    // grouped for.
+    fusion::laid_out(Operand::Data, data, packed)
 }
 
 /// A scatter as Burn's fusion stream runs it, with its writes grouped before it was registered.

@@ -86,9 +86,11 @@ pub fn scatter_kernel<N: Size>(
                 if comptime!(k.use_init_val) {
                     n += 1u32;
                 }
+                // A mean is ScatterElements' alone, whose runs are single elements: 8- and
+                // 16-bit ones take `lane_word`, so every word here is one 32-bit element.
                 #[unroll]
                 for w in 0..vector {
-                    acc.insert(w, mean_word(acc.extract(w), n, k.clone()));
+                    acc.insert(w, mean_of(acc.extract(w), n, k.dtype));
                 }
             }
             dest[at] = acc;
@@ -180,24 +182,6 @@ fn lane_word<N: Size>(
         }
     }
     dest[at] = Vector::new(acc);
-}
-
-/// A word of sums divided lane by lane by `n` (see [`mean_of`]).
-#[cube]
-fn mean_word(sum: u32, n: u32, #[comptime] k: ScatterKernelDesc) -> u32 {
-    let mut out = 0u32;
-    if comptime!(k.lanes == 1) {
-        out = mean_of(sum, n, k.dtype);
-    } else {
-        let bits = comptime!(32 / k.lanes);
-        let mask = comptime!(((1u64 << (32 / k.lanes)) - 1) as u32);
-        #[unroll]
-        for l in 0..comptime!(k.lanes) {
-            let shift = comptime!(l * bits);
-            out |= (mean_of((sum >> shift) & mask, n, k.dtype) & mask) << shift;
-        }
-    }
-    out
 }
 
 /// One element's sum (its bits, in the low bits) divided by `n` > 0: floats as f32 division
