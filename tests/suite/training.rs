@@ -201,11 +201,6 @@ fn what_has_no_backward_pass_is_an_err_in_the_forward_call() {
         matches!(&e, Error::InStage { stage: 2, error } if matches!(**error, Error::NoGradient { .. })),
         "{e}"
     );
-
-    // A scatter whose reduction has no backward pass yet: an `Err`, not a panic.
-    let mul = stridex::scatter! { data: f32[2, 3, 4], indices: i32[1], updates: f32[1, 3, 4], axis: 0, reduction: mul };
-    let e = mul.apply(x.clone(), ints(&[1], [1]), floats(vec![0.0; 12], [1, 3, 4])).unwrap_err();
-    assert!(matches!(e, Error::NoGradient { .. }) && e.to_string().contains("mul"), "{e}");
 }
 
 /// The gradients of `sum(f(data, updates) * w)` for `data` of `data_shape` (values `0.5 * i`)
@@ -484,4 +479,149 @@ fn a_convert_stage_scales_the_gradient_per_channel() {
         x.slice([0..2, 0..3, 1..3, 0..4]).flip([3]) * scale.clone() + offset.clone()
     });
     assert_eq!(ours, burn);
+}
+
+/// The gradients of `sum(scatter(data, updates) * w)` from the scatter's definition, element by
+/// element (kept apart from the backward pass's tensor formulas): `dest[k]` is the data element
+/// updates element `k` went to (`None`: dropped). A reached element is the reduction of its
+/// inputs, the data's element first where `use_init_val`.
+fn reduced_reference(
+    reduction: stridex::Reduction,
+    use_init_val: bool,
+    data: &[f32],
+    dest: &[Option<usize>],
+    updates: &[f32],
+    w: &[f32],
+) -> (Vec<f32>, Vec<f32>) {
+    use stridex::Reduction::{Add, Max, Mean, Min, Mul};
+    let (mut to_data, mut to_updates) = (w.to_vec(), vec![0.0; updates.len()]);
+    for (d, &wd) in w.iter().enumerate() {
+        let ks: Vec<usize> = (0..updates.len()).filter(|&k| dest[k] == Some(d)).collect();
+        if ks.is_empty() {
+            continue;
+        }
+        // The inputs: `None` for the data's element, `Some(k)` for update k.
+        let mut inputs: Vec<(Option<usize>, f32)> = ks.iter().map(|&k| (Some(k), updates[k])).collect();
+        if use_init_val {
+            inputs.insert(0, (None, data[d]));
+        }
+        let n = inputs.len() as f32;
+        let result = match reduction {
+            Max => inputs.iter().map(|i| i.1).fold(f32::NEG_INFINITY, f32::max),
+            Min => inputs.iter().map(|i| i.1).fold(f32::INFINITY, f32::min),
+            _ => 0.0,
+        };
+        let ties = inputs.iter().filter(|i| i.1 == result).count() as f32;
+        let mut grads = inputs.iter().enumerate().map(|(j, &(_, v))| match reduction {
+            Add => wd,
+            Mean => wd / n,
+            Max | Min => {
+                if v == result {
+                    wd / ties
+                } else {
+                    0.0
+                }
+            }
+            // The product of the other inputs.
+            Mul => wd * inputs.iter().enumerate().filter(|&(i, _)| i != j).map(|(_, x)| x.1).product::<f32>(),
+            _ => unreachable!("no such reduction here"),
+        });
+        to_data[d] = if use_init_val { grads.next().unwrap() } else { 0.0 };
+        for (&k, g) in ks.iter().zip(grads) {
+            to_updates[k] = g;
+        }
+    }
+    (to_data, to_updates)
+}
+
+fn assert_close(got: &[f32], want: &[f32], what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}");
+    for (i, (a, b)) in got.iter().zip(want).enumerate() {
+        assert!(
+            (a - b).abs() <= 1e-6 * b.abs().max(1.0),
+            "{what}: element {i} is {a}, not {b}\n{got:?}\n{want:?}"
+        );
+    }
+}
+
+/// `mean`, `max`, `min`, `mul` and `add`, with and without the data's element (OpenVINO
+/// ScatterElementsUpdate-12), against their definitions: ties share a max's or a min's gradient
+/// evenly, a product's gradient survives zero updates, a slot of `-1` under `skip` gets none,
+/// and two runs give the same bits.
+#[test]
+fn every_reduction_backpropagates_its_definition() {
+    use stridex::{OutOfRange, Reduction, Scatter, ScatterOp};
+    let data = [1.0, 5.0, -2.0, 0.0, 3.0, 7.0];
+    // Element 1 takes 5, 2, 5 (ties with its 5 under max); 3 takes 0 and 4 (a zero in a
+    // product, a tie with the data's 0 under min); 5 takes its own 7; 2 and 4 none.
+    let ids = [1, 1, 3, 0, 1, 3, 5, -1];
+    let updates = [5.0, 2.0, 0.0, -1.0, 5.0, 4.0, 7.0, 9.0];
+    let dest: Vec<Option<usize>> = ids.iter().map(|&i| usize::try_from(i).ok()).collect();
+    let w = weights(6);
+    for reduction in [Reduction::Mean, Reduction::Max, Reduction::Min, Reduction::Mul, Reduction::Add] {
+        for use_init_val in [true, false] {
+            let desc = Scatter::openvino()
+                .elements()
+                .data::<f32>(&[6])
+                .indices::<i32>(&[8])
+                .updates(&[8])
+                .axis(0)
+                .out_of_range(OutOfRange::Skip)
+                .reduction(reduction)
+                .use_init_val(use_init_val)
+                .desc()
+                .unwrap();
+            let op = ScatterOp::<f32, i32>::new(desc).unwrap();
+            let run = || {
+                let d = floats(data.to_vec(), [6]).require_grad();
+                let u = floats(updates.to_vec(), [8]).require_grad();
+                let y = op.apply(d.clone(), ints(&ids, [8]), u.clone()).unwrap();
+                let grads = (y * floats(w.clone(), [6])).sum().backward();
+                (values(d.grad(&grads).unwrap()), values(u.grad(&grads).unwrap()))
+            };
+            let (to_data, to_updates) = run();
+            let what = format!("{} with use_init_val {use_init_val}", reduction.name());
+            let (want_data, want_updates) =
+                reduced_reference(reduction, use_init_val, &data, &dest, &updates, &w);
+            assert_close(&to_data, &want_data, &format!("{what}: the data's gradient"));
+            assert_close(&to_updates, &want_updates, &format!("{what}: the updates' gradient"));
+            let again = run();
+            assert_eq!((bits(&again.0), bits(&again.1)), (bits(&to_data), bits(&to_updates)), "{what}");
+        }
+    }
+}
+
+/// The reductions' backward passes on whole rows (`scatter!` along an axis, `max` and `mul`,
+/// ONNX ScatterND `min`), against the definition applied column by column.
+#[test]
+fn reductions_backpropagate_through_rows() {
+    use stridex::Reduction;
+    let data: Vec<f32> = vec![1.0, -3.0, 2.0, 0.0, 4.0, 4.0, -1.0, 2.0, 6.0, 0.5, 0.0, -2.0];
+    let ids = [2, 0, 2, 3];
+    let updates: Vec<f32> = vec![2.0, -3.0, 1.0, 0.0, 4.0, 7.0, 2.0, 0.0, 6.0, 0.5, 0.0, -2.0];
+    let dest: Vec<Option<usize>> = (0..12).map(|e| Some(ids[e / 3] as usize * 3 + e % 3)).collect();
+    let w = weights(12);
+    let check = |reduction: Reduction, got: (Vec<f32>, Vec<f32>)| {
+        let want = reduced_reference(reduction, true, &data, &dest, &updates, &w);
+        assert_close(&got.0, &want.0, &format!("{}: the data's gradient", reduction.name()));
+        assert_close(&got.1, &want.1, &format!("{}: the updates' gradient", reduction.name()));
+    };
+    let run = |f: &dyn Fn(Tensor<2>, Tensor<2>) -> Tensor<2>| {
+        let d = floats(data.clone(), [4, 3]).require_grad();
+        let u = floats(updates.clone(), [4, 3]).require_grad();
+        let grads = (f(d.clone(), u.clone()) * floats(w.clone(), [4, 3])).sum().backward();
+        (values(d.grad(&grads).unwrap()), values(u.grad(&grads).unwrap()))
+    };
+    let max = stridex::scatter! {
+        rules: openvino, data: f32[4, 3], indices: i32[4], updates: f32[4, 3], axis: 0, reduction: max
+    };
+    check(Reduction::Max, run(&|d, u| max.apply(d, ints(&ids, [4]), u).unwrap()));
+    let mul = stridex::scatter! {
+        rules: openvino, data: f32[4, 3], indices: i32[4], updates: f32[4, 3], axis: 0, reduction: mul
+    };
+    check(Reduction::Mul, run(&|d, u| mul.apply(d, ints(&ids, [4]), u).unwrap()));
+    let min = stridex::scatter_nd! {
+        rules: onnx, data: f32[4, 3], indices: i64[4, 1], updates: f32[4, 3], reduction: min
+    };
+    check(Reduction::Min, run(&|d, u| min.apply(d, wide_ints(&ids, [4, 1]), u).unwrap()));
 }

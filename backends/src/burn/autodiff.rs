@@ -7,8 +7,10 @@
 //!   zero where the window skipped, consecutive ones fused into one chain kernel where they
 //!   lower to one ([`window`]);
 //! - a chain's is its stages' gradients in reverse order;
-//! - a scatter's (`add`, `none`) is the output's gradient for the data (cleared where `none`
-//!   overwrote) and its gather through the scatter's map for the updates.
+//! - a scatter's (`add`, `sub`, `none`) is the output's gradient for the data (cleared where
+//!   `none` overwrote) and its gather through the scatter's map for the updates; `mean`, `max`,
+//!   `min`, `mul` and `use_init_val: false` build theirs from the forward call's values too
+//!   ([`reduced`]).
 //!
 //! Every op is one node of Burn's graph, [`Backprop`], whose backward pass is a list of
 //! [`Step`]s. Everything that can fail is done in the forward call, which returns the `Err`:
@@ -16,6 +18,7 @@
 //! scatters' `apply` takes), the slices' index tensors. The backward pass only registers
 //! kernels in Burn's fusion stream, where a device error surfaces as Burn's own do.
 
+mod reduced;
 mod window;
 
 use super::fusion;
@@ -454,7 +457,7 @@ pub(super) fn chain<T: Element, J: IndexTypes>(
 }
 
 /// A scatter on `data` and `updates` (under autodiff with `strategy`): float tensors that
-/// require gradients get its backward pass (`reduction: add` or `none`).
+/// require gradients get its backward pass, under any reduction.
 pub(super) fn scatter<T: Element, I: IndexElement>(
     op: &ScatterOp<T, I>,
     data: DispatchTensor,
@@ -497,13 +500,23 @@ fn tracked_scatter<C: CheckpointStrategy, T: Element, I: IndexElement>(
 ) -> Result<Tracked, Error> {
     match ScatterBackprop.prepare::<C>([data.node(), updates.node()]).compute_bound().stateful() {
         OpsKind::Tracked(prep) => {
-            differentiable(op.plan()?)?;
+            let plan = op.plan()?;
+            differentiable(plan)?;
             let (data, updates) = (data.into_primitive(), updates.into_primitive());
             // The backward pass is planned before the forward op joins the stream: a scatter
             // whose gradient its index values rule out is refused with nothing queued.
             let (values, writes) = scatter::prepare(op, &data, &indices, &updates)?;
-            let state = scatter_steps(op, &indices, &values, writes.clone(), &data.device())?;
-            Ok(prep.finish(state, scatter::register(op, writes, true, data, updates)))
+            let device = data.device();
+            if !reduced::needed(plan) {
+                let state = scatter_steps(op, &indices, &values, writes.clone(), &device)?;
+                return Ok(prep.finish(state, scatter::register(op, writes, true, data, updates)));
+            }
+            let planned = reduced::Planned::new(op, writes.clone(), map_gather(op, &indices)?, &device)?;
+            // The values the gradient reads are kept (the data is then written on a copy).
+            let kept = planned.needs_values().then(|| (data.clone(), updates.clone()));
+            let output = scatter::register(op, writes, true, data, updates);
+            let saved = kept.map(|(d, u)| reduced::Planned::<T, I>::saved(&d, &u, &output));
+            Ok(prep.finish(planned.steps(saved), output))
         }
         OpsKind::UnTracked(prep) => {
             let (data, updates) = (data.into_primitive(), updates.into_primitive());
@@ -520,7 +533,8 @@ type ScatterSteps = (Arc<[Box<dyn Step>]>, Arc<[Box<dyn Step>]>);
 /// each update went to); the data's is the output's gradient, with the written elements
 /// cleared under `none` (their values were replaced). Under `skip`, a dropped update's is zero
 /// ([`unsigned_gather`]); under `none`, so is a replaced one's ([`last_writes`]). Under `sub`
-/// the data's passes through and the updates' is negated. Other reductions have none yet.
+/// the data's passes through and the updates' is negated. The other reductions, and any
+/// without the data's element, are [`reduced`]'s.
 fn scatter_steps<T: Element, I: IndexElement>(
     op: &ScatterOp<T, I>,
     indices: &Fused,
@@ -567,22 +581,8 @@ fn scatter_steps<T: Element, I: IndexElement>(
             let gather = GatherOp::<T, I>::new(zeroing)?;
             last_writes(fusion::shared(&zeroing, || gather), values.to_vec(), &replaced, sizes, device)?
         }
-    } else if plan.out_of_range == OutOfRange::Skip {
-        let indices = indices.clone();
-        match I::INDEX {
-            IndexType::I32 | IndexType::U32 => {
-                vec![Box::new(UnsignedGatherStep { gather: unsigned_gather::<T, u32>(map)?, indices, sizes })]
-            }
-            IndexType::I64 | IndexType::U64 => {
-                vec![Box::new(UnsignedGatherStep { gather: unsigned_gather::<T, u64>(map)?, indices, sizes })]
-            }
-        }
     } else {
-        let mut map = map;
-        map.out_of_range = Some(plan.out_of_range);
-        let gather = GatherOp::<T, I>::new(map)?;
-        let gather = fusion::shared(&map, || gather);
-        vec![Box::new(GatherStep { gather, indices: indices.clone(), sizes })]
+        map_gather(op, indices)?
     };
     // `sub` takes each update away: its gradient is the negated gather.
     let mut to_updates = to_updates;
@@ -605,9 +605,41 @@ fn scatter_steps<T: Element, I: IndexElement>(
                 device: device.clone(),
             })]
         }
-        _ => return differentiable(plan).map(|()| (Arc::from(Vec::new()), Arc::from(Vec::new()))),
+        // The others' steps are `reduced`'s.
+        r => {
+            return Err(no_gradient(format!(
+                "`reduction: {}` takes its backward pass from its values",
+                r.name()
+            )))
+        }
     };
     Ok((Arc::from(to_data), Arc::from(to_updates)))
+}
+
+/// The gather through a scatter's map (where no later write replaced an update): each
+/// update's element of a tensor of the data's sizes, read as the scatter's policy wrote it (a
+/// dropped update reads zero: [`unsigned_gather`] under `skip`).
+fn map_gather<T: Element, I: IndexElement>(
+    op: &ScatterOp<T, I>,
+    indices: &Fused,
+) -> Result<Vec<Box<dyn Step>>, Error> {
+    let plan = op.plan()?;
+    let (map, sizes, indices) = (op.desc().map, plan.updates.sizes.to_vec(), indices.clone());
+    if plan.out_of_range == OutOfRange::Skip {
+        return Ok(match I::INDEX {
+            IndexType::I32 | IndexType::U32 => {
+                vec![Box::new(UnsignedGatherStep { gather: unsigned_gather::<T, u32>(map)?, indices, sizes })]
+            }
+            IndexType::I64 | IndexType::U64 => {
+                vec![Box::new(UnsignedGatherStep { gather: unsigned_gather::<T, u64>(map)?, indices, sizes })]
+            }
+        });
+    }
+    let mut map = map;
+    map.out_of_range = Some(plan.out_of_range);
+    let gather = GatherOp::<T, I>::new(map)?;
+    let gather = fusion::shared(&map, || gather);
+    Ok(vec![Box::new(GatherStep { gather, indices, sizes })])
 }
 
 /// The gather of a scatter's map with its indices read as unsigned `U` (of their width) under
@@ -679,20 +711,12 @@ fn no_gradient(why: String) -> Error {
     Error::NoGradient { op: "scatter".into(), why }
 }
 
-/// Whether a scatter planned as `plan` has a backward pass, checked before it runs.
+/// Whether a scatter planned as `plan` has a backward pass, checked before it runs: every
+/// reduction of a float type has one (a scatter under autodiff moves floats).
 fn differentiable(plan: &ScatterPlan) -> Result<(), Error> {
-    if !plan.use_init_val && plan.reduction != Reduction::None {
-        return Err(no_gradient(format!(
-            "`use_init_val: false` with `reduction: {}` has no backward pass yet (the data's gradient would be cleared where updates land); leave `use_init_val` out",
-            plan.reduction.name()
-        )));
-    }
-    match plan.reduction {
-        Reduction::Add | Reduction::Sub | Reduction::None => Ok(()),
-        r => Err(no_gradient(format!(
-            "`reduction: {}` has no backward pass yet; `add`, `sub` and `none` do",
-            r.name()
-        ))),
+    match plan.data_type() {
+        DType::F32 | DType::F16 | DType::BF16 => Ok(()),
+        other => Err(no_gradient(format!("{other} elements have no gradient"))),
     }
 }
 
