@@ -122,6 +122,11 @@ fn scatters() -> Vec<(&'static str, Desc)> {
             sc(elements::<f16, i64>(Scatter::onnx(), &[64, 64], &[64, 8], 1).reduction(Reduction::Add)),
         ),
         (
+            // 512 lines: the line kernel, which reads its indices on the device.
+            "scatter_elements_lines_max_f32",
+            sc(elements::<f32, i64>(Scatter::onnx(), &[512, 64], &[512, 16], 1).reduction(Reduction::Max)),
+        ),
+        (
             "scatter_elements_mean_i32",
             sc(elements::<i32, i64>(ov(), &[64, 64], &[64, 8], 1).reduction(Reduction::Mean)),
         ),

@@ -160,7 +160,11 @@ pub(crate) fn scatter_plan_source(
     plan: &stridex_core::ScatterPlan,
     dialect: Dialect,
 ) -> Result<Option<String>, Error> {
-    ScatterKernelDesc::of(plan, &plan.output())
+    let output = plan.output();
+    if let Some(k) = stridex_core::kernel::ScatterLinesDesc::of(plan, &output) {
+        return definition_source(crate::kernels::scatter_lines::definition(&k), dialect).map(Some);
+    }
+    ScatterKernelDesc::of(plan, &output)
         .map(|k| definition_source(crate::kernels::scatter::definition(&k), dialect))
         .transpose()
 }

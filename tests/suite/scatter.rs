@@ -665,3 +665,136 @@ fn the_last_write_wins() {
     let y = op.run(&[0, 0, 0, 0], &[2, 1, 2, 2, 1], &[10, 11, 12, 13, 14]).unwrap();
     assert_eq!(y.data(), &[0, 14, 13, 0]);
 }
+
+/// A ScatterElements of many lines (the line kernel, which reads its indices on the device),
+/// drawn at random: ranks 2 and 3, any axis, heavy duplication, every policy and the
+/// reductions it takes (a mean or `use_init_val: false` keeps the grouped kernel, drawn too).
+fn draw_lines(rng: &mut Rng) -> Case {
+    let rank = 2 + rng.below(2);
+    let axis = rng.below(rank);
+    // At least 256 lines: the product of the sizes off the axis.
+    let off = if rank == 2 { vec![256 + rng.below(40)] } else { vec![16 + rng.below(5), 16 + rng.below(5)] };
+    let mut data = off.clone();
+    data.insert(axis, 1 + rng.below(5));
+    let mut indices = off;
+    indices.insert(axis, 1 + rng.below(6));
+    let openvino = rng.chance(50);
+    let rules = if openvino { GatherRules::OpenVino } else { GatherRules::Onnx };
+    let mut reduction = Reduction::ALL[rng.below(5)];
+    let mut use_init_val = true;
+    if openvino && rng.chance(15) {
+        reduction = Reduction::Mean;
+        use_init_val = rng.chance(50);
+    }
+    let policy = [OutOfRange::Error, OutOfRange::Zero, OutOfRange::Clamp, OutOfRange::Skip][rng.below(4)];
+    let n: usize = indices.iter().product();
+    // Rarely out of range under `error` (most such cases must still run).
+    let bad = if policy == OutOfRange::Error { 2000 } else { 3 };
+    let values = (0..n)
+        .map(|_| if rng.below(n * bad / 1000 + 1) == 0 { rng.range(-8, 9) } else { rng.range(-2, 3) })
+        .collect();
+    let updates = indices.clone();
+    Case {
+        form: GatherForm::Elements,
+        data,
+        indices,
+        updates,
+        axis,
+        rules,
+        reduction,
+        use_init_val,
+        policy,
+        values,
+    }
+}
+
+fn check_lines<T: Combine, J: stridex::IndexElement>(
+    choices: Vec<u64>,
+    seed: u64,
+    dtype: DType,
+    index: impl Fn(i64) -> J,
+) -> Result<(), String> {
+    let mut rng = Rng::from_choices(choices, seed);
+    let c = draw_lines(&mut rng);
+    let mut desc = ScatterDesc::new(
+        c.form,
+        c.rules,
+        decl(dtype, &c.data),
+        decl(J::DTYPE, &c.indices),
+        decl(dtype, &c.updates),
+        c.axis as i64,
+    );
+    desc.reduction = Some(c.reduction);
+    desc.use_init_val = c.rules.has_init_choice(c.form).then_some(c.use_init_val);
+    desc.map.out_of_range = Some(c.policy);
+    let op = ScatterOp::<T, J>::new(desc).map_err(|e| format!("{c:?}: {e}"))?;
+    let data: Vec<T> =
+        (0..c.data.iter().product::<usize>()).map(|_| T::from_seed(rng.range(-9, 10))).collect();
+    let updates: Vec<T> =
+        (0..c.updates.iter().product::<usize>()).map(|_| T::from_seed(rng.range(-9, 10))).collect();
+    let ids: Vec<J> = c.values.iter().map(|&v| index(v)).collect();
+    let expected = reference(&c, &data, &updates);
+    // `run`, then `launch` in place on device buffers: the same result, or the same `Err` with
+    // the data untouched.
+    let got = op.run(&data, &ids, &updates);
+    let client = Device::default_device().map_err(|e| e.to_string())?.client();
+    let bytes = T::bytes(&data);
+    let buffer = client.create_from_slice(&bytes);
+    let launched = op
+        .launch(
+            client,
+            &buffer,
+            &client.create_from_slice(&J::bytes(&ids)),
+            &client.create_from_slice(&T::bytes(&updates)),
+        )
+        .map(|()| T::from_bytes(&client.read_one(buffer.clone()).unwrap()[..bytes.len()]).to_vec());
+    match (&expected, got, launched) {
+        (Some(e), Ok(y), Ok(l)) if y.data() == e.as_slice() && &l == e => Ok(()),
+        (None, Err(Error::IndexOutOfRange { .. }), Err(Error::IndexOutOfRange { .. }))
+            if T::from_bytes(&client.read_one(buffer).unwrap()[..bytes.len()]) == data.as_slice() =>
+        {
+            Ok(())
+        }
+        (expected, got, launched) => {
+            Err(format!("{c:?}\nexpected {expected:?}\nrun {got:?}\nlaunch {launched:?}"))
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(60), failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn scatter_elements_lines_match_the_serial_reference((choices, seed) in choices(), t in 0usize..4) {
+        let r = match t {
+            0 => check_lines::<f32, i64>(choices, seed, DType::F32, |v| v),
+            1 => check_lines::<f32, i32>(choices, seed, DType::F32, |v| v as i32),
+            2 => check_lines::<i32, i32>(choices, seed, DType::I32, |v| v as i32),
+            _ => check_lines::<i32, i64>(choices, seed, DType::I32, |v| v),
+        };
+        r.map_err(TestCaseError::fail)?;
+    }
+}
+
+/// The line kernel is what a ScatterElements of many lines launches (its source says so), and
+/// its float sums are the serial ones, bit for bit, run after run.
+#[test]
+fn many_lines_sum_in_order_without_grouping() {
+    let op = stridex::scatter_elements! {
+        data: f32[512, 64], indices: i32[512, 40], updates: f32[512, 40], axis: 1, reduction: add
+    };
+    let source = op.kernel_source(stridex::Dialect::Wgsl).unwrap().unwrap();
+    assert!(source.contains("scatter_lines"), "{source}");
+    let mut rng = Rng::new(11);
+    let ids: Vec<i32> = (0..512 * 40).map(|_| rng.range(0, 7) as i32).collect();
+    let updates: Vec<f32> = (0..512 * 40).map(|_| rng.range(-1000, 1000) as f32 * 1.0e-3 + 1.0e3).collect();
+    let data = vec![0.5f32; 512 * 64];
+    let mut serial = data.clone();
+    for (p, &id) in ids.iter().enumerate() {
+        serial[p / 40 * 64 + id as usize] += updates[p];
+    }
+    for _ in 0..5 {
+        let y = op.run(&data, &ids, &updates).unwrap();
+        assert!(y.data().iter().zip(&serial).all(|(a, b)| a.to_bits() == b.to_bits()));
+    }
+}

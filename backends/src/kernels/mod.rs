@@ -15,6 +15,7 @@ mod gather;
 mod index;
 mod rows;
 pub(crate) mod scatter;
+pub(crate) mod scatter_lines;
 mod slice;
 
 pub use crate::launch::RAN_MARKER;
@@ -23,6 +24,7 @@ pub use convert::convert_kernel;
 pub use gather::gather_kernel;
 pub use rows::rows_kernel;
 pub use scatter::scatter_kernel;
+pub use scatter_lines::scatter_lines_kernel;
 pub use slice::slice_kernel;
 
 use crate::error::Error;

@@ -237,7 +237,7 @@ fn combine_word(acc: u32, u: u32, #[comptime] k: ScatterKernelDesc) -> u32 {
 /// One element's bits `a` and `b` (in the low bits) combined under `reduction`.
 #[allow(unused_assignments)]
 #[cube]
-fn combine(a: u32, b: u32, #[comptime] dtype: DType, #[comptime] reduction: Reduction) -> u32 {
+pub(super) fn combine(a: u32, b: u32, #[comptime] dtype: DType, #[comptime] reduction: Reduction) -> u32 {
     let mut out = a;
     if comptime!(matches!(dtype, DType::F32 | DType::F16 | DType::BF16)) {
         let x = widen(a, dtype);

@@ -4,13 +4,27 @@
 use super::index_buffers::{erased, IndexBuffer};
 use crate::error::Error;
 use stridex_core::layout::next_coords;
-use stridex_core::{ChainPlan, DType, GatherPlan, OutOfRange};
+use stridex_core::{ChainPlan, DType, GatherForm, GatherPlan, OutOfRange};
 
 /// The first index, row-major over the gather's indices, outside `[-s, s-1]` (or `[0, s-1]`
 /// for unsigned types), `s` the size of the axis it names; `value(i)` reads element `i` of the
 /// indices buffer.
 fn first_bad(plan: &GatherPlan, value: impl Fn(usize) -> i128) -> Option<Error> {
     let layout = &plan.indices;
+    if plan.form != GatherForm::Nd && layout.is_packed() {
+        // One axis, and the elements in row-major order: a plain scan (millions of indices
+        // under `error` are checked on the host before a launch that trusts them).
+        let axis_size = plan.index_axes().next()?.size;
+        let s = axis_size as i128;
+        let at = (0..layout.num_elements()).find(|&i| !(-s..s).contains(&value(i)))?;
+        let mut position = vec![0; layout.rank()];
+        let mut rem = at;
+        for (c, &n) in position.iter_mut().zip(layout.sizes.iter()).rev() {
+            *c = rem % n;
+            rem /= n;
+        }
+        return Some(Error::IndexOutOfRange { value: value(at), position, axis_size });
+    }
     let mut c = vec![0; layout.rank()];
     loop {
         let v = value(layout.offset(&c));
@@ -31,6 +45,15 @@ pub(crate) fn first_bad_index<I: crate::IndexElement>(plan: &GatherPlan, indices
     first_bad(plan, |i| indices[i].value()).unwrap_or_else(|| {
         Error::Device("the kernel flagged an out-of-range index, but the host found none".into())
     })
+}
+
+/// The first index of `indices` (the indices buffer's elements) out of range of `plan`'s
+/// axes, as an `Err`: the `error` policy checked on the host before a kernel that trusts it.
+pub(crate) fn check_indices<I: crate::IndexElement>(plan: &GatherPlan, indices: &[I]) -> Result<(), Error> {
+    if plan.indices.is_empty() {
+        return Ok(());
+    }
+    first_bad(plan, |i| indices[i].value()).map_or(Ok(()), Err)
 }
 
 /// A stage's error wrapped with the stage it belongs to.

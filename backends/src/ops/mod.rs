@@ -14,7 +14,7 @@ mod scatter;
 mod slice;
 
 pub use chain::ChainOp;
-pub(crate) use error_policy::first_bad_index;
+pub(crate) use error_policy::{check_indices, first_bad_index};
 #[cfg(feature = "burn")]
 pub(crate) use error_policy::{check_read_back, checked_gathers, in_stage};
 pub use gather::GatherOp;

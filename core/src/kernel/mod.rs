@@ -17,12 +17,14 @@ mod chain;
 mod convert;
 mod rows;
 mod scatter;
+mod scatter_lines;
 mod slots;
 
 pub use chain::ChainKernelDesc;
 pub use convert::{ConvertDim, ConvertWalk};
 pub use rows::{RowAccess, RowDim, RowGroup, RowWalk};
 pub use scatter::{ScatterDim, ScatterKernelDesc};
+pub use scatter_lines::{LineDim, ScatterLinesDesc, MIN_LINES};
 pub use slots::{KernelDim, MoveDesc};
 
 use crate::dtype::IndexType;

@@ -1,0 +1,162 @@
+//! The line scatter kernel (`stridex_core::kernel::ScatterLinesDesc`): invocation `l` walks
+//! line `l` of a ScatterElements' indices along the axis, in order, reading each index on the
+//! device and applying its update to the element it names in the line's own line of the
+//! destination. Lines never share an element (nor a word: 32-bit elements only), so no two
+//! invocations write one word and the order within each line is the serial reference's.
+
+use super::index::index_of;
+use super::scatter::combine;
+use super::{offline_device, settings, BUFFER};
+use crate::launch::{self, Queued, RAN_MARKER};
+use cubecl::ir::TargetProperties;
+use cubecl::prelude::*;
+use cubecl::server::Handle;
+use std::sync::Arc;
+use stridex_core::kernel::{IndexRead, ScatterLinesDesc};
+use stridex_core::Reduction;
+
+#[cube(launch_unchecked)]
+pub fn scatter_lines_kernel(
+    updates: &[u32],
+    indices: &[u32],
+    dest: &mut [u32],
+    status: &mut [u32],
+    #[comptime] k: ScatterLinesDesc,
+) {
+    let line = ABSOLUTE_POS;
+    if line == 0 {
+        status[1] = comptime!(RAN_MARKER);
+    }
+    if line < comptime!(k.lines as usize) {
+        let mut rem = line;
+        let mut at_indices = 0usize;
+        let mut at_updates = 0usize;
+        let mut at_dest = 0usize;
+        #[unroll]
+        for i in 0..comptime!(k.dims.len()) {
+            let d = comptime!(k.dims[i]);
+            let c = rem / comptime!(d.step as usize);
+            rem %= comptime!(d.step as usize);
+            at_indices += c * comptime!(d.indices_stride as usize);
+            at_updates += c * comptime!(d.updates_stride as usize);
+            at_dest += c * comptime!(d.dest_stride as usize);
+        }
+        for j in 0..comptime!(k.len as usize) {
+            let (ok, index) = index_of(indices, at_indices + j * comptime!(k.indices_step as usize), k.index);
+            // A dropped update (`zero`, `skip`, or an index the host's `error` check passed
+            // that is not in range, which cannot happen) writes nothing.
+            if ok {
+                let to = at_dest + index * comptime!(k.index.axis_stride as usize);
+                let u = updates[at_updates + j * comptime!(k.updates_step as usize)];
+                if comptime!(k.reduction == Reduction::None) {
+                    dest[to] = u;
+                } else {
+                    dest[to] = combine(dest[to], u, k.dtype, k.reduction);
+                }
+            }
+        }
+    }
+}
+
+/// Raises the status flag when one of the first `count` indices of a packed buffer is out of
+/// range (`r`'s policy is `error`): the check before a line scatter under `error`, on the
+/// device, so only a flagged launch reads the indices back.
+#[cube(launch_unchecked)]
+pub fn index_check_kernel(
+    indices: &[u32],
+    status: &mut [u32],
+    #[comptime] r: IndexRead,
+    #[comptime] count: u32,
+) {
+    let i = ABSOLUTE_POS;
+    if i == 0 {
+        status[1] = comptime!(RAN_MARKER);
+    }
+    // A run of indices per invocation: one each kept lavapipe busy starting invocations.
+    let start = i * comptime!(CHECK_RUN as usize);
+    if start < comptime!(count as usize) {
+        let mut all_ok = true;
+        let mut end = start + comptime!(CHECK_RUN as usize);
+        if end > comptime!(count as usize) {
+            end = comptime!(count as usize);
+        }
+        for at in start..end {
+            let (ok, _) = index_of(indices, at * comptime!(r.index_words as usize), r);
+            all_ok = all_ok && ok;
+        }
+        if !all_ok {
+            status[0] = 1u32;
+        }
+    }
+}
+
+/// Indices each invocation of [`index_check_kernel`] checks.
+const CHECK_RUN: u32 = 64;
+
+/// Queues [`index_check_kernel`].
+///
+/// # Safety
+/// `indices` holds at least `count` indices of `r`'s type, packed.
+pub(crate) unsafe fn queue_check(client: &Client, r: IndexRead, count: u32, indices: &Handle) -> Queued {
+    let status = launch::status(client);
+    unsafe {
+        // SAFETY: (of the caller) invocation `i < count` reads index `i`, inside the buffer.
+        index_check_kernel::launch_unchecked(
+            client,
+            launch::cube_count(client, count.div_ceil(CHECK_RUN)),
+            launch::cube_dim(client),
+            BufferArg::from_raw_parts(indices.clone(), indices.size_in_used() as usize / 4),
+            BufferArg::from_raw_parts(status.clone(), 2),
+            r,
+            count,
+        );
+    }
+    Queued::new(status)
+}
+
+/// Queues the line kernel.
+///
+/// # Safety
+/// The kernel reads each line's indices and updates and writes the elements they name: the
+/// caller made `k` with `ScatterLinesDesc::of` for the plan the buffers were checked against
+/// (every line's positions lie in the indices and updates; an index is normalized into the
+/// axis or dropped, so every element written lies in `dest`'s layout).
+pub(crate) unsafe fn queue(
+    client: &Client,
+    k: &ScatterLinesDesc,
+    updates: &Handle,
+    indices: &Handle,
+    dest: &Handle,
+) -> Queued {
+    let status = launch::status(client);
+    let words = |h: &Handle| h.size_in_used() as usize / 4;
+    unsafe {
+        // SAFETY: (of the caller) every offset the descriptor forms lies in these buffers.
+        scatter_lines_kernel::launch_unchecked(
+            client,
+            launch::cube_count(client, k.lines),
+            launch::cube_dim(client),
+            BufferArg::from_raw_parts(updates.clone(), words(updates)),
+            BufferArg::from_raw_parts(indices.clone(), words(indices)),
+            BufferArg::from_raw_parts(dest.clone(), words(dest)),
+            BufferArg::from_raw_parts(status.clone(), 2),
+            k.clone(),
+        );
+    }
+    Queued::new(status)
+}
+
+/// The line kernel's definition for `k`, as its launcher specializes it (for `explain`).
+pub(crate) fn definition(k: &ScatterLinesDesc) -> KernelDefinition {
+    scatter_lines_kernel::ScatterLinesKernel::new(
+        settings(),
+        offline_device(),
+        Arc::new(TargetProperties::default()),
+        BUFFER,
+        BUFFER,
+        BUFFER,
+        BUFFER,
+        k.clone(),
+    )
+    .define()
+}

@@ -1,0 +1,146 @@
+//! The line scatter: a ScatterElements whose updates are applied with no grouping at all.
+//!
+//! A ScatterElements update at index position `p` lands on the data element whose coordinates
+//! are `p`'s, but for the axis, which the index value gives. So positions that differ off the
+//! axis never meet: each *line* (the positions sharing every coordinate but the axis) writes
+//! its own line of the data. One invocation per line, walking its positions along the axis in
+//! order, applies them in the indices' row-major order restricted to that line, which is the
+//! serial reference's order for every element it can reach. No other invocation touches
+//! those elements (32-bit elements only: narrower ones share words across lines), so the
+//! result needs no atomics, no sorting and no read-back of the indices.
+//!
+//! It serves where the grouping on the host is the cost: many lines, each of few updates (a
+//! ScatterElements of millions of positions). A mean, a reduction without the data's element
+//! and `duplicates: error` keep the grouped kernel, which counts and checks on the host.
+
+use super::IndexRead;
+use crate::dtype::{DType, IndexType};
+use crate::layout::TensorLayout;
+use crate::rules::{Duplicates, GatherForm, OutOfRange, Reduction};
+use crate::scatter::ScatterPlan;
+
+/// Fewer lines than this leave most of a device idle while each walks its positions: the
+/// grouped kernel (one invocation per destination) serves them.
+pub const MIN_LINES: usize = 256;
+
+/// One dimension of the lines (an indices dimension other than the axis), in 32-bit words.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct LineDim {
+    /// Lines after this dimension: the divisor of a line's number.
+    pub step: u32,
+    pub indices_stride: u32,
+    pub updates_stride: u32,
+    pub dest_stride: u32,
+}
+
+/// A line scatter kernel, specialized on a plan and the layout it writes.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ScatterLinesDesc {
+    pub lines: u32,
+    pub dims: Vec<LineDim>,
+    /// Positions per line (the indices' size along the axis), and their strides along it.
+    pub len: u32,
+    pub indices_step: u32,
+    pub updates_step: u32,
+    /// The index read: the policy and the axis, its `axis_stride` the destination's along it.
+    /// Under `skip` the index is read as unsigned, so a negative one is past the end and its
+    /// update is dropped as one past the end is.
+    pub index: IndexRead,
+    pub dtype: DType,
+    pub reduction: Reduction,
+    /// Under `error`, with packed indices: the read that checks each of the `count` indices
+    /// on the device before anything is written (`None`: the host reads them back to check).
+    pub check: Option<(IndexRead, u32)>,
+}
+
+impl ScatterLinesDesc {
+    /// The line kernel of `plan` writing `dest` (the packed output, or the data in place), where
+    /// it applies: see the module's notes.
+    pub fn of(plan: &ScatterPlan, dest: &TensorLayout) -> Option<ScatterLinesDesc> {
+        let dtype = plan.data_type();
+        let reduction_fits = matches!(
+            plan.reduction,
+            Reduction::None
+                | Reduction::Add
+                | Reduction::Mul
+                | Reduction::Max
+                | Reduction::Min
+                | Reduction::Sub
+        );
+        if plan.map.form != GatherForm::Elements
+            || dtype.size() != 4
+            || !reduction_fits
+            || !plan.use_init_val
+            || plan.duplicates == Duplicates::Error
+        {
+            return None;
+        }
+        let axis = plan.map.index_axes().next()?;
+        let words = plan.map.index_type.words();
+        let word = |n: usize| u32::try_from(n).ok();
+        let (mut lines, mut len, mut steps) = (1usize, None, (0, 0));
+        let mut dims = Vec::new();
+        for k in &plan.keyed {
+            let indices_stride = plan.map.indices.strides[k.indices_dim].checked_mul(words)?;
+            let updates_stride = plan.updates.strides[k.updates_dim];
+            match k.data_dim {
+                None => {
+                    len = Some(k.size);
+                    steps = (indices_stride, updates_stride);
+                }
+                Some(d) if k.size > 1 => {
+                    lines = lines.checked_mul(k.size)?;
+                    dims.push((k.size, indices_stride, updates_stride, dest.strides[d]));
+                }
+                Some(_) => {}
+            }
+        }
+        let len = len?;
+        if lines < MIN_LINES || len == 0 {
+            return None;
+        }
+        let mut step = lines;
+        let dims = dims
+            .into_iter()
+            .map(|(size, i, u, d)| {
+                step /= size;
+                Some(LineDim {
+                    step: word(step)?,
+                    indices_stride: word(i)?,
+                    updates_stride: word(u)?,
+                    dest_stride: word(d)?,
+                })
+            })
+            .collect::<Option<Vec<_>>>()?;
+        let index = IndexRead {
+            index_type: plan.map.index_type,
+            policy: plan.out_of_range,
+            axis_size: word(axis.size)?,
+            axis_stride: word(dest.strides[axis.dim])?,
+            index_words: words as u32,
+            offset: 0,
+        };
+        let check = (plan.out_of_range == OutOfRange::Error && plan.map.indices.is_packed())
+            .then(|| Some((index, word(plan.map.indices.num_elements())?)))
+            .flatten();
+        let (index_type, policy) = match (plan.out_of_range, plan.map.index_type) {
+            (OutOfRange::Skip, IndexType::I32) => (IndexType::U32, OutOfRange::Zero),
+            (OutOfRange::Skip, IndexType::I64) => (IndexType::U64, OutOfRange::Zero),
+            (OutOfRange::Skip, t) => (t, OutOfRange::Zero),
+            // Under `error` the host checked every index before the launch.
+            (OutOfRange::Error, t) => (t, OutOfRange::Zero),
+            (p, t) => (t, p),
+        };
+        Some(ScatterLinesDesc {
+            lines: word(lines)?,
+            dims,
+            len: word(len)?,
+            indices_step: word(steps.0)?,
+            updates_step: word(steps.1)?,
+            index: IndexRead { index_type, policy, ..index },
+            dtype,
+            reduction: plan.reduction,
+            check,
+        })
+    }
+}
