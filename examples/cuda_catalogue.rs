@@ -375,11 +375,33 @@ fn main() {
             };
             let source =
                 source.unwrap_or_else(|e| panic!("{name}: {e}")).expect("catalogue outputs are not empty");
-            let file = format!("{name}.sm{arch}.cu");
-            std::fs::write(format!("{out}/{file}"), source).expect("write source");
-            manifest.push_str(&format!("{name}\t{arch}\t{file}\n"));
+            // An op of several kernels heads each (`// kernel k of n`): one file per kernel, as
+            // CubeCL compiles them.
+            let parts = kernels(&source);
+            for (k, part) in parts.iter().enumerate() {
+                let name = if parts.len() > 1 { format!("{name}_k{}", k + 1) } else { name.clone() };
+                let file = format!("{name}.sm{arch}.cu");
+                std::fs::write(format!("{out}/{file}"), part).expect("write source");
+                manifest.push_str(&format!("{name}\t{arch}\t{file}\n"));
+            }
         }
     }
+    let written = manifest.lines().count() - 1;
     std::fs::write(format!("{out}/manifest.tsv"), manifest).expect("write manifest");
-    println!("wrote {} kernels to {out}", catalogue().len() * 2);
+    println!("wrote {written} kernels to {out}");
+}
+
+/// The kernels of a source, split at their `// kernel k of n` headings (one part without them).
+fn kernels(source: &str) -> Vec<String> {
+    let mut parts: Vec<String> = Vec::new();
+    for line in source.lines() {
+        if line.starts_with("// kernel ") || parts.is_empty() {
+            parts.push(String::new());
+        }
+        let part = parts.last_mut().expect("a part");
+        part.push_str(line);
+        part.push('\n');
+    }
+    parts.retain(|p| !p.trim().is_empty());
+    parts
 }

@@ -161,8 +161,16 @@ pub(crate) fn scatter_plan_source(
     dialect: Dialect,
 ) -> Result<Option<String>, Error> {
     let output = plan.output();
-    if let Some(k) = stridex_core::kernel::ScatterLinesDesc::of(plan, &output) {
-        return definition_source(crate::kernels::scatter_lines::definition(&k), dialect).map(Some);
+    if let Some(k) = crate::kernels::scatter_on_device::OnDevice::of(plan, &output) {
+        let mut text = String::new();
+        for (heading, definition) in k.definitions() {
+            if let Some(h) = heading {
+                text.push_str(h);
+                text.push('\n');
+            }
+            text.push_str(&definition_source(definition, dialect)?);
+        }
+        return Ok(Some(text));
     }
     ScatterKernelDesc::of(plan, &output)
         .map(|k| definition_source(crate::kernels::scatter::definition(&k), dialect))

@@ -16,6 +16,8 @@ mod index;
 mod rows;
 pub(crate) mod scatter;
 pub(crate) mod scatter_lines;
+pub(crate) mod scatter_on_device;
+pub(crate) mod scatter_rows;
 mod slice;
 
 pub use crate::launch::RAN_MARKER;
@@ -25,6 +27,7 @@ pub use gather::gather_kernel;
 pub use rows::rows_kernel;
 pub use scatter::scatter_kernel;
 pub use scatter_lines::scatter_lines_kernel;
+pub use scatter_rows::{claim_rows_kernel, write_rows_kernel};
 pub use slice::slice_kernel;
 
 use crate::error::Error;

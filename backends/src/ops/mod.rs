@@ -11,6 +11,7 @@ pub(crate) mod gather;
 mod guarded;
 mod index_buffers;
 mod scatter;
+mod scatter_on_device;
 mod slice;
 
 pub use chain::ChainOp;

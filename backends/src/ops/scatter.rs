@@ -1,15 +1,15 @@
 //! The scatter op (`scatter!`, `scatter_elements!`, `scatter_nd!`): the runs each index
 //! position writes are grouped on the host (`ScatterPlan::group`, in the indices' row-major
-//! order), then one kernel applies every run's list (see `kernels::scatter`). A
-//! ScatterElements of many lines needs no grouping: the line kernel reads its indices on the
-//! device (`kernels::scatter_lines`).
+//! order), then one kernel applies every run's list (see `kernels::scatter`). Where the
+//! kernels can read the indices on the device themselves, nothing is grouped
+//! ([`super::scatter_on_device`]).
 
-use super::{check_indices, check_len, check_type, Verified};
+use super::{check_len, check_type, Verified};
 use crate::device::{with_client, Device};
 use crate::element::{Element, IndexElement};
 use crate::error::Error;
 use crate::kernels::scatter::{self as kernel, ScatterBuffers};
-use crate::kernels::scatter_lines as lines;
+use crate::kernels::scatter_on_device::OnDevice;
 use crate::kernels::word_bytes;
 use crate::launch;
 use crate::tensor::Tensor;
@@ -18,11 +18,9 @@ use cubecl::server::Handle;
 use std::borrow::Cow;
 use std::marker::PhantomData;
 use std::sync::OnceLock;
-use stridex_core::kernel::{ScatterKernelDesc, ScatterLinesDesc};
+use stridex_core::kernel::ScatterKernelDesc;
 use stridex_core::layout::next_coords;
-use stridex_core::{
-    Operand, OutOfRange, RuleError, ScatterDesc, ScatterFault, ScatterGroups, ScatterPlan, TensorLayout,
-};
+use stridex_core::{Operand, RuleError, ScatterDesc, ScatterFault, ScatterGroups, ScatterPlan, TensorLayout};
 
 /// A scatter checked against its rules. `scatter!`, `scatter_elements!` and `scatter_nd!`
 /// build one at compile time; [`ScatterOp::new`] at run time.
@@ -35,7 +33,7 @@ pub struct ScatterOp<T, I> {
     desc: ScatterDesc,
     plan: OnceLock<Result<ScatterPlan, RuleError>>,
     /// Runtimes on which the in-place kernel (writing the data's layout) was seen to run.
-    verified: Verified,
+    pub(super) verified: Verified,
     types: PhantomData<fn() -> (T, I)>,
 }
 
@@ -143,8 +141,8 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
         } else {
             Cow::Owned(packed_copy(&plan.map.data, data))
         };
-        if let Some(k) = ScatterLinesDesc::of(plan, &output) {
-            return self.run_lines(device, &k, &packed, indices, updates);
+        if let Some(k) = OnDevice::of(plan, &output) {
+            return self.run_on_device(device, &k, &packed, indices, updates);
         }
         let groups = self.group(indices, output)?.groups;
         let Some(k) = ScatterKernelDesc::of(plan, &output).filter(|_| !groups.keys.is_empty()) else {
@@ -183,27 +181,8 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
         {
             launch::check_handle(tensor, handle, self.buffer_bytes(tensor)?)?;
         }
-        if let Some(k) = ScatterLinesDesc::of(plan, &plan.map.data) {
-            // Nothing to group. Under `error` the indices are checked before anything is
-            // written: on the device where they are packed, and read back only to name a bad
-            // one (or to check strided ones).
-            if plan.out_of_range == OutOfRange::Error {
-                let flagged = match k.check {
-                    Some((read, count)) => launch::exclusive(|| {
-                        // SAFETY: `launch` checked the indices buffer against their packed
-                        // layout of `count` indices.
-                        let queued = unsafe { lines::queue_check(client, read, count, indices) };
-                        Ok::<_, Error>(launch::wait_all(client, vec![queued], vec![])?.0)
-                    })?,
-                    None => true,
-                };
-                if flagged {
-                    let n = plan.map.indices.min_buffer_len().unwrap_or(0) * I::INDEX.words() * 4;
-                    let read = launch::exclusive(|| launch::read(client, indices.clone()))?;
-                    check_indices(&plan.map, &I::from_bytes(&read[..n]))?;
-                }
-            }
-            return self.launch_lines(client, &k, updates, indices, data);
+        if let Some(k) = OnDevice::of(plan, &plan.map.data) {
+            return self.launch_on_device(client, &k, data, indices, updates);
         }
         if ScatterKernelDesc::of(plan, &plan.map.data).is_none() {
             return Ok(());
@@ -263,64 +242,6 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
             if in_place {
                 self.verified.confirm(client);
             }
-            Ok(())
-        })
-    }
-}
-
-impl<T: Element, I: IndexElement> ScatterOp<T, I> {
-    /// [`ScatterOp::run_on`] by the line kernel: the indices checked here under `error`, then
-    /// uploaded as they are.
-    fn run_lines(
-        &self,
-        device: &Device,
-        k: &ScatterLinesDesc,
-        packed: &[T],
-        indices: &[I],
-        updates: &[T],
-    ) -> Result<Tensor<T>, Error> {
-        let plan = self.plan()?;
-        if plan.out_of_range == OutOfRange::Error {
-            check_indices(&plan.map, indices)?;
-        }
-        let output = plan.output();
-        let (out_bytes, index_bytes, updates_bytes) =
-            (T::bytes(packed), I::bytes(indices), T::bytes(updates));
-        let out_words = word_bytes(&output, plan.data_type().size()) / 4;
-        let bytes = with_client!(device, c => {
-            let (queued, dest) = launch::on_device_thread(c, || {
-                let dest = launch::upload(c, &out_bytes, out_words);
-                let updates = launch::upload(c, &updates_bytes, 0);
-                let indices = launch::upload(c, &index_bytes, 0);
-                // SAFETY: `k` is the line kernel of this plan writing `output`, the layout of
-                // `dest`; `check_len` held the indices and updates to their layouts.
-                (unsafe { lines::queue(c, k, &updates, &indices, &dest) }, dest)
-            })?;
-            let (_, mut bytes) = launch::wait_all(c, vec![queued], vec![dest])?;
-            Ok::<_, Error>(bytes.remove(0))
-        })?;
-        Ok(Tensor::from_bytes(&output, &bytes))
-    }
-
-    /// [`ScatterOp::launch`] by the line kernel, on buffers checked against the descriptor.
-    /// Waits for the kernel only on its first launch per runtime, as [`Self::launch_writes`].
-    fn launch_lines(
-        &self,
-        client: &Client,
-        k: &ScatterLinesDesc,
-        updates: &Handle,
-        indices: &Handle,
-        data: &Handle,
-    ) -> Result<(), Error> {
-        launch::exclusive(|| {
-            // SAFETY: `k` is the line kernel of this plan writing the data's layout, and
-            // `launch` checked each buffer against `buffer_bytes` of its layout.
-            let queued = unsafe { lines::queue(client, k, updates, indices, data) };
-            if self.verified.seen(client) {
-                return Ok(());
-            }
-            launch::wait_all(client, vec![queued], vec![])?;
-            self.verified.confirm(client);
             Ok(())
         })
     }

@@ -18,6 +18,7 @@ mod convert;
 mod rows;
 mod scatter;
 mod scatter_lines;
+mod scatter_rows;
 mod slots;
 
 pub use chain::ChainKernelDesc;
@@ -25,6 +26,7 @@ pub use convert::{ConvertDim, ConvertWalk};
 pub use rows::{RowAccess, RowDim, RowGroup, RowWalk};
 pub use scatter::{ScatterDim, ScatterKernelDesc};
 pub use scatter_lines::{LineDim, ScatterLinesDesc, MIN_LINES};
+pub use scatter_rows::ScatterRowsDesc;
 pub use slots::{KernelDim, MoveDesc};
 
 use crate::dtype::IndexType;

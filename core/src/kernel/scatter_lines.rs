@@ -33,6 +33,38 @@ pub struct LineDim {
     pub dest_stride: u32,
 }
 
+/// How a scatter kernel that reads its indices on the device reads them (its policy, the axis
+/// of `axis_size` elements, each `axis_stride` apart in the destination), and under `error`,
+/// with packed indices, the read that checks them all first (with their count); `None` when a
+/// number does not fit 32 bits. Under `skip` an index is read as unsigned, so a negative one
+/// is past the end and its update is dropped as one past the end is; under `error` the check
+/// ran first, so the write reads as under `zero`.
+pub(super) fn device_reads(
+    plan: &ScatterPlan,
+    axis_size: u32,
+    axis_stride: u32,
+) -> Option<(IndexRead, Option<(IndexRead, u32)>)> {
+    let read = IndexRead {
+        index_type: plan.map.index_type,
+        policy: plan.out_of_range,
+        axis_size,
+        axis_stride,
+        index_words: plan.map.index_type.words() as u32,
+        offset: 0,
+    };
+    let check = match plan.out_of_range == OutOfRange::Error && plan.map.indices.is_packed() {
+        true => Some((read, u32::try_from(plan.map.indices.num_elements()).ok()?)),
+        false => None,
+    };
+    let (index_type, policy) = match (plan.out_of_range, plan.map.index_type) {
+        (OutOfRange::Skip, IndexType::I32) => (IndexType::U32, OutOfRange::Zero),
+        (OutOfRange::Skip, IndexType::I64) => (IndexType::U64, OutOfRange::Zero),
+        (OutOfRange::Skip | OutOfRange::Error, t) => (t, OutOfRange::Zero),
+        (p, t) => (t, p),
+    };
+    Some((IndexRead { index_type, policy, ..read }, check))
+}
+
 /// A line scatter kernel, specialized on a plan and the layout it writes.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ScatterLinesDesc {
@@ -112,32 +144,14 @@ impl ScatterLinesDesc {
                 })
             })
             .collect::<Option<Vec<_>>>()?;
-        let index = IndexRead {
-            index_type: plan.map.index_type,
-            policy: plan.out_of_range,
-            axis_size: word(axis.size)?,
-            axis_stride: word(dest.strides[axis.dim])?,
-            index_words: words as u32,
-            offset: 0,
-        };
-        let check = (plan.out_of_range == OutOfRange::Error && plan.map.indices.is_packed())
-            .then(|| Some((index, word(plan.map.indices.num_elements())?)))
-            .flatten();
-        let (index_type, policy) = match (plan.out_of_range, plan.map.index_type) {
-            (OutOfRange::Skip, IndexType::I32) => (IndexType::U32, OutOfRange::Zero),
-            (OutOfRange::Skip, IndexType::I64) => (IndexType::U64, OutOfRange::Zero),
-            (OutOfRange::Skip, t) => (t, OutOfRange::Zero),
-            // Under `error` the host checked every index before the launch.
-            (OutOfRange::Error, t) => (t, OutOfRange::Zero),
-            (p, t) => (t, p),
-        };
+        let (index, check) = device_reads(plan, word(axis.size)?, word(dest.strides[axis.dim])?)?;
         Some(ScatterLinesDesc {
             lines: word(lines)?,
             dims,
             len: word(len)?,
             indices_step: word(steps.0)?,
             updates_step: word(steps.1)?,
-            index: IndexRead { index_type, policy, ..index },
+            index,
             dtype,
             reduction: plan.reduction,
             check,

@@ -1,0 +1,66 @@
+//! The kernels of a scatter that reads its indices on the device (see
+//! `ops::scatter_on_device`): the line kernel or the owned-row pair, as one choice.
+
+use super::{scatter_lines, scatter_rows};
+use crate::launch::Queued;
+use cubecl::prelude::*;
+use cubecl::server::Handle;
+use stridex_core::kernel::{IndexRead, ScatterLinesDesc, ScatterRowsDesc};
+use stridex_core::{ScatterPlan, TensorLayout};
+
+/// The kernels of a scatter that reads its indices on the device.
+#[derive(Clone, Debug)]
+pub(crate) enum OnDevice {
+    Lines(ScatterLinesDesc),
+    Rows(ScatterRowsDesc),
+}
+
+impl OnDevice {
+    /// The kernels of `plan` writing `dest`, where they apply.
+    pub(crate) fn of(plan: &ScatterPlan, dest: &TensorLayout) -> Option<OnDevice> {
+        ScatterLinesDesc::of(plan, dest)
+            .map(OnDevice::Lines)
+            .or_else(|| ScatterRowsDesc::of(plan, dest).map(OnDevice::Rows))
+    }
+
+    /// Under `error`, the device check of the packed indices (`None`: read back to check).
+    pub(crate) fn check(&self) -> Option<(IndexRead, u32)> {
+        match self {
+            OnDevice::Lines(k) => k.check,
+            OnDevice::Rows(k) => k.check,
+        }
+    }
+
+    /// Queues the kernels.
+    ///
+    /// # Safety
+    /// The buffers were checked against the plan the kernels were made of, `dest` holding the
+    /// layout they write (see each kernel's `queue`).
+    pub(crate) unsafe fn queue(
+        &self,
+        client: &Client,
+        updates: &Handle,
+        indices: &Handle,
+        dest: &Handle,
+    ) -> Vec<Queued> {
+        match self {
+            // SAFETY: (of the caller) as each kernel's `queue` asks.
+            OnDevice::Lines(k) => vec![unsafe { scatter_lines::queue(client, k, updates, indices, dest) }],
+            OnDevice::Rows(k) => unsafe { scatter_rows::queue(client, k, updates, indices, dest) },
+        }
+    }
+
+    /// The kernels' definitions, each headed where there are two (for `explain`).
+    pub(crate) fn definitions(&self) -> Vec<(Option<&'static str>, KernelDefinition)> {
+        match self {
+            OnDevice::Lines(k) => vec![(None, scatter_lines::definition(k))],
+            OnDevice::Rows(k) => {
+                let [claim, write] = scatter_rows::definitions(k);
+                vec![
+                    (Some("// kernel 1 of 2: each row claimed for its last writer"), claim),
+                    (Some("// kernel 2 of 2: each claimed row written"), write),
+                ]
+            }
+        }
+    }
+}

@@ -1,0 +1,97 @@
+//! Scatters whose kernels read the indices on the device, so the host neither reads them back
+//! nor groups them: a ScatterElements of many lines (`ScatterLinesDesc`: each line of
+//! positions walked in order by one invocation) and a scatter of whole rows along axis 0 under
+//! `none` (`ScatterRowsDesc`: each row claimed by its last writer with an integer atomic
+//! maximum, then written by it). Under `error` the packed indices are checked on the device
+//! first, and read back only to name a bad one (strided ones are read back and checked);
+//! nothing is written before that check passes.
+
+use super::scatter::ScatterOp;
+use super::{check_indices, Verified};
+use crate::device::{with_client, Device};
+use crate::element::{Element, IndexElement};
+use crate::error::Error;
+use crate::kernels::scatter_on_device::OnDevice;
+use crate::kernels::{scatter_lines, word_bytes};
+use crate::launch;
+use crate::tensor::Tensor;
+use cubecl::prelude::*;
+use cubecl::server::Handle;
+use stridex_core::OutOfRange;
+
+impl<T: Element, I: IndexElement> ScatterOp<T, I> {
+    /// `run_on` by kernels that read the indices on the device: checked here under `error`,
+    /// then uploaded as they are.
+    pub(super) fn run_on_device(
+        &self,
+        device: &Device,
+        k: &OnDevice,
+        packed: &[T],
+        indices: &[I],
+        updates: &[T],
+    ) -> Result<Tensor<T>, Error> {
+        let plan = self.plan()?;
+        if plan.out_of_range == OutOfRange::Error {
+            check_indices(&plan.map, indices)?;
+        }
+        let output = plan.output();
+        let (out_bytes, index_bytes, updates_bytes) =
+            (T::bytes(packed), I::bytes(indices), T::bytes(updates));
+        let out_words = word_bytes(&output, plan.data_type().size()) / 4;
+        let bytes = with_client!(device, c => {
+            let (queued, dest) = launch::on_device_thread(c, || {
+                let dest = launch::upload(c, &out_bytes, out_words);
+                let updates = launch::upload(c, &updates_bytes, 0);
+                let indices = launch::upload(c, &index_bytes, 0);
+                // SAFETY: `k` was made for this plan writing `output`, the layout of `dest`;
+                // `run_on` held the indices and updates to their layouts.
+                (unsafe { k.queue(c, &updates, &indices, &dest) }, dest)
+            })?;
+            let (_, mut bytes) = launch::wait_all(c, queued, vec![dest])?;
+            Ok::<_, Error>(bytes.remove(0))
+        })?;
+        Ok(Tensor::from_bytes(&output, &bytes))
+    }
+
+    /// `launch` by kernels that read the indices on the device, on buffers `launch` checked.
+    /// Waits only on the first launch per runtime (see `Verified`), and under `error` for the
+    /// check.
+    pub(super) fn launch_on_device(
+        &self,
+        client: &Client,
+        k: &OnDevice,
+        data: &Handle,
+        indices: &Handle,
+        updates: &Handle,
+    ) -> Result<(), Error> {
+        let plan = self.plan()?;
+        if plan.out_of_range == OutOfRange::Error {
+            let flagged = match k.check() {
+                Some((read, count)) => launch::exclusive(|| {
+                    // SAFETY: `launch` checked the indices buffer against their packed layout
+                    // of `count` indices.
+                    let queued = unsafe { scatter_lines::queue_check(client, read, count, indices) };
+                    Ok::<_, Error>(launch::wait_all(client, vec![queued], vec![])?.0)
+                })?,
+                None => true,
+            };
+            if flagged {
+                let n = plan.map.indices.min_buffer_len().unwrap_or(0) * I::INDEX.words() * 4;
+                let read = launch::exclusive(|| launch::read(client, indices.clone()))?;
+                check_indices(&plan.map, &I::from_bytes(&read[..n]))?;
+            }
+        }
+        let verified: &Verified = &self.verified;
+        launch::exclusive(|| {
+            // SAFETY: `k` was made for this plan writing the data's layout, and `launch`
+            // checked each buffer against `buffer_bytes` of its layout.
+            let queued = unsafe { k.queue(client, updates, indices, data) };
+            if verified.seen(client) {
+                return Ok(());
+            }
+            launch::wait_all(client, queued, vec![])?;
+            verified.confirm(client);
+            Ok(())
+        })
+    }
+}
