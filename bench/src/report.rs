@@ -269,19 +269,28 @@ fn why_missed(r: &Results) -> String {
     let scatter_note = if scatters.is_empty() {
         String::new()
     } else {
+        // At the copy kernel's rate, how many times Burn's a case would be: where that is
+        // below its Burn target, no kernel of these bytes reaches the target on this device.
+        let ceilings: Vec<String> = r
+            .cases
+            .iter()
+            .filter(|o| scatters.contains(&o.case))
+            .filter_map(|o| o.burn.map(|b| format!("{} {:.1}x", o.case, b / o.copy)))
+            .collect();
         format!(
             "\n**Scatters below target in this run:** {}.\n\n\
-             The scatter kernel (`backends/src/kernels/scatter.rs`) runs one invocation per \
-             16-byte vector of a destination run where runs are whole aligned 16-byte blocks (an \
-             embedding's f32 rows, a KV cache's f16 rows), else per 8-byte block or word; \
-             ScatterElements' runs are single elements, one word each. Each `launch` also reads the \
-             indices back (a round trip to the device) and groups them on the host \
-             (`ScatterPlan::group`, a radix sort): timed on a 2-core host (2026-11-25), about \
-             0.1 ms for 2048 slots and 0.6 ms for 16384 ids, but about 115 ms for \
-             ScatterElements' 2M index positions, most of that case's time. The open work: the \
-             grouping done on the device (an integer counting sort by destination), so that \
-             `launch` needs no round trip.\n",
-            scatters.join(", ")
+             How each runs: the grouped kernel (`backends/src/kernels/scatter.rs`, an embedding's \
+             backward pass) reads the indices back (a round trip) and groups them by destination \
+             on the host (`ScatterPlan::group`, a radix sort: about 0.6 ms for 16384 ids on a \
+             2-core host, timed 2026-11-25), then applies each row's list in order, one invocation per 16-byte \
+             vector. A ScatterElements of many lines (`kernels/scatter_lines.rs`) and whole rows \
+             under `none` (`kernels/scatter_rows.rs`, the KV cache) read their indices on the \
+             device and need no round trip. A ScatterElements line is walked by one invocation, \
+             update after update (a read, a read-modify-write of a scattered word): on lavapipe \
+             a 32-bit load costs about what a 16-byte one does, which bounds it. The copy kernel's rate over Burn's, the most a kernel moving these bytes at the \
+             copy's speed could reach: {}.\n",
+            scatters.join(", "),
+            ceilings.join("; ")
         )
     };
     if missed.is_empty() {

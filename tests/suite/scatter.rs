@@ -580,30 +580,42 @@ fn reference<T: Combine>(c: &Case, data: &[T], updates: &[T]) -> Option<Vec<T>> 
     Some(out)
 }
 
-fn check_case<T: Combine>(choices: Vec<u64>, seed: u64, dtype: DType) -> Result<(), String> {
-    let mut rng = Rng::from_choices(choices, seed);
-    let c = draw(&mut rng, dtype);
+/// The op of the drawn case `c` with `J` indices, and its data and updates drawn from `rng`
+/// (`None`: a narrow type refuses runs that are not whole words, which the rules' own test
+/// checks).
+#[allow(clippy::type_complexity)]
+fn build<T: Combine, J: stridex::IndexElement>(
+    c: &Case,
+    rng: &mut Rng,
+    dtype: DType,
+) -> Result<Option<(ScatterOp<T, J>, Vec<T>, Vec<T>)>, String> {
     let mut desc = ScatterDesc::new(
         c.form,
         c.rules,
         decl(dtype, &c.data),
-        decl(DType::I64, &c.indices),
+        decl(J::DTYPE, &c.indices),
         decl(dtype, &c.updates),
         c.axis as i64,
     );
     desc.reduction = Some(c.reduction);
     desc.use_init_val = c.rules.has_init_choice(c.form).then_some(c.use_init_val);
     desc.map.out_of_range = Some(c.policy);
-    let op = match ScatterOp::<T, i64>::new(desc) {
+    let op = match ScatterOp::<T, J>::new(desc) {
         Ok(op) => op,
-        // Narrow types refuse runs that are not whole words (checked by the rules' own test).
-        Err(Error::Rule(stridex::RuleError::ScatterLanes { .. })) => return Ok(()),
+        Err(Error::Rule(stridex::RuleError::ScatterLanes { .. })) => return Ok(None),
         Err(e) => return Err(format!("{c:?}: {e}")),
     };
     let data: Vec<T> =
         (0..c.data.iter().product::<usize>()).map(|_| T::from_seed(rng.range(-9, 10))).collect();
     let updates: Vec<T> =
         (0..c.updates.iter().product::<usize>()).map(|_| T::from_seed(rng.range(-9, 10))).collect();
+    Ok(Some((op, data, updates)))
+}
+
+fn check_case<T: Combine>(choices: Vec<u64>, seed: u64, dtype: DType) -> Result<(), String> {
+    let mut rng = Rng::from_choices(choices, seed);
+    let c = draw(&mut rng, dtype);
+    let Some((op, data, updates)) = build::<T, i64>(&c, &mut rng, dtype)? else { return Ok(()) };
     let got = op.run(&data, &c.values, &updates);
     match (reference(&c, &data, &updates), got) {
         (Some(expected), Ok(y)) if y.data() == expected.as_slice() => Ok(()),
@@ -747,27 +759,7 @@ fn check_drawn<T: Combine, J: stridex::IndexElement>(
 ) -> Result<(), String> {
     let mut rng = Rng::from_choices(choices, seed);
     let c = draw(&mut rng);
-    let mut desc = ScatterDesc::new(
-        c.form,
-        c.rules,
-        decl(dtype, &c.data),
-        decl(J::DTYPE, &c.indices),
-        decl(dtype, &c.updates),
-        c.axis as i64,
-    );
-    desc.reduction = Some(c.reduction);
-    desc.use_init_val = c.rules.has_init_choice(c.form).then_some(c.use_init_val);
-    desc.map.out_of_range = Some(c.policy);
-    let op = match ScatterOp::<T, J>::new(desc) {
-        Ok(op) => op,
-        // Narrow types refuse rows that are not whole words (checked by the rules' own test).
-        Err(Error::Rule(stridex::RuleError::ScatterLanes { .. })) => return Ok(()),
-        Err(e) => return Err(format!("{c:?}: {e}")),
-    };
-    let data: Vec<T> =
-        (0..c.data.iter().product::<usize>()).map(|_| T::from_seed(rng.range(-9, 10))).collect();
-    let updates: Vec<T> =
-        (0..c.updates.iter().product::<usize>()).map(|_| T::from_seed(rng.range(-9, 10))).collect();
+    let Some((op, data, updates)) = build::<T, J>(&c, &mut rng, dtype)? else { return Ok(()) };
     let ids: Vec<J> = c.values.iter().map(|&v| index(v)).collect();
     let expected = reference(&c, &data, &updates);
     // `run`, then `launch` in place on device buffers: the same result, or the same `Err` with

@@ -164,10 +164,13 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
 
     /// Scatters into `data` in place, on buffers already on the device (`client` must be the
     /// one that made them), laid out as the descriptor says and each at least
-    /// [`ScatterOp::buffer_bytes`] long. The indices are read back to group the runs on the
-    /// host, so this waits for the device's earlier work; then it queues the kernel and
+    /// [`ScatterOp::buffer_bytes`] long. Mostly the indices are read back to group the runs on
+    /// the host, so this waits for the device's earlier work; then it queues the kernel and
     /// returns (the first launch per runtime waits for it too, to confirm CubeCL built and ran
-    /// it). A read of `data`, or the next launch, sees its writes.
+    /// it). A ScatterElements of many lines and whole rows along axis 0 under `none` (a KV
+    /// cache) read their indices on the device instead and queue without waiting (under
+    /// `error`, after a check on the device; see docs/rules.md, `scatter-order`). A read of
+    /// `data`, or the next launch, sees its writes.
     pub fn launch(
         &self,
         client: &Client,
