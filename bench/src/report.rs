@@ -286,10 +286,15 @@ fn why_missed(r: &Results) -> String {
              vector. A ScatterElements of many lines (`kernels/scatter_lines.rs`) and whole rows \
              under `none` (`kernels/scatter_rows.rs`, the KV cache) read their indices on the \
              device and need no round trip. A ScatterElements line is walked by one invocation, \
-             update after update (a read, a read-modify-write of a scattered word): on lavapipe \
-             a 32-bit load costs about what a 16-byte one does, which bounds it. The copy kernel's rate over Burn's, the most a kernel moving these bytes at the \
-             copy's speed could reach: {}.\n",
+             update after update (a read, a read-modify-write of a scattered word){} The copy \
+             kernel's rate over Burn's, the most a kernel moving these bytes at the copy's speed \
+             could reach: {}.\n",
             scatters.join(", "),
+            if r.backend == "wgpu" {
+                ": on lavapipe a 32-bit load costs about what a 16-byte one does, which bounds it."
+            } else {
+                "."
+            },
             ceilings.join("; ")
         )
     };
