@@ -688,7 +688,20 @@ fn draw_lines(rng: &mut Rng) -> Case {
     let off = if rank == 2 { vec![256 + rng.below(40)] } else { vec![16 + rng.below(5), 16 + rng.below(5)] };
     let mut data = off.clone();
     data.insert(axis, 1 + rng.below(5));
-    let mut indices = off;
+    // Indices smaller than the data off the axis (ONNX and OpenVINO ScatterElementsUpdate-12
+    // allow it), now and then empty (no line at all).
+    let mut indices: Vec<usize> = off
+        .iter()
+        .map(|&n| {
+            if rng.chance(20) {
+                n - rng.below(4)
+            } else if rng.chance(3) {
+                0
+            } else {
+                n
+            }
+        })
+        .collect();
     indices.insert(axis, 1 + rng.below(6));
     let openvino = rng.chance(50);
     let rules = if openvino { GatherRules::OpenVino } else { GatherRules::Onnx };
@@ -842,4 +855,28 @@ fn many_lines_sum_in_order_without_grouping() {
         let y = op.run(&data, &ids, &updates).unwrap();
         assert!(y.data().iter().zip(&serial).all(|(a, b)| a.to_bits() == b.to_bits()));
     }
+}
+
+/// Indices empty off the axis write nothing, whatever the policy (no line to walk), and
+/// indices smaller than the data off the axis reach only their own lines.
+#[test]
+fn empty_and_smaller_lines_write_only_their_own() {
+    let empty = stridex::scatter_elements! {
+        data: f32[300, 5, 8], indices: i32[300, 0, 4], updates: f32[300, 0, 4], axis: 2, out_of_range: clamp
+    };
+    let data: Vec<f32> = (0..300 * 5 * 8).map(|v| v as f32).collect();
+    assert_eq!(empty.run(&data, &[], &[]).unwrap().data(), &data[..]);
+    let smaller = stridex::scatter_elements! {
+        rules: openvino, data: f32[300, 4], indices: i32[280, 2], updates: f32[280, 2], axis: 1
+    };
+    let ids: Vec<i32> = (0..560).map(|p| p % 3).collect();
+    let updates: Vec<f32> = (0..560).map(|p| -(p as f32)).collect();
+    let data: Vec<f32> = (0..1200).map(|v| v as f32).collect();
+    let mut expected = data.clone();
+    for (p, &id) in ids.iter().enumerate() {
+        expected[p / 2 * 4 + id as usize] = updates[p];
+    }
+    assert_eq!(smaller.run(&data, &ids, &updates).unwrap().data(), &expected[..]);
+    let source = smaller.kernel_source(stridex::Dialect::Wgsl).unwrap().unwrap();
+    assert!(source.contains("scatter_lines"), "280 lines take the line kernel");
 }

@@ -625,3 +625,22 @@ fn reductions_backpropagate_through_rows() {
     };
     check(Reduction::Min, run(&|d, u| min.apply(d, wide_ints(&ids, [4, 1]), u).unwrap()));
 }
+
+/// A mean's counts are exact past f16's 2048: each of 3000 updates to one element gets
+/// `g / 3001` (the data's value counts too), the data the same, the other elements `g`.
+#[test]
+fn a_half_precision_mean_counts_thousands_exactly() {
+    use stridex::burn::burn_tensor::DType;
+    let op = stridex::scatter_elements! {
+        rules: openvino, data: f16[4], indices: i32[3000], updates: f16[3000], axis: 0, reduction: mean
+    };
+    let d = floats(vec![1.0; 4], [4]).cast(DType::F16).require_grad();
+    let u = floats(vec![0.5; 3000], [3000]).cast(DType::F16).require_grad();
+    let y = op.apply(d.clone(), ints(&[2; 3000], [3000]), u.clone()).unwrap();
+    let grads = y.sum().backward();
+    let share = stridex::half::f16::from_f32(1.0 / 3001.0).to_f32();
+    let to_data = values(d.grad(&grads).unwrap().cast(DType::F32));
+    assert_eq!(to_data, [1.0, 1.0, share, 1.0]);
+    let to_updates = values(u.grad(&grads).unwrap().cast(DType::F32));
+    assert!(to_updates.iter().all(|&g| g == share), "{:?}", &to_updates[..4]);
+}

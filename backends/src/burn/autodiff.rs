@@ -511,7 +511,8 @@ fn tracked_scatter<C: CheckpointStrategy, T: Element, I: IndexElement>(
                 let state = scatter_steps(op, &indices, &values, writes.clone(), &device)?;
                 return Ok(prep.finish(state, scatter::register(op, writes, true, data, updates)));
             }
-            let planned = reduced::Planned::new(op, writes.clone(), map_gather(op, &indices)?, &device)?;
+            let planned =
+                reduced::Planned::new(op, &values, writes.clone(), map_gather(op, &indices)?, &device)?;
             // The values the gradient reads are kept (the data is then written on a copy).
             let kept = planned.needs_values().then(|| (data.clone(), updates.clone()));
             let output = scatter::register(op, writes, true, data, updates);
@@ -578,7 +579,9 @@ fn scatter_steps<T: Element, I: IndexElement>(
             }
             let mut zeroing = map;
             zeroing.out_of_range = Some(OutOfRange::Zero);
-            let gather = GatherOp::<T, I>::new(zeroing)?;
+            let gather = GatherOp::<T, I>::new(zeroing).map_err(|e| {
+                no_gradient(format!("the updates' gradient, a gather through the scatter's map: {e}"))
+            })?;
             last_writes(fusion::shared(&zeroing, || gather), values.to_vec(), &replaced, sizes, device)?
         }
     } else {
@@ -637,7 +640,9 @@ fn map_gather<T: Element, I: IndexElement>(
     }
     let mut map = map;
     map.out_of_range = Some(plan.out_of_range);
-    let gather = GatherOp::<T, I>::new(map)?;
+    let gather = GatherOp::<T, I>::new(map).map_err(|e| {
+        no_gradient(format!("the updates' gradient, a gather through the scatter's map: {e}"))
+    })?;
     let gather = fusion::shared(&map, || gather);
     Ok(vec![Box::new(GatherStep { gather, indices, sizes })])
 }

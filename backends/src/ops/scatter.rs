@@ -33,7 +33,9 @@ pub struct ScatterOp<T, I> {
     desc: ScatterDesc,
     plan: OnceLock<Result<ScatterPlan, RuleError>>,
     /// Runtimes on which the in-place kernel (writing the data's layout) was seen to run.
-    pub(super) verified: Verified,
+    verified: Verified,
+    /// The same for the kernels that read the indices on the device (`scatter_on_device`).
+    pub(super) verified_on_device: Verified,
     types: PhantomData<fn() -> (T, I)>,
 }
 
@@ -47,7 +49,13 @@ impl<T, I> ScatterOp<T, I> {
     /// For macro expansions: `desc` passed every rule at compile time, with these types.
     #[doc(hidden)]
     pub const fn __from_checked(desc: ScatterDesc) -> Self {
-        ScatterOp { desc, plan: OnceLock::new(), verified: Verified::new(), types: PhantomData }
+        ScatterOp {
+            desc,
+            plan: OnceLock::new(),
+            verified: Verified::new(),
+            verified_on_device: Verified::new(),
+            types: PhantomData,
+        }
     }
 
     pub fn desc(&self) -> &ScatterDesc {

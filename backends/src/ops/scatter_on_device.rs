@@ -79,9 +79,15 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
                 let n = plan.map.indices.min_buffer_len().unwrap_or(0) * I::INDEX.words() * 4;
                 let read = launch::exclusive(|| launch::read(client, indices.clone()))?;
                 check_indices(&plan.map, &I::from_bytes(&read[..n]))?;
+                if k.check().is_some() {
+                    // The device flagged an index the host finds in range: nothing is written.
+                    return Err(Error::Device(
+                        "the index check flagged an out-of-range index, but the host found none".into(),
+                    ));
+                }
             }
         }
-        let verified: &Verified = &self.verified;
+        let verified: &Verified = &self.verified_on_device;
         launch::exclusive(|| {
             // SAFETY: `k` was made for this plan writing the data's layout, and `launch`
             // checked each buffer against `buffer_bytes` of its layout.

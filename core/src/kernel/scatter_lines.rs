@@ -113,6 +113,10 @@ impl ScatterLinesDesc {
         let (mut lines, mut len, mut steps) = (1usize, None, (0, 0));
         let mut dims = Vec::new();
         for k in &plan.keyed {
+            if k.size == 0 {
+                // No position at all: nothing to launch (and no line to walk).
+                return None;
+            }
             let indices_stride = plan.map.indices.strides[k.indices_dim].checked_mul(words)?;
             let updates_stride = plan.updates.strides[k.updates_dim];
             match k.data_dim {

@@ -33,7 +33,7 @@ use burn_backend::ops::{BoolTensorOps, FloatTensorOps};
 use burn_backend::{BoolDType, FloatDType, Shape, TensorMetadata};
 use burn_cubecl::Cube;
 use std::sync::Arc;
-use stridex_core::{Reduction, ScatterPlan};
+use stridex_core::{DType, Reduction, ScatterPlan};
 
 /// Whether a scatter planned as `plan` takes its backward pass from here.
 pub(super) fn needed(plan: &ScatterPlan) -> bool {
@@ -47,8 +47,14 @@ pub(super) fn needed(plan: &ScatterPlan) -> bool {
 pub(super) struct Planned<T: 'static, I: 'static> {
     reduction: Reduction,
     use_init_val: bool,
-    /// The forward scatter's map under `add` and `mul`, run on the forward call's writes (the
-    /// same lists under any reduction but `none`).
+    /// The forward scatter's map under `add` in f32, grouped for f32 from the forward call's
+    /// index values: how many values reach each element, counted exactly (f16 stops counting
+    /// at 2048, bf16 at 256).
+    count: &'static ScatterOp<f32, I>,
+    count_writes: Arc<Writes>,
+    /// The forward scatter's map under `add` and `mul` in the element type, run on the forward
+    /// call's writes (the same lists under any reduction but `none`): a product's count of zero
+    /// updates (compared with 0 and 1 only) and the product of the others.
     add: &'static ScatterOp<T, I>,
     mul: &'static ScatterOp<T, I>,
     writes: Arc<Writes>,
@@ -68,27 +74,42 @@ pub(super) struct Saved {
 }
 
 impl<T: Element, I: IndexElement> Planned<T, I> {
+    /// The backward pass of `op`, whose forward call read index `values` and grouped them as
+    /// `writes`; `gather` is the map's gather under the call's policy.
     pub(super) fn new(
         op: &ScatterOp<T, I>,
+        values: &[I],
         writes: Arc<Writes>,
         gather: Vec<Box<dyn Step>>,
         device: &CubeDevice,
     ) -> Result<Self, Error> {
         let plan = op.plan()?;
-        let under = |reduction| -> Result<&'static ScatterOp<T, I>, Error> {
+        let desc_under = |reduction: Reduction| {
             let mut desc = *op.desc();
             desc.reduction = Some(reduction);
             desc.use_init_val = None;
             desc.duplicates = None;
-            let scatter = ScatterOp::new(desc).map_err(|e| {
-                no_gradient(format!("its gradient scatters under `{}`, which {e}", reduction.name()))
-            })?;
+            desc
+        };
+        let refused = |reduction: Reduction, e: &dyn std::fmt::Display| {
+            no_gradient(format!("its gradient scatters under `{}`, which {e}", reduction.name()))
+        };
+        let under = |reduction| -> Result<&'static ScatterOp<T, I>, Error> {
+            let desc = desc_under(reduction);
+            let scatter = ScatterOp::new(desc).map_err(|e| refused(reduction, &e))?;
             Ok(crate::burn::fusion::shared(&desc, || scatter))
         };
+        let mut desc = desc_under(Reduction::Add);
+        (desc.map.data.dtype, desc.updates.dtype) = (DType::F32, DType::F32);
+        let count = ScatterOp::<f32, I>::new(desc).map_err(|e| refused(Reduction::Add, &e))?;
+        let count: &'static ScatterOp<f32, I> = crate::burn::fusion::shared(&desc, || count);
+        let count_writes = Arc::new(count.group(values, count.plan()?.map.data)?);
         let add = under(Reduction::Add)?;
         Ok(Planned {
             reduction: plan.reduction,
             use_init_val: plan.use_init_val,
+            count,
+            count_writes,
             add,
             // Only `mul` reads it.
             mul: if plan.reduction == Reduction::Mul { under(Reduction::Mul)? } else { add },
@@ -160,7 +181,8 @@ impl<T: Element, I: IndexElement> Ops<'_, T, I> {
         Cube::float_zeros(shape.clone(), &self.p.device, self.float)
     }
 
-    /// `updates` (the updates' shape) reduced into `base` through the forward call's writes.
+    /// `updates` (the updates' shape) reduced into `base` by `op` (of the element type) through
+    /// the forward call's writes.
     fn scatter(&self, op: &'static ScatterOp<T, I>, base: Fused, updates: Fused) -> Fused {
         scatter::register_grouped(op, self.p.writes.clone(), true, base, updates)
     }
@@ -170,10 +192,24 @@ impl<T: Element, I: IndexElement> Ops<'_, T, I> {
         self.p.gather.iter().fold(t, |t, step| step.apply(t))
     }
 
-    /// How many updates reached each element.
+    fn f32(&self, t: Fused) -> Fused {
+        Cube::float_cast(t, FloatDType::F32)
+    }
+
+    /// An f32 tensor of the updates' shape summed per element, exactly, into f32 zeros.
+    fn count(&self, per_update: Fused) -> Fused {
+        let zeros = Cube::float_zeros(self.p.data.clone(), &self.p.device, FloatDType::F32);
+        scatter::register_grouped(self.p.count, self.p.count_writes.clone(), true, zeros, per_update)
+    }
+
+    /// How many updates reached each element (f32).
     fn counts(&self) -> Fused {
-        let ones = Cube::float_ones(self.p.updates.clone(), &self.p.device, self.float);
-        self.scatter(self.p.add, self.zeros(&self.p.data), ones)
+        self.count(Cube::float_ones(self.p.updates.clone(), &self.p.device, FloatDType::F32))
+    }
+
+    /// `g / n` in f32 (`n` f32, at least 1), back in the gradient's type.
+    fn share(&self, g: Fused, n: Fused) -> Fused {
+        Cube::float_cast(Cube::float_div(self.f32(g), Cube::float_clamp_min(n, 1.0.into())), self.float)
     }
 
     /// `g` where no update reached the element, else 0.
@@ -188,8 +224,7 @@ impl<T: Element, I: IndexElement> Ops<'_, T, I> {
             return self.unreached(g);
         }
         // An element no update reached has a count of 0: any divisor of 1 or more serves it.
-        let n = Cube::float_clamp_min(Cube::float_add_scalar(self.counts(), with_data.into()), 1.0.into());
-        let share = Cube::float_div(g, n);
+        let share = self.share(g, Cube::float_add_scalar(self.counts(), with_data.into()));
         if to_updates {
             self.gather(share)
         } else {
@@ -199,19 +234,21 @@ impl<T: Element, I: IndexElement> Ops<'_, T, I> {
 
     fn extremum(&self, g: Fused, s: &Saved, to_updates: bool) -> Fused {
         let bools = self.bool_dtype();
-        let equal = |a: Fused, b: Fused| Cube::bool_into_float(Cube::float_equal(a, b, bools), self.float);
-        let mut at_data = equal(s.data.clone(), s.output.clone());
+        let mut at_data =
+            Cube::bool_into_float(Cube::float_equal(s.data.clone(), s.output.clone(), bools), self.float);
         if !self.p.use_init_val {
             let reached = Cube::float_greater_elem(self.counts(), 0.0.into(), bools);
             at_data = Cube::float_mask_fill(at_data, reached, 0.0.into());
         }
-        let at_updates = equal(s.updates.clone(), self.gather(s.output.clone()));
-        // A NaN result equals nothing: its count is 0, and a divisor of 1 keeps 0s.
+        let tied = Cube::float_equal(s.updates.clone(), self.gather(s.output.clone()), bools);
+        let at_updates = Cube::bool_into_float(tied.clone(), self.float);
+        // Ties counted in f32; a NaN result equals nothing: its count is 0, and a divisor of 1
+        // keeps 0s.
         let ties = Cube::float_add(
-            at_data.clone(),
-            self.scatter(self.p.add, self.zeros(&self.p.data), at_updates.clone()),
+            self.f32(at_data.clone()),
+            self.count(Cube::bool_into_float(tied, FloatDType::F32)),
         );
-        let share = Cube::float_div(g, Cube::float_clamp_min(ties, 1.0.into()));
+        let share = self.share(g, ties);
         if to_updates {
             Cube::float_mul(self.gather(share), at_updates)
         } else {
