@@ -151,9 +151,7 @@ impl<T: Element, I: IndexElement> GatherOp<T, I> {
             self.queue_checked(client, kernel, &inputs, (output, bytes(Operand::Output)), error_policy)
         })?;
         if flagged {
-            let read = launch::exclusive(|| launch::read(client, indices.clone()))?;
-            let n = plan.indices.min_buffer_len().unwrap_or(0) * I::INDEX.words() * 4;
-            return Err(first_bad_index(plan, &I::from_bytes(&read[..n])));
+            return Err(first_bad_index(plan, &super::read_indices::<I>(client, indices, &plan.indices)?));
         }
         Ok(())
     }

@@ -386,6 +386,19 @@ fn walk_at(walk: &Walk, count: usize, plan: &impl OpPlan) -> Result<Walk, Error>
     }))
 }
 
+/// The values of an index buffer on the device laid out as `layout`, read back (a round trip
+/// that waits for the device's earlier work) after checking that the buffer holds them.
+fn read_indices<I: crate::element::IndexElement>(
+    client: &Client,
+    indices: &Handle,
+    layout: &TensorLayout,
+) -> Result<Vec<I>, Error> {
+    let n = layout.min_buffer_len().unwrap_or(0) * I::INDEX.words() * 4;
+    launch::check_handle(Operand::Indices, indices, n)?;
+    let read = launch::exclusive(|| launch::read(client, indices.clone()))?;
+    Ok(I::from_bytes(&read[..n]))
+}
+
 fn check_type<T: Element>(tensor: Operand, declared: stridex_core::DType) -> Result<(), Error> {
     if declared != T::DTYPE {
         return Err(Error::TypeMismatch { tensor, declared, used: T::DTYPE });

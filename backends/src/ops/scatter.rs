@@ -210,10 +210,8 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
         indices: &Handle,
         dest: TensorLayout,
     ) -> Result<Writes, Error> {
-        let n = self.plan()?.map.indices.min_buffer_len().unwrap_or(0) * I::INDEX.words() * 4;
-        launch::check_handle(Operand::Indices, indices, n)?;
-        let read = launch::exclusive(|| launch::read(client, indices.clone()))?;
-        self.group(&I::from_bytes(&read[..n]), dest)
+        let values = super::read_indices::<I>(client, indices, &self.plan()?.map.indices)?;
+        self.group(&values, dest)
     }
 
     /// The runs `values` (the indices buffer's elements) write in a buffer laid out as `dest`,

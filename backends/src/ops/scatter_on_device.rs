@@ -7,7 +7,7 @@
 //! nothing is written before that check passes.
 
 use super::scatter::ScatterOp;
-use super::{check_indices, Verified};
+use super::{check_indices, read_indices, Verified};
 use crate::device::{with_client, Device};
 use crate::element::{Element, IndexElement};
 use crate::error::Error;
@@ -76,9 +76,7 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
                 None => true,
             };
             if flagged {
-                let n = plan.map.indices.min_buffer_len().unwrap_or(0) * I::INDEX.words() * 4;
-                let read = launch::exclusive(|| launch::read(client, indices.clone()))?;
-                check_indices(&plan.map, &I::from_bytes(&read[..n]))?;
+                check_indices(&plan.map, &read_indices::<I>(client, indices, &plan.map.indices)?)?;
                 if k.check().is_some() {
                     // The device flagged an index the host finds in range: nothing is written.
                     return Err(Error::Device(
