@@ -6,7 +6,7 @@ pub use stridex_backends::burn;
 pub use stridex_backends::{
     buffers, cubecl, explain, AppendIndex, Backend, Chain, ChainKernel, ChainKind, ChainOp, Device, Dialect,
     Element, Error, Gather, GatherKind, GatherOp, IndexBuffers, IndexElement, IndexTypes, Op, OpKind,
-    Scatter, ScatterOp, Slice, SliceKind, SliceOp, StageKernel, Tensor,
+    Scatter, ScatterKernel, ScatterKind, ScatterOp, Slice, SliceKind, SliceOp, StageKernel, Tensor,
 };
 pub use stridex_core::{
     ChainDesc, ChainPlan, DType, Duplicates, FeatureLevel, GatherDesc, GatherForm, GatherPlan, GatherRules,

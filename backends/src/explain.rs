@@ -10,10 +10,10 @@
 #![cfg_attr(not(any(feature = "wgpu", feature = "cuda")), allow(dead_code, unused_imports, unused_variables))]
 
 use crate::error::Error;
-use crate::kernels::{ChainKernel, Launch, OpKernel};
+use crate::kernels::{ChainKernel, Launch, OpKernel, ScatterKernel};
 use cubecl::prelude::*;
 use cubecl::Compiler;
-use stridex_core::kernel::{GatherKernelDesc, ScatterKernelDesc, SliceKernelDesc};
+use stridex_core::kernel::{GatherKernelDesc, SliceKernelDesc};
 
 /// A language a kernel is compiled to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -68,12 +68,6 @@ pub(crate) fn source(kernel: &impl Launch, dialect: Dialect) -> Result<String, E
         }
     }
     Ok(all)
-}
-
-/// The source of one kernel definition in `dialect` (a kernel that fails to expand is an `Err`).
-pub(crate) fn definition_source(definition: KernelDefinition, dialect: Dialect) -> Result<String, Error> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| compile(definition, dialect)))
-        .unwrap_or_else(|_| Err(Error::Device("the kernel failed to expand".into())))
 }
 
 fn compile(definition: KernelDefinition, dialect: Dialect) -> Result<String, Error> {
@@ -153,28 +147,7 @@ pub fn chain_source(desc: &stridex_core::ChainDesc, dialect: Dialect) -> Result<
 /// The kernel source of a scatter descriptor, writing the packed copy `run` returns (`None`:
 /// its runs are empty, nothing is written).
 pub fn scatter_source(desc: &stridex_core::ScatterDesc, dialect: Dialect) -> Result<Option<String>, Error> {
-    scatter_plan_source(&desc.plan()?, dialect)
-}
-
-pub(crate) fn scatter_plan_source(
-    plan: &stridex_core::ScatterPlan,
-    dialect: Dialect,
-) -> Result<Option<String>, Error> {
-    let output = plan.output();
-    if let Some(k) = crate::kernels::scatter_on_device::OnDevice::of(plan, &output) {
-        let mut text = String::new();
-        for (heading, definition) in k.definitions() {
-            if let Some(h) = heading {
-                text.push_str(h);
-                text.push('\n');
-            }
-            text.push_str(&definition_source(definition, dialect)?);
-        }
-        return Ok(Some(text));
-    }
-    ScatterKernelDesc::of(plan, &output)
-        .map(|k| definition_source(crate::kernels::scatter::definition(&k), dialect))
-        .transpose()
+    plan_source::<ScatterKernel>(&desc.plan()?, dialect)
 }
 
 fn plan_source<K: OpKernel>(plan: &K::Plan, dialect: Dialect) -> Result<Option<String>, Error> {

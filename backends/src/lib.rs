@@ -30,10 +30,10 @@ pub use error::Error;
 #[cfg(feature = "cuda")]
 pub use explain::cuda_options;
 pub use explain::Dialect;
-pub use kernels::{ChainKernel, StageKernel};
+pub use kernels::{ChainKernel, OnDevice, ScatterKernel, StageKernel};
 pub use ops::{
-    ChainKind, ChainOp, GatherKind, GatherOp, IndexBuffer, IndexBuffers, IndexTypes, Op, OpKind, ScatterOp,
-    SliceKind, SliceOp,
+    ChainKind, ChainOp, GatherKind, GatherOp, IndexBuffer, IndexBuffers, IndexTypes, Op, OpKind, ScatterKind,
+    ScatterOp, SliceKind, SliceOp,
 };
 pub use stridex_core as core;
 pub use tensor::Tensor;

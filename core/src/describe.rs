@@ -9,6 +9,7 @@ use crate::gather::{GatherDesc, GatherPlan};
 use crate::kernel::ChainKernelDesc;
 use crate::layout::{next_coords, LayoutKind, TensorLayout};
 use crate::rules::{GatherForm, OutOfRange, SliceForm};
+use crate::scatter::{ScatterDesc, ScatterPlan};
 use crate::slice::{SliceDesc, SlicePlan};
 use std::fmt::Write;
 
@@ -137,18 +138,7 @@ pub fn gather(desc: &GatherDesc, p: &GatherPlan) -> String {
     }
     s += &tensor("data", p.data_type, &p.data, "");
     s += &tensor("indices", p.index_type.dtype(), &p.indices, "");
-    // The sizes of the data axes the indices name (one, or a GatherND tuple's).
-    let sizes: Vec<usize> = p.index_axes().map(|a| a.size).collect();
-    let mut params = match p.form {
-        GatherForm::Nd => format!(
-            "  tuples of {} coordinate(s) into data axes {}..{} (sizes {})",
-            p.components,
-            p.axis,
-            p.axis + p.components,
-            list(&sizes)
-        ),
-        _ => format!("  axis {} (size {})", p.axis, sizes[0]),
-    };
+    let (mut params, sizes) = index_params(p);
     if let Some(b) = desc.batch_dims {
         let _ = write!(params, ", batch_dims {b}");
     }
@@ -179,6 +169,45 @@ pub fn gather(desc: &GatherDesc, p: &GatherPlan) -> String {
         }
         format!("data[{}]", data.join(", "))
     });
+    s
+}
+
+/// What the indices name (one data axis, or a GatherND tuple's axes), and those axes' sizes.
+fn index_params(p: &GatherPlan) -> (String, Vec<usize>) {
+    let sizes: Vec<usize> = p.index_axes().map(|a| a.size).collect();
+    let params = match p.form {
+        GatherForm::Nd => format!(
+            "  tuples of {} coordinate(s) into data axes {}..{} (sizes {})",
+            p.components,
+            p.axis,
+            p.axis + p.components,
+            list(&sizes)
+        ),
+        _ => format!("  axis {} (size {})", p.axis, sizes[0]),
+    };
+    (params, sizes)
+}
+
+pub fn scatter(_desc: &ScatterDesc, p: &ScatterPlan) -> String {
+    let mut s = format!("{} (rules: {})\n", p.op, p.map.rules.name());
+    s += &tensor("data", p.data_type(), &p.map.data, "");
+    s += &tensor("indices", p.map.index_type.dtype(), &p.map.indices, "");
+    s += &tensor("updates", p.data_type(), &p.updates, "");
+    s += &index_params(&p.map).0;
+    s.push('\n');
+    let _ = writeln!(
+        s,
+        "  reduction {}{}, duplicates {}, out_of_range {}",
+        p.reduction,
+        if p.use_init_val { "" } else { " of the updates alone (use_init_val false)" },
+        p.duplicates.name(),
+        p.out_of_range,
+    );
+    let _ = writeln!(
+        s,
+        "  each index position writes a run of {} element(s); `run` returns the data's sizes, packed",
+        p.run_len()
+    );
     s
 }
 

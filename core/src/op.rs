@@ -3,7 +3,7 @@
 //! and one `op!` line here, not another copy of the questions.
 
 use crate::{describe, dynamic, ChainDesc, ChainPlan, DType, GatherDesc, GatherPlan, RuleError, SliceDesc};
-use crate::{SlicePlan, TensorLayout};
+use crate::{ScatterDesc, ScatterPlan, SlicePlan, TensorLayout};
 
 /// A descriptor as written (by a macro, a builder or a tool), before its rules ran.
 pub trait OpDesc: Clone + std::fmt::Debug + Send + Sync + 'static {
@@ -82,3 +82,43 @@ macro_rules! op {
 op!(GatherDesc => GatherPlan, "GatherOp", data, |p| p.data_type, dynamic::gather_at, describe::gather, |d| d.dynamic_leading);
 op!(SliceDesc => SlicePlan, "SliceOp", input, |p| p.data_type, dynamic::slice_at, describe::slice, |d| d.dynamic_leading);
 op!(ChainDesc => ChainPlan, "ChainOp", data, |p| p.output_type(), dynamic::chain_at, describe::chain, |d| d.dynamic_leading.is_some());
+
+// A scatter has no `_` count, and reads its data through the gather that maps it.
+impl OpDesc for ScatterDesc {
+    type Plan = ScatterPlan;
+    const NAME: &'static str = "ScatterOp";
+
+    fn plan(&self) -> Result<ScatterPlan, RuleError> {
+        ScatterDesc::plan(self)
+    }
+
+    fn plan_at(&self, _count: usize) -> Result<ScatterPlan, RuleError> {
+        ScatterDesc::plan(self)
+    }
+
+    fn describe(&self, plan: &ScatterPlan) -> String {
+        describe::scatter(self, plan)
+    }
+
+    fn is_dynamic(&self) -> bool {
+        false
+    }
+}
+
+impl OpPlan for ScatterPlan {
+    fn source(&self) -> &TensorLayout {
+        &self.map.data
+    }
+
+    fn output(&self) -> &TensorLayout {
+        &self.output
+    }
+
+    fn data_type(&self) -> DType {
+        self.map.data_type
+    }
+
+    fn output_type(&self) -> DType {
+        self.map.data_type
+    }
+}

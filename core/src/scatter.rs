@@ -91,6 +91,8 @@ pub struct ScatterPlan {
     pub keyed: Vec<KeyedDim>,
     /// In the updates' order.
     pub free: Vec<FreeDim>,
+    /// What `run` returns: the data's sizes, packed.
+    pub output: TensorLayout,
 }
 
 /// Destination runs and the index positions that write each, in order: the list of run `g` is
@@ -174,10 +176,21 @@ impl ScatterDesc {
             .check_disjoint()
             .map_err(|overlap| RuleError::ScatterOverlap { overlap, strides: map.data.strides.to_vec() })?;
         let (keyed, free) = split(&map);
-        let plan =
-            ScatterPlan { op, map, updates, reduction, duplicates, use_init_val, out_of_range, keyed, free };
+        let output = TensorLayout::packed(map.data.sizes);
+        let plan = ScatterPlan {
+            op,
+            map,
+            updates,
+            reduction,
+            duplicates,
+            use_init_val,
+            out_of_range,
+            keyed,
+            free,
+            output,
+        };
         // Both destinations: the packed copy `run` returns, and the data `launch` writes.
-        plan.check_lanes(&plan.output())?;
+        plan.check_lanes(&plan.output)?;
         plan.check_lanes(&plan.map.data)?;
         Ok(plan)
     }
@@ -221,11 +234,6 @@ fn split(map: &GatherPlan) -> (Vec<KeyedDim>, Vec<FreeDim>) {
 impl ScatterPlan {
     pub fn data_type(&self) -> DType {
         self.map.data_type
-    }
-
-    /// What `run` returns: the data's sizes, packed.
-    pub fn output(&self) -> TensorLayout {
-        TensorLayout::packed(self.map.data.sizes)
     }
 
     /// Elements of a destination run (the free dimensions' product).

@@ -9,8 +9,8 @@ mod common;
 use common::{chains, generate, generate::Rng};
 use std::borrow::Cow;
 use stridex_core::{
-    describe, seeds, ChainCount, ChainDesc, DType, GatherDesc, GatherRules, OutOfRange, SignedDims,
-    SliceWindow, StageDesc, TensorDecl, TensorLayout,
+    describe, seeds, ChainCount, ChainDesc, DType, Dims, GatherDesc, GatherForm, GatherRules, OutOfRange,
+    Reduction, ScatterDesc, SignedDims, SliceWindow, StageDesc, TensorDecl, TensorLayout,
 };
 
 /// The grid's entries (`data[i[0, 1], 2]` or `input[3, 1]`) in row-major order.
@@ -78,6 +78,33 @@ fn data_coords(
         rest = part.trim_start_matches([',', ' ']);
     }
     Some(coords)
+}
+
+#[test]
+fn a_scatter_is_described_exactly() {
+    let decl = |dtype, sizes: &[usize]| TensorDecl::packed(dtype, Dims::new(sizes).unwrap());
+    // ONNX ScatterElements' second example: [[1, 2, 3, 4, 5]] <- [[1, 3]] along axis 1, added.
+    let mut desc = ScatterDesc::new(
+        GatherForm::Elements,
+        GatherRules::Onnx,
+        decl(DType::F32, &[1, 5]),
+        decl(DType::I64, &[1, 2]),
+        decl(DType::F32, &[1, 2]),
+        1,
+    );
+    desc.reduction = Some(Reduction::Add);
+    let text = describe::scatter(&desc, &desc.plan().unwrap());
+    assert_eq!(
+        text,
+        "ONNX ScatterElements-18 (rules: onnx)
+  data     f32[1, 5]  strides [5, 1]  packed; a buffer of at least 5 element(s) (20 bytes)
+  indices  i64[1, 2]  strides [2, 1]  packed; a buffer of at least 2 element(s) (16 bytes)
+  updates  f32[1, 2]  strides [2, 1]  packed; a buffer of at least 2 element(s) (8 bytes)
+  axis 1 (size 5)
+  reduction add, duplicates last, out_of_range error
+  each index position writes a run of 1 element(s); `run` returns the data's sizes, packed
+"
+    );
 }
 
 #[test]

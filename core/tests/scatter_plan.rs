@@ -23,7 +23,7 @@ fn unit(dtype: DType, data: &[usize], ids: usize) -> (u32, u32) {
         0,
     );
     let plan = desc.plan().unwrap();
-    let k = ScatterKernelDesc::of(&plan, &plan.output()).unwrap();
+    let k = ScatterKernelDesc::of(&plan, &plan.output).unwrap();
     (k.vector, k.run)
 }
 
@@ -70,7 +70,7 @@ fn many_writes_group_in_order() {
                 (x % rows as u64) as i128
             })
             .collect();
-        let groups = plan.group(&plan.output(), |i| ids[i]).unwrap();
+        let groups = plan.group(&plan.output, |i| ids[i]).unwrap();
         let mut naive: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
         for (p, &id) in ids.iter().enumerate() {
             naive.entry(id as u32 * 2).or_default().push(p as u32 * 2);
@@ -97,13 +97,13 @@ fn single_narrow_elements_group_by_word() {
     let plan = desc.plan().unwrap();
     assert!(plan.lane_words());
     let ids = [1i128, 0, 1, 3, 3, 2];
-    let groups = plan.group(&plan.output(), |i| ids[i]).unwrap();
+    let groups = plan.group(&plan.output, |i| ids[i]).unwrap();
     // Row 0 writes elements 1, 0, 1 (word 0); row 1 writes 7, 7, 6 (word 3); under `none`
     // element 1 keeps position 2 and element 7 position 4.
     assert_eq!(groups.keys, [0, 3]);
     assert_eq!(groups.members, [1 << 2, (2 << 2) | 1, 5 << 2, (4 << 2) | 1]);
     assert_eq!(groups.starts, [0, 2, 4]);
-    let k = ScatterKernelDesc::of(&plan, &plan.output()).unwrap();
+    let k = ScatterKernelDesc::of(&plan, &plan.output).unwrap();
     assert!(k.lane_words && k.run == 1 && k.vector == 1 && k.lanes == 2);
 }
 
@@ -124,7 +124,7 @@ fn replaced_writes_are_the_earlier_ones_to_a_destination() {
     desc.map.out_of_range = Some(stridex_core::OutOfRange::Zero);
     let plan = desc.plan().unwrap();
     let ids: [i128; 6] = [2, 0, 2, -5, 9, 9];
-    assert_eq!(plan.replaced(&plan.output(), |i| ids[i]).unwrap(), vec![0, 1]);
+    assert_eq!(plan.replaced(&plan.output, |i| ids[i]).unwrap(), vec![0, 1]);
 
     let nd = ScatterDesc::new(
         GatherForm::Nd,
@@ -136,7 +136,7 @@ fn replaced_writes_are_the_earlier_ones_to_a_destination() {
     );
     let plan = nd.plan().unwrap();
     let tuples: [i128; 6] = [1, 2, 0, 0, 1, 2];
-    assert_eq!(plan.replaced(&plan.output(), |i| tuples[i]).unwrap(), vec![0]);
+    assert_eq!(plan.replaced(&plan.output, |i| tuples[i]).unwrap(), vec![0]);
 }
 
 /// `mean` and `use_init_val` are OpenVINO ScatterElementsUpdate-12's alone (docs/rules.md,
@@ -159,7 +159,7 @@ fn means_and_the_data_left_out_are_scatter_elements_update_12s() {
     };
     let plan = elements(GatherRules::OpenVino, DType::I32, Reduction::Mean, Some(false)).unwrap();
     assert!(!plan.use_init_val);
-    let k = ScatterKernelDesc::of(&plan, &plan.output()).unwrap();
+    let k = ScatterKernelDesc::of(&plan, &plan.output).unwrap();
     assert_eq!((k.reduction, k.mean, k.use_init_val), (Reduction::Add, true, false));
     assert!(elements(GatherRules::OpenVino, DType::F32, Reduction::Max, None).unwrap().use_init_val);
     for rules in [GatherRules::Onnx, GatherRules::DirectMl] {

@@ -67,7 +67,7 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
         let data = as_declared(Operand::Data, data, &plan.map.data)?;
         check_meta(Operand::Indices, indices.dtype, indices.meta.shape(), I::DTYPE, &plan.map.indices)?;
         let indices = as_declared(Operand::Indices, indices, &plan.map.indices)?;
-        let dest = if data.can_mut() { plan.map.data } else { plan.output() };
+        let dest = if data.can_mut() { plan.map.data } else { plan.output };
         let writes = self.group_read_back(&indices.client, &indices.handle, dest)?;
         scatter_on_cube(self, data, updates, &writes, as_declared)
     }
@@ -151,7 +151,7 @@ fn scatter_on_cube<T: Element, I: IndexElement>(
     let data = burn_cubecl::kernel::untile(data);
     let dest = if data.can_mut() && writes.dest() == &plan.map.data {
         lay_out(Operand::Data, data, &plan.map.data)?
-    } else if writes.dest() == &plan.output() {
+    } else if writes.dest() == &plan.output {
         packed_copy(data, writes.dest())?
     } else {
         return Err(Error::BurnTensor {

@@ -2,7 +2,8 @@
 //! with its launcher and its definition (what `explain` compiles) beside its `#[cube]` code:
 //! the row kernel (`rows`: gathers, slices and fused chains whose output rows are whole
 //! vector lines), and a gather and a slice kernel for any layout (the slot walk), sharing the
-//! `#[cube]` pieces below. `Launch` is what an op needs of a kernel descriptor: queue it on
+//! `#[cube]` pieces below; and a scatter's kernels (`scatter_op`: grouped on the host, or
+//! reading the indices on the device). `Launch` is what an op needs of a kernel descriptor: queue it on
 //! buffers, size its buffers, and define it for `explain`.
 //!
 //! Buffers are arrays of 32-bit words (or vectors of them): data movement does not care about
@@ -17,6 +18,7 @@ mod rows;
 pub(crate) mod scatter;
 pub(crate) mod scatter_lines;
 pub(crate) mod scatter_on_device;
+mod scatter_op;
 pub(crate) mod scatter_rows;
 mod slice;
 
@@ -27,6 +29,8 @@ pub use gather::gather_kernel;
 pub use rows::rows_kernel;
 pub use scatter::scatter_kernel;
 pub use scatter_lines::scatter_lines_kernel;
+pub use scatter_on_device::OnDevice;
+pub use scatter_op::ScatterKernel;
 pub use scatter_rows::{claim_rows_kernel, write_rows_kernel};
 pub use slice::slice_kernel;
 
@@ -82,6 +86,11 @@ pub(crate) trait OpKernel: Launch + Clone + std::fmt::Debug + Send + Sync + Size
 
     /// Bytes of the op's index buffer (a chain's largest; none for a slice).
     fn index_bytes(_plan: &Self::Plan) -> usize {
+        0
+    }
+
+    /// Bytes of the op's updates buffer (a scatter's; none for the others).
+    fn updates_bytes(_plan: &Self::Plan) -> usize {
         0
     }
 }

@@ -10,7 +10,7 @@ use stridex_core::{ScatterPlan, TensorLayout};
 
 /// The kernels of a scatter that reads its indices on the device.
 #[derive(Clone, Debug)]
-pub(crate) enum OnDevice {
+pub enum OnDevice {
     Lines(ScatterLinesDesc),
     Rows(ScatterRowsDesc),
 }
@@ -21,6 +21,14 @@ impl OnDevice {
         ScatterLinesDesc::of(plan, dest)
             .map(OnDevice::Lines)
             .or_else(|| ScatterRowsDesc::of(plan, dest).map(OnDevice::Rows))
+    }
+
+    /// Which kernels these are (see `ScatterKernel::tag`).
+    pub(crate) fn tag(&self) -> u8 {
+        match self {
+            OnDevice::Lines(_) => 1,
+            OnDevice::Rows(_) => 2,
+        }
     }
 
     /// Under `error`, the device check of the packed indices (`None`: read back to check).
@@ -51,14 +59,14 @@ impl OnDevice {
     }
 
     /// The kernels' definitions, each headed where there are two (for `explain`).
-    pub(crate) fn definitions(&self) -> Vec<(Option<&'static str>, KernelDefinition)> {
+    pub(crate) fn definitions(&self) -> Vec<(Option<String>, Option<KernelDefinition>)> {
         match self {
-            OnDevice::Lines(k) => vec![(None, scatter_lines::definition(k))],
+            OnDevice::Lines(k) => vec![(None, Some(scatter_lines::definition(k)))],
             OnDevice::Rows(k) => {
                 let [claim, write] = scatter_rows::definitions(k);
                 vec![
-                    (Some("// kernel 1 of 2: each row claimed for its last writer"), claim),
-                    (Some("// kernel 2 of 2: each claimed row written"), write),
+                    (Some("kernel 1 of 2: each row claimed for its last writer".into()), Some(claim)),
+                    (Some("kernel 2 of 2: each claimed row written".into()), Some(write)),
                 ]
             }
         }

@@ -1,5 +1,5 @@
 //! The ops a macro (or a run-time builder) produces: one [`Op`] over an [`OpKind`] (gather,
-//! slice, chain). What every kind shares lives here: the validated plan and kernel built once,
+//! slice, chain, scatter). What every kind shares lives here: the validated plan and kernel built once,
 //! the plan and kernel of a `_` op at a count, buffer sizes, the checks of host and device
 //! buffers, and one path that uploads, queues and reads back any kernel ([`Launch`]). Each
 //! kind's file adds what only it has: its buffers' types (`run`, `launch`) and its index checks.
@@ -40,7 +40,7 @@ use std::sync::{Mutex, OnceLock};
 use stridex_core::kernel::Walk;
 use stridex_core::{OpDesc, OpPlan, Operand, RuleError, TensorDecl, TensorLayout};
 
-/// What an op kind (gather, slice, chain) brings to [`Op`]: its descriptor (whose plan, name
+/// What an op kind (gather, slice, chain, scatter) brings to [`Op`]: its descriptor (whose plan, name
 /// and description core's [`OpDesc`] gives) and its kernel (how it is made from the plan).
 /// Implemented in this crate only: its kernel must be one stridex can launch (a crate-private
 /// bound), which seals it.
@@ -69,6 +69,8 @@ op_kinds! {
     GatherKind: stridex_core::GatherDesc => stridex_core::kernel::GatherKernelDesc;
     /// The slice kind of [`Op`]: [`SliceOp`].
     SliceKind: stridex_core::SliceDesc => stridex_core::kernel::SliceKernelDesc;
+    /// The scatter kind of [`Op`]: [`ScatterOp`].
+    ScatterKind: stridex_core::ScatterDesc => crate::kernels::ScatterKernel;
 }
 
 /// The chain kind of [`Op`]: [`ChainOp`], whose result has element type `O` (the data's, or a
@@ -88,7 +90,7 @@ impl<O: 'static> OpKind for ChainKind<O> {
 pub type PlanOf<K> = <<K as OpKind>::Desc as OpDesc>::Plan;
 
 /// An op checked against its rules, with its kernel specialized on the checked constants:
-/// [`GatherOp`], [`SliceOp`] and [`ChainOp`] are this over their kind. `T` is the element type
+/// [`GatherOp`], [`SliceOp`], [`ChainOp`] and [`ScatterOp`] are this over their kind. `T` is the element type
 /// and `I` the index type(s).
 ///
 /// An op is `Send + Sync`: a `static` op serves every thread. Its plan and kernel descriptor
@@ -228,8 +230,7 @@ impl<K: OpKind, T, I> Op<K, T, I> {
         };
         match tensor {
             Operand::Indices => K::Kernel::index_bytes(plan),
-            // Scatters only.
-            Operand::Updates => 0,
+            Operand::Updates => K::Kernel::updates_bytes(plan),
             Operand::Output => {
                 walk(kernel.and_then(Launch::last_walk), Walk::out_words, plan.output(), plan.output_type())
             }
@@ -411,26 +412,36 @@ fn has_gaps(layout: &TensorLayout) -> bool {
     layout.min_buffer_len() != Some(layout.num_elements())
 }
 
-/// The runtimes (by CubeCL's name for them) on which an op's kernel has been seen to run.
+/// The runtimes (by CubeCL's name for them) on which an op's kernel has been seen to run, with
+/// which of its kernels (a scatter chooses among several per destination; other ops have one).
 /// CubeCL drops a launch whose kernel fails to build with only a log line; building is
-/// deterministic, so the first launch per runtime waits for the status word and later ones
-/// need not.
-struct Verified(Mutex<Vec<&'static str>>);
+/// deterministic, so the first launch of a kernel per runtime waits for the status word and
+/// later ones need not.
+struct Verified(Mutex<Vec<(&'static str, u8)>>);
 
 impl Verified {
     const fn new() -> Verified {
         Verified(Mutex::new(Vec::new()))
     }
 
-    /// True when `client`'s runtime was confirmed before.
+    /// True when `client`'s runtime was confirmed before (for the op's one kernel).
     fn seen(&self, client: &Client) -> bool {
-        self.0.lock().is_ok_and(|v| v.contains(&client.name()))
+        self.seen_kernel(client, 0)
     }
 
     fn confirm(&self, client: &Client) {
+        self.confirm_kernel(client, 0)
+    }
+
+    /// True when kernel `which` of the op was confirmed on `client`'s runtime before.
+    fn seen_kernel(&self, client: &Client, which: u8) -> bool {
+        self.0.lock().is_ok_and(|v| v.contains(&(client.name(), which)))
+    }
+
+    fn confirm_kernel(&self, client: &Client, which: u8) {
         if let Ok(mut v) = self.0.lock() {
-            if !v.contains(&client.name()) {
-                v.push(client.name());
+            if !v.contains(&(client.name(), which)) {
+                v.push((client.name(), which));
             }
         }
     }

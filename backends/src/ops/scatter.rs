@@ -4,115 +4,35 @@
 //! kernels can read the indices on the device themselves, nothing is grouped
 //! ([`super::scatter_on_device`]).
 
-use super::{check_len, check_type, Verified};
+use super::{check_len, check_type, Op, ScatterKind};
 use crate::device::{with_client, Device};
 use crate::element::{Element, IndexElement};
 use crate::error::Error;
-use crate::kernels::scatter::{self as kernel, ScatterBuffers};
-use crate::kernels::scatter_on_device::OnDevice;
 use crate::kernels::word_bytes;
+use crate::kernels::{Launch, ScatterKernel};
 use crate::launch;
 use crate::tensor::Tensor;
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 use std::borrow::Cow;
-use std::marker::PhantomData;
-use std::sync::OnceLock;
 use stridex_core::kernel::ScatterKernelDesc;
 use stridex_core::layout::next_coords;
-use stridex_core::{Operand, RuleError, ScatterDesc, ScatterFault, ScatterGroups, ScatterPlan, TensorLayout};
+use stridex_core::{Operand, ScatterDesc, ScatterFault, ScatterGroups, TensorLayout};
 
-/// A scatter checked against its rules. `scatter!`, `scatter_elements!` and `scatter_nd!`
-/// build one at compile time; [`ScatterOp::new`] at run time.
+/// A scatter checked against its rules: [`Op`] over the scatter kind. `scatter!`,
+/// `scatter_elements!` and `scatter_nd!` build one at compile time; [`ScatterOp::new`] at run
+/// time.
 ///
 /// `run` returns the scattered copy of the data (ONNX's semantics); `launch` updates a device
 /// buffer in place (a KV cache). Either way the result is bit for bit the serial reference's:
 /// updates are applied in the indices' row-major order (under `none`, the last write wins;
 /// reductions start from the data), whatever the device and its thread count.
-pub struct ScatterOp<T, I> {
-    desc: ScatterDesc,
-    plan: OnceLock<Result<ScatterPlan, RuleError>>,
-    /// Runtimes on which the in-place kernel (writing the data's layout) was seen to run.
-    verified: Verified,
-    /// The same for the kernels that read the indices on the device (`scatter_on_device`).
-    pub(super) verified_on_device: Verified,
-    types: PhantomData<fn() -> (T, I)>,
-}
-
-impl<T, I> std::fmt::Debug for ScatterOp<T, I> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ScatterOp").field("desc", &self.desc).finish_non_exhaustive()
-    }
-}
-
-impl<T, I> ScatterOp<T, I> {
-    /// For macro expansions: `desc` passed every rule at compile time, with these types.
-    #[doc(hidden)]
-    pub const fn __from_checked(desc: ScatterDesc) -> Self {
-        ScatterOp {
-            desc,
-            plan: OnceLock::new(),
-            verified: Verified::new(),
-            verified_on_device: Verified::new(),
-            types: PhantomData,
-        }
-    }
-
-    pub fn desc(&self) -> &ScatterDesc {
-        &self.desc
-    }
-
-    /// The validated, normalized form.
-    pub fn plan(&self) -> Result<&ScatterPlan, Error> {
-        self.plan.get_or_init(|| self.desc.plan()).as_ref().map_err(|e| Error::Rule(e.clone()))
-    }
-
-    /// The shape `run` returns: the data's.
-    pub fn output_shape(&self) -> Result<&[usize], Error> {
-        Ok(&self.plan()?.map.data.sizes)
-    }
-
-    /// A text a person reads: the operator, the tensors, the reduction and the policies.
-    pub fn describe(&self) -> String {
-        match self.plan() {
-            Ok(p) => format!(
-                "{}: data {} {:?} strides {:?}, indices {} {:?}, updates {:?} strides {:?}\n  \
-                 runs of {} element(s), reduction {}{}, duplicates {}, out_of_range {}",
-                p.op,
-                p.data_type(),
-                &p.map.data.sizes[..],
-                &p.map.data.strides[..],
-                p.map.index_type.dtype(),
-                &p.map.indices.sizes[..],
-                &p.updates.sizes[..],
-                &p.updates.strides[..],
-                p.run_len(),
-                p.reduction,
-                if p.use_init_val { "" } else { " of the updates alone (use_init_val false)" },
-                p.duplicates.name(),
-                p.out_of_range,
-            ),
-            Err(e) => format!("invalid scatter: {e}"),
-        }
-    }
-
-    /// The kernel `run` launches, as `dialect` source (`None`: its runs are empty).
-    pub fn kernel_source(&self, dialect: crate::Dialect) -> Result<Option<String>, Error> {
-        crate::explain::scatter_plan_source(self.plan()?, dialect)
-    }
-
-    /// Bytes a device buffer needs for `launch` (`Data`, `Indices` or `Updates`): the tensor's
-    /// elements, rounded up to whole 32-bit words.
-    pub fn buffer_bytes(&self, tensor: Operand) -> Result<usize, Error> {
-        let plan = self.plan()?;
-        let elem = plan.data_type().size();
-        Ok(match tensor {
-            Operand::Indices => word_bytes(&plan.map.indices, plan.map.index_type.words() * 4),
-            Operand::Updates => word_bytes(&plan.updates, elem),
-            _ => word_bytes(&plan.map.data, elem),
-        })
-    }
-}
+///
+/// What every op answers comes from [`Op`]: `plan`, `describe`, `output_shape` (the data's),
+/// `kernel_source` (the kernel(s) `run` launches, writing the packed copy; `None`: the runs
+/// are empty) and `buffer_bytes` (`Data`, `Indices`, `Updates`: each tensor's elements,
+/// rounded up to whole 32-bit words).
+pub type ScatterOp<T, I> = Op<ScatterKind, T, I>;
 
 impl<T: Element, I: IndexElement> ScatterOp<T, I> {
     /// Checks `desc` (the same rule functions the macros run) and the Rust types against it.
@@ -143,17 +63,23 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
         check_len(Operand::Data, &plan.map.data, &self.desc.map.data, data.len())?;
         check_len(Operand::Indices, &plan.map.indices, &self.desc.map.indices, indices.len())?;
         check_len(Operand::Updates, &plan.updates, &self.desc.updates, updates.len())?;
-        let output = plan.output();
+        let output = plan.output;
         let packed: Cow<'_, [T]> = if plan.map.data.is_packed() {
             Cow::Borrowed(&data[..output.num_elements()])
         } else {
             Cow::Owned(packed_copy(&plan.map.data, data))
         };
-        if let Some(k) = OnDevice::of(plan, &output) {
-            return self.run_on_device(device, &k, &packed, indices, updates);
-        }
+        let grouped = match self.kernel()? {
+            Some(ScatterKernel::OnDevice(k)) => {
+                return self.run_on_device(device, k, &packed, indices, updates)
+            }
+            Some(k) => Some(k),
+            None => None,
+        };
+        // Grouping checks the indices (under `error`, `duplicates: error`) even where nothing
+        // is written.
         let groups = self.group(indices, output)?.groups;
-        let Some(k) = ScatterKernelDesc::of(plan, &output).filter(|_| !groups.keys.is_empty()) else {
+        let Some(k) = grouped.filter(|_| !groups.keys.is_empty()) else {
             return Ok(Tensor::from_bytes(&output, &T::bytes(&packed)));
         };
         let (out_bytes, updates_bytes) = (T::bytes(&packed), T::bytes(updates));
@@ -162,9 +88,9 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
             let (queued, dest) = launch::on_device_thread(c, || {
                 let dest = launch::upload(c, &out_bytes, out_words);
                 let updates = launch::upload(c, &updates_bytes, 0);
-                (queue(c, &k, &groups, &updates, &dest), dest)
+                (queue(c, k, &groups, &updates, &dest), dest)
             })?;
-            let (_, mut bytes) = launch::wait_all(c, vec![queued], vec![dest])?;
+            let (_, mut bytes) = launch::wait_all(c, queued, vec![dest])?;
             Ok::<_, Error>(bytes.remove(0))
         })?;
         Ok(Tensor::from_bytes(&output, &bytes))
@@ -192,11 +118,12 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
         {
             launch::check_handle(tensor, handle, self.buffer_bytes(tensor)?)?;
         }
-        if let Some(k) = OnDevice::of(plan, &plan.map.data) {
-            return self.launch_on_device(client, &k, data, indices, updates);
-        }
-        if ScatterKernelDesc::of(plan, &plan.map.data).is_none() {
-            return Ok(());
+        match ScatterKernel::writing(plan, &plan.map.data) {
+            Some(ScatterKernel::OnDevice(k)) => {
+                return self.launch_on_device(client, &k, data, indices, updates)
+            }
+            Some(ScatterKernel::Grouped(_)) => {}
+            None => return Ok(()),
         }
         let writes = self.group_read_back(client, indices, plan.map.data)?;
         self.launch_writes(client, &writes, updates, data)
@@ -233,7 +160,10 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
         dest: &Handle,
     ) -> Result<(), Error> {
         let plan = self.plan()?;
-        let Some(k) = ScatterKernelDesc::of(plan, &writes.dest) else { return Ok(()) };
+        // Grouped runs take the grouped kernel, whatever `launch` would choose for `dest`.
+        let Some(k) = ScatterKernelDesc::of(plan, &writes.dest).map(ScatterKernel::Grouped) else {
+            return Ok(());
+        };
         if writes.groups.keys.is_empty() {
             return Ok(());
         }
@@ -244,12 +174,12 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
         let in_place = writes.dest == plan.map.data;
         launch::exclusive(|| {
             let queued = queue(client, &k, &writes.groups, updates, dest);
-            if in_place && self.verified.seen(client) {
+            if in_place && self.verified.seen_kernel(client, k.tag()) {
                 return Ok(());
             }
-            launch::wait_all(client, vec![queued], vec![])?;
+            launch::wait_all(client, queued, vec![])?;
             if in_place {
-                self.verified.confirm(client);
+                self.verified.confirm_kernel(client, k.tag());
             }
             Ok(())
         })
@@ -272,23 +202,21 @@ impl Writes {
     }
 }
 
-/// Uploads the runs' lists and queues the kernel on them.
+/// Uploads the runs' lists and queues the grouped kernel on them.
 fn queue(
     client: &Client,
-    k: &ScatterKernelDesc,
+    k: &ScatterKernel,
     groups: &ScatterGroups,
     updates: &Handle,
     dest: &Handle,
-) -> launch::Queued {
+) -> Vec<launch::Queued> {
     let list = |v: &[u32]| launch::upload(client, bytemuck::cast_slice(v), 0);
     let (keys, starts, members) = (list(&groups.keys), list(&groups.starts), list(&groups.members));
-    let buffers = ScatterBuffers { updates, keys: &keys, starts: &starts, members: &members, dest };
-    // SAFETY: `groups` came from `ScatterPlan::group` on the plan `k` was made of and on the
-    // layout `dest` holds (the packed output `run` uploaded, or a buffer `launch_writes`
-    // checked against that layout's length): every key is a run of `dest` and every member a run of the updates
-    // (checked against their layout), and `keys`, `starts` and `members` are the lists' own
-    // buffers.
-    unsafe { kernel::queue(client, k, groups.keys.len() as u32, buffers) }
+    // `groups` came from `ScatterPlan::group` on the plan `k` was made of and on the layout
+    // `dest` holds (the packed output `run` uploaded, or a buffer `launch_writes` checked
+    // against that layout's length): every key is a run of `dest` and every member a run of
+    // the updates (checked against their layout), as the grouped kernel's `queue` asks.
+    k.queue(client, &[updates, &keys, &starts, &members], dest)
 }
 
 pub(crate) fn fault(f: ScatterFault) -> Error {

@@ -7,7 +7,7 @@
 //! nothing is written before that check passes.
 
 use super::scatter::ScatterOp;
-use super::{check_indices, read_indices, Verified};
+use super::{check_indices, read_indices};
 use crate::device::{with_client, Device};
 use crate::element::{Element, IndexElement};
 use crate::error::Error;
@@ -34,7 +34,7 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
         if plan.out_of_range == OutOfRange::Error {
             check_indices(&plan.map, indices)?;
         }
-        let output = plan.output();
+        let output = plan.output;
         let (out_bytes, index_bytes, updates_bytes) =
             (T::bytes(packed), I::bytes(indices), T::bytes(updates));
         let out_words = word_bytes(&output, plan.data_type().size()) / 4;
@@ -85,16 +85,15 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
                 }
             }
         }
-        let verified: &Verified = &self.verified_on_device;
         launch::exclusive(|| {
             // SAFETY: `k` was made for this plan writing the data's layout, and `launch`
             // checked each buffer against `buffer_bytes` of its layout.
             let queued = unsafe { k.queue(client, updates, indices, data) };
-            if verified.seen(client) {
+            if self.verified.seen_kernel(client, k.tag()) {
                 return Ok(());
             }
             launch::wait_all(client, queued, vec![])?;
-            verified.confirm(client);
+            self.verified.confirm_kernel(client, k.tag());
             Ok(())
         })
     }

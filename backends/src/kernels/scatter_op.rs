@@ -1,0 +1,102 @@
+//! The kernel(s) a scatter op launches into one destination layout: those that read the
+//! indices on the device where they apply (`scatter_on_device`), else the grouped kernel
+//! (`scatter`), which applies runs' lists the host grouped. As the op's [`OpKernel`], the one
+//! that writes the packed copy `run` returns.
+
+use super::scatter::{self as grouped, ScatterBuffers};
+use super::scatter_on_device::OnDevice;
+use super::{Launch, OpKernel};
+use crate::error::Error;
+use crate::launch::Queued;
+use cubecl::prelude::*;
+use cubecl::server::Handle;
+use stridex_core::kernel::{ScatterKernelDesc, Walk};
+use stridex_core::{ScatterPlan, TensorLayout};
+
+/// The kernel(s) of a scatter op ([`crate::ScatterOp::kernel`]): those that read the indices
+/// on the device, or the one that applies the runs' lists grouped on the host.
+#[derive(Clone, Debug)]
+pub enum ScatterKernel {
+    OnDevice(OnDevice),
+    Grouped(ScatterKernelDesc),
+}
+
+impl ScatterKernel {
+    /// The kernel(s) of `plan` writing a buffer laid out as `dest` (`None`: the runs are empty,
+    /// nothing is written).
+    pub(crate) fn writing(plan: &ScatterPlan, dest: &TensorLayout) -> Option<ScatterKernel> {
+        OnDevice::of(plan, dest)
+            .map(ScatterKernel::OnDevice)
+            .or_else(|| ScatterKernelDesc::of(plan, dest).map(ScatterKernel::Grouped))
+    }
+
+    /// Which kernel this is, for the op's record of what ran on a runtime (`Verified`): each
+    /// is built, and can fail to build, on its own.
+    pub(crate) fn tag(&self) -> u8 {
+        match self {
+            ScatterKernel::Grouped(_) => 0,
+            ScatterKernel::OnDevice(k) => k.tag(),
+        }
+    }
+}
+
+impl Launch for ScatterKernel {
+    fn walk(&self) -> Option<&Walk> {
+        None
+    }
+
+    /// `inputs`: the updates and the indices (read on the device), or the updates and the runs'
+    /// `keys`, `starts` and `members` lists (grouped on the host, `ScatterPlan::group`).
+    fn queue(&self, client: &Client, inputs: &[&Handle], output: &Handle) -> Vec<Queued> {
+        match (self, inputs) {
+            // SAFETY: (of the caller) the buffers were checked against the plan this kernel was
+            // made of, `output` holding the layout it writes.
+            (ScatterKernel::OnDevice(k), &[updates, indices]) => unsafe {
+                k.queue(client, updates, indices, output)
+            },
+            (ScatterKernel::Grouped(k), &[updates, keys, starts, members]) => {
+                // The lists' own length bounds the runs (`starts` holds one more entry than
+                // there are runs).
+                let runs = (starts.size_in_used() / 4).saturating_sub(1).min(keys.size_in_used() / 4);
+                let buffers = ScatterBuffers { updates, keys, starts, members, dest: output };
+                // SAFETY: (of the caller) the lists came from `ScatterPlan::group` on this plan
+                // and the layout `output` holds: every key is a run of it and every member a
+                // run of the updates.
+                vec![unsafe { grouped::queue(client, k, runs as u32, buffers) }]
+            }
+            _ => unreachable!("a scatter kernel queued on the wrong buffers"),
+        }
+    }
+
+    fn definitions(&self) -> Vec<(Option<String>, Option<KernelDefinition>)> {
+        match self {
+            ScatterKernel::OnDevice(k) => k.definitions(),
+            ScatterKernel::Grouped(k) => vec![(None, Some(grouped::definition(k)))],
+        }
+    }
+}
+
+impl OpKernel for ScatterKernel {
+    type Plan = ScatterPlan;
+
+    fn of(plan: &ScatterPlan) -> Option<ScatterKernel> {
+        ScatterKernel::writing(plan, &plan.output)
+    }
+
+    /// A scatter has no `_` count: its kernel never moves.
+    fn with_walk(
+        &self,
+        _: &ScatterPlan,
+        _: impl FnOnce(&Walk) -> Result<Walk, Error>,
+    ) -> Result<Self, Error> {
+        Ok(self.clone())
+    }
+
+    fn index_bytes(plan: &ScatterPlan) -> usize {
+        super::index_bytes(&plan.map)
+    }
+
+    fn updates_bytes(plan: &ScatterPlan) -> usize {
+        super::word_bytes(&plan.updates, plan.data_type().size())
+    }
+}
