@@ -1,6 +1,7 @@
 //! Prints the kernel a descriptor expands to: `cargo run --example explain -- [--dialect D]
-//! gather|slice|chain '<keys>'`, with the keys exactly as inside `gather! { .. }`, `slice! { .. }`
-//! or `chain! { .. }`.
+//! <macro> '<keys>'`, where `<macro>` is one of `gather`, `gather_elements`, `gather_nd`,
+//! `slice`, `chain`, `scatter`, `scatter_elements` or `scatter_nd`, with the keys exactly as
+//! inside that macro's braces.
 //!
 //! ```sh
 //! cargo run --example explain -- gather 'rules: onnx, data: f32[3, 2], indices: i64[2, 2], axis: 0'
@@ -8,21 +9,47 @@
 //! cargo run --features cuda --example explain -- --dialect sm_90 gather 'data: f16[8, 64], indices: i32[16]'
 //! cargo run --example explain -- chain 'data: f32[100, 16], gather { indices: i64[8, 12] }, slice { rules: onnx, starts: [-1], ends: [12], axes: [1] }'
 //! cargo run --example explain -- describe slice 'input: f32[1, 1, 4, 4], offsets: [0, 0, 0, 1], sizes: [1, 1, 4, 3], strides: [1, 1, -2, 2]'
+//! cargo run --example explain -- scatter_elements 'data: f32[4096, 4096], indices: i32[4096, 512], updates: f32[4096, 512], axis: 1, reduction: add'
 //! ```
 //! `describe` prints the layout a person reads (`op.describe()`) instead of the kernel.
 //! Dialects: `wgsl` (default), `spirv` (feature `vulkan`), `cuda` / `sm_80` / `sm_90` (feature
 //! `cuda`; no GPU needed). The descriptor is read by the macros' own front end
 //! (`stridex-syntax`), so the text means exactly what the macros read.
 
-use stridex::explain::{chain_source, gather_source, slice_source};
-use stridex::Dialect;
+use stridex::explain::{chain_source, gather_source, scatter_source, slice_source};
+use stridex::{Dialect, GatherDesc, GatherForm};
+
+const MACROS: &str = "gather|gather_elements|gather_nd|slice|chain|scatter|scatter_elements|scatter_nd";
 
 fn usage() -> ! {
     eprintln!(
-        "usage: explain [--dialect wgsl|spirv|cuda|sm_80|sm_90] gather|slice|chain '<keys as in the macro>'\n       \
-         explain describe gather|slice|chain '<keys as in the macro>'   (the rules' reading, with the grid)"
+        "usage: explain [--dialect wgsl|spirv|cuda|sm_80|sm_90] {MACROS} '<keys as in the macro>'\n       \
+         explain describe {MACROS} '<keys as in the macro>'   (the rules' reading)"
     );
     std::process::exit(2)
+}
+
+/// A gather form's front end: its keys as text to a checked descriptor.
+type GatherFront = fn(&str) -> Result<GatherDesc, String>;
+
+/// The gather forms' front ends by macro name.
+fn gather_front(op: &str) -> Option<GatherFront> {
+    match op {
+        "gather" => Some(stridex_syntax::gather_str),
+        "gather_elements" => Some(stridex_syntax::gather_elements_str),
+        "gather_nd" => Some(stridex_syntax::gather_nd_str),
+        _ => None,
+    }
+}
+
+/// The scatter forms by macro name.
+fn scatter_form(op: &str) -> Option<GatherForm> {
+    match op {
+        "scatter" => Some(GatherForm::Axis),
+        "scatter_elements" => Some(GatherForm::Elements),
+        "scatter_nd" => Some(GatherForm::Nd),
+        _ => None,
+    }
 }
 
 fn main() {
@@ -38,8 +65,8 @@ fn main() {
     }
     let (Some(op), true) = (args.first(), args.len() >= 2) else { usage() };
     let text = args[1..].join(" ");
-    let result = match op.as_str() {
-        "gather" => stridex_syntax::gather_str(&text).map(|desc| {
+    let result = match (op.as_str(), gather_front(op), scatter_form(op)) {
+        (_, Some(front), _) => front(&text).map(|desc| {
             println!("// {desc:?}");
             if let Ok(plan) = desc.plan() {
                 println!(
@@ -50,7 +77,7 @@ fn main() {
             }
             gather_source(&desc, dialect)
         }),
-        "slice" => stridex_syntax::slice_str(&text).map(|desc| {
+        ("slice", ..) => stridex_syntax::slice_str(&text).map(|desc| {
             println!("// {desc:?}");
             if let Ok(plan) = desc.plan() {
                 println!(
@@ -61,7 +88,7 @@ fn main() {
             }
             slice_source(&desc, dialect)
         }),
-        "chain" => stridex_syntax::chain_str(&text).map(|desc| {
+        ("chain", ..) => stridex_syntax::chain_str(&text).map(|desc| {
             println!("// {desc:?}");
             if let Ok(plan) = desc.plan() {
                 for (i, stage) in plan.stages.iter().enumerate() {
@@ -73,6 +100,10 @@ fn main() {
                 }
             }
             chain_source(&desc, dialect)
+        }),
+        (_, _, Some(form)) => stridex_syntax::scatter_str(&text, form).map(|desc| {
+            println!("// {desc:?}");
+            scatter_source(&desc, dialect)
         }),
         _ => usage(),
     };
@@ -90,15 +121,18 @@ fn main() {
     }
 }
 
-/// `describe gather|slice|chain '<keys>'`: the descriptor's layout as `op.describe()` gives it.
+/// `describe <macro> '<keys>'`: the descriptor's layout as `op.describe()` gives it.
 fn describe(args: &[String]) -> ! {
     use stridex::core::describe;
     let (Some(op), true) = (args.first(), args.len() >= 2) else { usage() };
     let text = args[1..].join(" ");
-    let described = match op.as_str() {
-        "gather" => stridex_syntax::gather_str(&text).map(|d| d.plan().map(|p| describe::gather(&d, &p))),
-        "slice" => stridex_syntax::slice_str(&text).map(|d| d.plan().map(|p| describe::slice(&d, &p))),
-        "chain" => stridex_syntax::chain_str(&text).map(|d| d.plan().map(|p| describe::chain(&d, &p))),
+    let described = match (op.as_str(), gather_front(op), scatter_form(op)) {
+        (_, Some(front), _) => front(&text).map(|d| d.plan().map(|p| describe::gather(&d, &p))),
+        (_, _, Some(form)) => {
+            stridex_syntax::scatter_str(&text, form).map(|d| d.plan().map(|p| describe::scatter(&d, &p)))
+        }
+        ("slice", ..) => stridex_syntax::slice_str(&text).map(|d| d.plan().map(|p| describe::slice(&d, &p))),
+        ("chain", ..) => stridex_syntax::chain_str(&text).map(|d| d.plan().map(|p| describe::chain(&d, &p))),
         _ => usage(),
     };
     match described {
