@@ -8,12 +8,10 @@
 //! bf16 to nearest, ties to even, as the `half` crate does.
 
 use super::rows::{read_step, times};
-use super::{cpu_retile, index_args, offline_device, settings, start, BUFFER};
+use super::{cpu_retile, index_args, offline_definition, start};
 use crate::launch;
-use cubecl::ir::TargetProperties;
 use cubecl::prelude::*;
 use cubecl::server::Handle;
-use std::sync::Arc;
 use stridex_core::kernel::ConvertWalk;
 use stridex_core::DType;
 
@@ -506,20 +504,11 @@ pub(super) unsafe fn queue(
 
 /// The convert kernel's definition for `w`, as its launcher specializes it (for `explain`).
 pub(super) fn definition(w: &ConvertWalk) -> KernelDefinition {
-    convert_kernel::ConvertKernel::new(
-        settings(),
-        offline_device(),
-        Arc::new(TargetProperties::default()),
-        BUFFER,
-        BUFFER,
-        BUFFER,
-        BUFFER,
-        BUFFER,
-        BUFFER,
-        BUFFER,
+    offline_definition!(
+        convert_kernel::ConvertKernel,
+        buffers[data index0 index1 index2 index3 output status],
         (),
         w.line as usize,
         w.count_free(),
     )
-    .define()
 }

@@ -1,13 +1,9 @@
 use super::index::read_index;
-use super::{
-    index_bytes, locate, offline_device, read_lane, rows, settings, start, Launch, OpKernel, BUFFER,
-};
+use super::{index_bytes, locate, offline_definition, read_lane, rows, start, Launch, OpKernel};
 use crate::error::Error;
 use crate::launch::{self, Queued};
-use cubecl::ir::TargetProperties;
 use cubecl::prelude::*;
 use cubecl::server::Handle;
-use std::sync::Arc;
 use stridex_core::kernel::{GatherKernelDesc, IndexRead, MoveDesc, Walk};
 use stridex_core::GatherPlan;
 
@@ -160,21 +156,15 @@ impl Launch for GatherKernelDesc {
         let definition = match &self.walk {
             Walk::Convert(_) => unreachable!("a single op takes the row or slot walk"),
             Walk::Rows(w) => rows::definition(w),
-            Walk::Slots(m) => gather_kernel::GatherKernel::new(
-                settings(),
-                offline_device(),
-                Arc::new(TargetProperties::default()),
-                BUFFER,
-                BUFFER,
-                BUFFER,
-                BUFFER,
+            Walk::Slots(m) => offline_definition!(
+                gather_kernel::GatherKernel,
+                buffers[data indices output status],
                 (),
                 (),
                 m.line as usize,
                 m.count_free(),
                 self.reads.clone(),
-            )
-            .define(),
+            ),
         };
         vec![(None, Some(definition))]
     }

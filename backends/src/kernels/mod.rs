@@ -176,6 +176,33 @@ fn cpu_retile(
 /// A buffer argument of a definition: read and written in place of nothing.
 const BUFFER: BufferCompilationArg = BufferCompilationArg { inplace: None };
 
+/// A kernel's definition as its launcher specializes it (for `explain`): the struct
+/// `#[cube(launch_unchecked)]` generates for it, built with the launcher's settings and offline
+/// device properties, one [`BUFFER`] per buffer parameter (named as the kernel names them), then
+/// its other compilation arguments in order (`()` for a scalar, vector sizes, the comptime
+/// descriptor).
+macro_rules! offline_definition {
+    ($kernel:ty, buffers[$($buffer:ident)*], $($arg:expr),* $(,)?) => {
+        <$kernel>::new(
+            $crate::kernels::settings(),
+            $crate::kernels::offline_device(),
+            ::std::sync::Arc::new(::cubecl::ir::TargetProperties::default()),
+            $($crate::kernels::buffer_arg!($buffer),)*
+            $($arg),*
+        )
+        .define()
+    };
+}
+
+/// [`BUFFER`], for the buffer parameter it names.
+macro_rules! buffer_arg {
+    ($buffer:ident) => {
+        $crate::kernels::BUFFER
+    };
+}
+
+use {buffer_arg, offline_definition};
+
 /// Marks the launch as having run (see [`RAN_MARKER`]), and says whether invocation `pos` has
 /// work: a `_` walk is specialized without its count, so `limit` bounds its invocations; other
 /// walks are bounded by their constant `invocations`.

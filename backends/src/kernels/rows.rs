@@ -1,10 +1,8 @@
 use super::index::index_of;
-use super::{cpu_retile, index_args, offline_device, read_lane, settings, start, BUFFER};
+use super::{cpu_retile, index_args, offline_definition, read_lane, start};
 use crate::launch;
-use cubecl::ir::TargetProperties;
 use cubecl::prelude::*;
 use cubecl::server::Handle;
-use std::sync::Arc;
 use stridex_core::kernel::{ReadDesc, RowAccess, RowWalk};
 
 /// The row walk, for gathers, slices and fused chains alike: invocation `ABSOLUTE_POS` writes
@@ -860,23 +858,14 @@ pub(super) unsafe fn queue(
 
 /// The row kernel's definition for `w`, as its launcher specializes it (for `explain`).
 pub(super) fn definition(w: &RowWalk) -> KernelDefinition {
-    rows_kernel::RowsKernel::<u32>::new(
-        settings(),
-        offline_device(),
-        Arc::new(TargetProperties::default()),
-        BUFFER,
-        BUFFER,
-        BUFFER,
-        BUFFER,
-        BUFFER,
-        BUFFER,
-        BUFFER,
+    offline_definition!(
+        rows_kernel::RowsKernel<u32>,
+        buffers[data index0 index1 index2 index3 output status],
         (),
         w.src_line() as usize,
         w.line as usize,
         w.count_free(),
     )
-    .define()
 }
 
 /// Whether a row kernel's tile spreads through its row (neighbouring invocations on

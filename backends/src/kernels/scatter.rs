@@ -11,12 +11,10 @@
 //! order. A mean is that sum, divided once at the end.
 
 use super::convert::{encode, f16_to_f32};
-use super::{offline_device, read_lane, settings, BUFFER};
+use super::{offline_definition, read_lane};
 use crate::launch::{self, Queued, RAN_MARKER};
-use cubecl::ir::TargetProperties;
 use cubecl::prelude::*;
 use cubecl::server::Handle;
-use std::sync::Arc;
 use stridex_core::kernel::ScatterKernelDesc;
 use stridex_core::{DType, Reduction};
 
@@ -361,19 +359,11 @@ pub(crate) unsafe fn queue(
 
 /// The scatter kernel's definition for `k`, as its launcher specializes it (for `explain`).
 pub(crate) fn definition(k: &ScatterKernelDesc) -> KernelDefinition {
-    scatter_kernel::ScatterKernel::new(
-        settings(),
-        offline_device(),
-        Arc::new(TargetProperties::default()),
-        BUFFER,
-        BUFFER,
-        BUFFER,
-        BUFFER,
-        BUFFER,
-        BUFFER,
+    offline_definition!(
+        scatter_kernel::ScatterKernel,
+        buffers[updates keys starts members dest status],
         (),
         k.vector as usize,
         k.clone(),
     )
-    .define()
 }

@@ -5,13 +5,11 @@
 //! invocations write one word and the order within each line is the serial reference's.
 
 use super::index::index_of;
+use super::offline_definition;
 use super::scatter::combine;
-use super::{offline_device, settings, BUFFER};
 use crate::launch::{self, Queued, RAN_MARKER};
-use cubecl::ir::TargetProperties;
 use cubecl::prelude::*;
 use cubecl::server::Handle;
-use std::sync::Arc;
 use stridex_core::kernel::{IndexRead, ScatterLinesDesc};
 use stridex_core::Reduction;
 
@@ -148,15 +146,5 @@ pub(crate) unsafe fn queue(
 
 /// The line kernel's definition for `k`, as its launcher specializes it (for `explain`).
 pub(crate) fn definition(k: &ScatterLinesDesc) -> KernelDefinition {
-    scatter_lines_kernel::ScatterLinesKernel::new(
-        settings(),
-        offline_device(),
-        Arc::new(TargetProperties::default()),
-        BUFFER,
-        BUFFER,
-        BUFFER,
-        BUFFER,
-        k.clone(),
-    )
-    .define()
+    offline_definition!(scatter_lines_kernel::ScatterLinesKernel, buffers[updates indices dest status], k.clone())
 }

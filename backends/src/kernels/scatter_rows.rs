@@ -3,12 +3,10 @@
 //! every position whose claim won copies its row. The claims buffer is zeroed per launch.
 
 use super::index::index_of;
-use super::{offline_device, settings, BUFFER};
+use super::offline_definition;
 use crate::launch::{self, Queued, RAN_MARKER};
-use cubecl::ir::TargetProperties;
 use cubecl::prelude::*;
 use cubecl::server::Handle;
-use std::sync::Arc;
 use stridex_core::kernel::ScatterRowsDesc;
 
 /// Position `p` claims the row its index names (a dropped index claims nothing).
@@ -121,28 +119,13 @@ pub(crate) unsafe fn queue(
 
 /// Both kernels' definitions for `k`, as their launchers specialize them (for `explain`).
 pub(crate) fn definitions(k: &ScatterRowsDesc) -> [KernelDefinition; 2] {
-    let claim = claim_rows_kernel::ClaimRowsKernel::new(
-        settings(),
-        offline_device(),
-        Arc::new(TargetProperties::default()),
-        BUFFER,
-        BUFFER,
-        BUFFER,
-        k.clone(),
-    )
-    .define();
-    let write = write_rows_kernel::WriteRowsKernel::new(
-        settings(),
-        offline_device(),
-        Arc::new(TargetProperties::default()),
-        BUFFER,
-        BUFFER,
-        BUFFER,
-        BUFFER,
-        BUFFER,
+    let claim =
+        offline_definition!(claim_rows_kernel::ClaimRowsKernel, buffers[indices claims status], k.clone());
+    let write = offline_definition!(
+        write_rows_kernel::WriteRowsKernel,
+        buffers[updates indices claims dest status],
         k.vector as usize,
         k.clone(),
-    )
-    .define();
+    );
     [claim, write]
 }

@@ -1,10 +1,8 @@
-use super::{locate, offline_device, read_lane, rows, settings, start, Launch, OpKernel, BUFFER};
+use super::{locate, offline_definition, read_lane, rows, start, Launch, OpKernel};
 use crate::error::Error;
 use crate::launch::{self, Queued};
-use cubecl::ir::TargetProperties;
 use cubecl::prelude::*;
 use cubecl::server::Handle;
-use std::sync::Arc;
 use stridex_core::kernel::{MoveDesc, SliceKernelDesc, Walk};
 use stridex_core::SlicePlan;
 
@@ -98,19 +96,14 @@ impl Launch for SliceKernelDesc {
         let definition = match &self.walk {
             Walk::Convert(_) => unreachable!("a single op takes the row or slot walk"),
             Walk::Rows(w) => rows::definition(w),
-            Walk::Slots(m) => slice_kernel::SliceKernel::new(
-                settings(),
-                offline_device(),
-                Arc::new(TargetProperties::default()),
-                BUFFER,
-                BUFFER,
-                BUFFER,
+            Walk::Slots(m) => offline_definition!(
+                slice_kernel::SliceKernel,
+                buffers[input output status],
                 (),
                 (),
                 m.line as usize,
                 m.count_free(),
-            )
-            .define(),
+            ),
         };
         vec![(None, Some(definition))]
     }
