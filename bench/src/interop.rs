@@ -6,7 +6,8 @@
 //! bare buffers, and what it gains over Burn's ops.
 
 use crate::measure::{check, median, read, sync, upload, Env};
-use burn::tensor::{s, DType, Int, Shape, Tensor, TensorData};
+use burn::tensor::{s, DType, IndexingUpdateOp, Int, Shape, Tensor, TensorData};
+use half::f16;
 use stridex::burn::burn_cubecl::tensor::CubeTensor;
 use stridex::cubecl::server::Handle;
 use stridex::Operand;
@@ -25,7 +26,7 @@ pub struct InteropOutcome {
 }
 
 pub fn all(env: &Env) -> Vec<InteropOutcome> {
-    vec![embedding(env), last_position(env)]
+    [Some(embedding(env)), Some(last_position(env)), kv_cache(env)].into_iter().flatten().collect()
 }
 
 fn values<const D: usize>(t: Tensor<D>) -> Vec<f32> {
@@ -157,6 +158,82 @@ fn last_position(env: &Env) -> InteropOutcome {
     }
 }
 
+/// A KV-cache write, in place each call: 2048 new tokens' rows at distinct slots (no padding,
+/// so Burn's `select_assign` takes the same ids). Its kernels read the slots on the device, so
+/// neither `apply` reads them back. `None` where Burn has no f16 tensors.
+fn kv_cache(env: &Env) -> Option<InteropOutcome> {
+    let case = "KV-cache write f16[32768,8,128] <- [2048,8,128] at slots, in place";
+    let (slots, row, n) = (32768, 8 * 128, 2048);
+    if !env.device.supports_dtype(DType::F16) {
+        return None;
+    }
+    // 7919 is odd, so `i * 7919 mod 32768` never repeats for i < 32768.
+    let ids: Vec<i32> = (0..n).map(|i| ((i * 7919 + 13) % slots) as i32).collect();
+    let cache: Vec<f16> = (0..slots * row).map(|i| f16::from_bits((i % 30000) as u16)).collect();
+    let new: Vec<f16> = (0..n * row).map(|i| f16::from_bits((i % 29989 + 1) as u16)).collect();
+    let mut expected = cache.clone();
+    for (r, &slot) in new.chunks_exact(row).zip(&ids) {
+        expected[slot as usize * row..][..row].copy_from_slice(r);
+    }
+    let bits = |v: &[f16]| v.iter().map(|x| f32::from_bits(u32::from(x.to_bits()))).collect::<Vec<f32>>();
+    let expected_bits = bits(&expected);
+    let op = stridex::scatter! {
+        data: f16[32768, 8, 128], indices: i32[2048], updates: f16[2048, 8, 128], axis: 0,
+        out_of_range: skip,
+    };
+
+    let c = env.client;
+    let bytes = |t| op.buffer_bytes(t).unwrap();
+    let d = upload(c, &cache, bytes(Operand::Data));
+    let ix = upload(c, &ids, bytes(Operand::Indices));
+    let u = upload(c, &new, bytes(Operand::Updates));
+    let buffers = median(env.settings.reps, || {
+        op.launch(c, &d, &ix, &u).expect("launch");
+        sync(c);
+    });
+    check("on buffers", case, &bits(&read::<f16>(c, &d, slots * row)), &expected_bits);
+
+    // The cache's buffer is the CubeTensor's alone, so each call writes it in place.
+    let own = upload(c, &cache, bytes(Operand::Data));
+    let mut acc = Some(cube_tensor(env, &own, &[slots, 8, 128], DType::F16));
+    drop(own);
+    let (i, uc) = (cube_tensor(env, &ix, &[n], DType::I32), cube_tensor(env, &u, &[n, 8, 128], DType::F16));
+    let cube = median(env.settings.reps, || {
+        let t = acc.take().expect("the cache");
+        let y = op.apply_cube(t, i.clone(), uc.clone()).expect("apply_cube");
+        sync(&y.client);
+        acc = Some(y);
+    });
+    let y = acc.expect("the cache");
+    assert!(y.can_mut(), "{case}: apply_cube did not write in place");
+    check("apply_cube on CubeTensors", case, &bits(&read::<f16>(c, &y.handle, slots * row)), &expected_bits);
+
+    let dev = &env.device;
+    let fresh = || Tensor::<3>::from_data(TensorData::new(cache.clone(), [slots, 8, 128]), (dev, DType::F16));
+    let bi = Tensor::<1, Int>::from_data(TensorData::new(ids.clone(), [n]), dev);
+    let bn = Tensor::<3>::from_data(TensorData::new(new.clone(), [n, 8, 128]), (dev, DType::F16));
+    let halves = |t: Tensor<3>| bits(&t.into_data().try_to_vec::<f16>().expect("f16 values"));
+    let mut acc = Some(fresh());
+    let (fused, ()) = env.burn(dev, || {
+        acc = acc.take().map(|t| op.apply(t, bi.clone(), bn.clone()).expect("apply"));
+    });
+    check("apply in the fusion stream", case, &halves(acc.expect("the cache")), &expected_bits);
+    let mut acc = Some(fresh());
+    let (burn, ()) = env.burn(dev, || {
+        acc = acc.take().map(|t| t.select_assign(0, bi.clone(), bn.clone(), IndexingUpdateOp::Assign));
+    });
+    check("Burn", case, &halves(acc.expect("the cache")), &expected_bits);
+    Some(InteropOutcome {
+        case,
+        bytes: 2 * n * row * 2 + n * 4,
+        buffers,
+        cube,
+        fused,
+        burn,
+        burn_ops: "select_assign(0, Assign), in place",
+    })
+}
+
 pub fn print(o: &InteropOutcome, first: bool) {
     if first {
         println!(
@@ -204,8 +281,9 @@ pub fn markdown(os: &[InteropOutcome]) -> String {
          Burn `Tensor`s (`op.apply(..)`), where it joins Burn's fusion stream as a custom \
          operation; beside Burn's own `Tensor` ops on the same tensors (fusion stream). \
          Milliseconds per synced call; outputs of all four checked against the host. Ops use \
-         `clamp`: under `error`, an apply in the stream reads the ids back to check them before \
-         it joins.\n\n| case | MB moved | buffers ms | `apply_cube` ms | \
+         `clamp` (the KV-cache write `skip`): under `error`, an apply in the stream reads the \
+         ids back to check them before it joins. The KV-cache write is in place each call; its \
+         kernels read the slots on the device, so no apply reads them back.\n\n| case | MB moved | buffers ms | `apply_cube` ms | \
          `apply` (fusion) ms | Burn (fusion) ms | `apply` / buffers | Burn / `apply` | Burn ops |\n\
          | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n",
     );

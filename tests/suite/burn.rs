@@ -340,6 +340,66 @@ fn scatters_equal_select_assign() {
     assert_eq!(op.run(&values, &[3, 0, 3, 9, 3, 0, 5], &rows).unwrap().data(), peer.as_slice());
 }
 
+/// The scatters whose kernels read the indices on the device (a KV-cache write of whole rows,
+/// a ScatterElements of many lines) apply on Burn tensors with no read-back: they run on the
+/// index tensor itself, in the stream and on `CubeBackend`, and equal the host run. Under
+/// `error`, `apply_cube` checks the indices on the device and an index out of range is an
+/// `Err` that leaves the data as it was.
+#[test]
+fn on_device_scatters_apply_on_the_index_tensor() {
+    use stridex::ScatterKernel;
+    let device = device();
+    let floats = |n: usize, k: f32| -> Vec<f32> { (0..n).map(|v| v as f32 * k).collect() };
+
+    // A KV cache of 16 slots of [4, 8]; 6 new tokens, -1 a padding token's slot.
+    let kv = stridex::scatter! {
+        data: f32[16, 4, 8], indices: i32[6], updates: f32[6, 4, 8], axis: 0, out_of_range: skip
+    };
+    assert!(matches!(kv.kernel().unwrap(), Some(ScatterKernel::OnDevice(_))));
+    let (cache, rows) = (floats(16 * 32, 0.5), floats(6 * 32, -1.0));
+    let slots = [3, -1, 15, 0, 3, 7];
+    let expected = kv.run(&cache, &slots, &rows).unwrap().data().to_vec();
+    let t = Tensor::<3>::from_data(TensorData::new(cache.clone(), [16, 4, 8]), &device);
+    let u = Tensor::<3>::from_data(TensorData::new(rows.clone(), [6, 4, 8]), &device);
+    let i = ids(&slots, [6]);
+    let y: Tensor<3> = kv.apply(t.clone(), i.clone(), u.clone()).unwrap();
+    assert_eq!(f32s(y), expected);
+    // Between Burn's ops, the cache then shared: it keeps its values.
+    let y: Tensor<3> = kv.apply(t.clone() + 0.0, i.clone(), u.clone()).unwrap();
+    assert_eq!(f32s(y + 0.0), expected);
+    assert_eq!(f32s(t.clone()), cache);
+    let y = kv.apply_cube(cube(t.clone() + 0.0), cube(i.clone()), cube(u.clone())).unwrap();
+    assert_eq!(cube_f32s(&y), expected);
+
+    // 300 lines of a ScatterElements add along axis 1, with repeats.
+    let lines = stridex::scatter_elements! {
+        data: f32[300, 8], indices: i32[300, 3], updates: f32[300, 3], axis: 1, reduction: add
+    };
+    assert!(matches!(lines.kernel().unwrap(), Some(ScatterKernel::OnDevice(_))));
+    let (data, updates) = (floats(300 * 8, 0.25), floats(300 * 3, 1.5));
+    let cols: Vec<i32> = (0..300 * 3).map(|p| [1, 7, 1, 0, -1][p % 5]).collect();
+    let expected = lines.run(&data, &cols, &updates).unwrap().data().to_vec();
+    let t = Tensor::<2>::from_data(TensorData::new(data.clone(), [300, 8]), &device);
+    let u = Tensor::<2>::from_data(TensorData::new(updates, [300, 3]), &device);
+    let i = Tensor::<2, Int>::from_data(TensorData::new(cols.clone(), [300, 3]), &device);
+    let y: Tensor<2> = lines.apply(t.clone(), i.clone(), u.clone()).unwrap();
+    assert_eq!(f32s(y), expected);
+    let y = lines.apply_cube(cube(t.clone() + 0.0), cube(i), cube(u.clone())).unwrap();
+    assert_eq!(cube_f32s(&y), expected);
+
+    // Under `error` (ONNX's default), an index past the end: an `Err`, the data untouched.
+    let mut bad = cols;
+    bad[450] = 8;
+    let i = Tensor::<2, Int>::from_data(TensorData::new(bad, [300, 3]), &device);
+    let lone = cube(t.clone() + 0.0);
+    let kept = lone.clone();
+    let e = lines.apply_cube(lone, cube(i.clone()), cube(u.clone())).unwrap_err();
+    assert!(matches!(e, Error::IndexOutOfRange { value: 8, .. }), "{e}");
+    assert_eq!(cube_f32s(&kept), data);
+    let e = lines.apply::<_, 2, 2, 2>(t, i, u).unwrap_err();
+    assert!(matches!(e, Error::IndexOutOfRange { value: 8, .. }), "{e}");
+}
+
 /// The scatter's index errors come before anything joins the stream.
 #[test]
 fn scatter_index_errors_come_first() {

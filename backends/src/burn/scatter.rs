@@ -1,18 +1,21 @@
-//! Scatters on Burn tensors. The index values are read back and grouped on the host first (as
-//! `launch` groups them), so an index out of range under `error` or a repeated destination
-//! under `duplicates: error` is an `Err` before anything is registered; the kernel then runs
-//! on Burn's buffers, in place where Burn holds the data's buffer alone (as its own
-//! `select_assign` does), else on a packed copy.
+//! Scatters on Burn tensors. Mostly the index values are read back and grouped on the host
+//! first (as `launch` groups them), so an index out of range under `error` or a repeated
+//! destination under `duplicates: error` is an `Err` before anything is registered; the kernel
+//! then runs on Burn's buffers, in place where Burn holds the data's buffer alone (as its own
+//! `select_assign` does), else on a packed copy. The scatters whose kernels read the indices on
+//! the device (a ScatterElements of many lines, a KV-cache write) need no read-back: they run
+//! on the index tensor itself, with no sync, unless `error` asks for a check first.
 
 use super::fusion::{self, OnCube};
 use super::{as_declared, check_meta, check_rank, from_fused, into_fused, padded, BurnKind, Fused, LayOut};
 use crate::element::{Element, IndexElement};
 use crate::error::Error;
+use crate::kernels::OnDevice;
 use crate::ops::{ScatterOp, Writes};
 use burn_cubecl::tensor::CubeTensor;
 use burn_tensor::{Int, Tensor};
 use std::sync::Arc;
-use stridex_core::{Operand, TensorLayout};
+use stridex_core::{Operand, OutOfRange, ScatterPlan, TensorLayout};
 
 impl<T: Element, I: IndexElement> ScatterOp<T, I> {
     /// The scatter on Burn tensors (feature `burn`) on a CubeCL device: `data` and `updates`
@@ -20,9 +23,12 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
     /// (Burn's default `Int` is i32: declare `indices: i32[..]`). Returns the data with the
     /// updates scattered into it, in Burn's fusion stream, bit for bit [`ScatterOp::run`]'s.
     ///
-    /// The indices are read back first (a sync): their values decide where each update goes,
-    /// and an index out of range (under `error`) or a repeated destination (under `duplicates:
-    /// error`) is an `Err` here, not a failure inside the stream.
+    /// Mostly the indices are read back first (a sync): their values decide where each update
+    /// goes, and an index out of range (under `error`) or a repeated destination (under
+    /// `duplicates: error`) is an `Err` here, not a failure inside the stream. A ScatterElements
+    /// of many lines and a write of whole rows under `none` (a KV cache) read the indices on
+    /// the device instead: under a policy other than `error` nothing is read back and the
+    /// scatter joins the stream at once.
     ///
     /// ```ignore
     /// let grad: Tensor<2> = EMBEDDING_GRAD.apply(Tensor::zeros([32000, 1024], &device), ids, rows)?;
@@ -47,6 +53,9 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
         }
         let data = into_fused(Operand::Data, Tensor::<D, K>::from_dispatch(data))?;
         let updates = into_fused(Operand::Updates, updates)?;
+        if reads_on_device(plan, &plan.map.data) && plan.out_of_range != OutOfRange::Error {
+            return Ok(from_fused(register_on_device(self, data, indices, updates, K::FLOAT)?));
+        }
         Ok(from_fused(fused(self, data, &indices, updates, K::FLOAT)?.0))
     }
 
@@ -67,6 +76,11 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
         let data = as_declared(Operand::Data, data, &plan.map.data)?;
         check_meta(Operand::Indices, indices.dtype, indices.meta.shape(), I::DTYPE, &plan.map.indices)?;
         let indices = as_declared(Operand::Indices, indices, &plan.map.indices)?;
+        // In place, or on a packed copy that is laid out as the data: `launch` reads the indices
+        // on the device (checking them there under `error`).
+        if reads_on_device(plan, &plan.map.data) && (data.can_mut() || plan.map.data.is_packed()) {
+            return scatter_on_device(self, data, updates, indices, as_declared);
+        }
         let dest = if data.can_mut() { plan.map.data } else { plan.output };
         let writes = self.group_read_back(&indices.client, &indices.handle, dest)?;
         scatter_on_cube(self, data, updates, &writes, as_declared)
@@ -164,6 +178,62 @@ fn scatter_on_cube<T: Element, I: IndexElement>(
     Ok(dest)
 }
 
+/// Whether `plan` writing `dest` takes the kernels that read the indices on the device.
+fn reads_on_device(plan: &ScatterPlan, dest: &TensorLayout) -> bool {
+    OnDevice::of(plan, dest).is_some()
+}
+
+/// `op` in the stream on the index tensor itself, with its kernels that read it on the device
+/// (its policy is not `error`: nothing to check on the host first).
+fn register_on_device<T: Element, I: IndexElement>(
+    op: &ScatterOp<T, I>,
+    data: Fused,
+    indices: Fused,
+    updates: Fused,
+    float: bool,
+) -> Result<Fused, Error> {
+    let plan = op.plan()?;
+    for (tensor, t, dtype, layout) in [
+        (Operand::Data, &data, T::DTYPE, &plan.map.data),
+        (Operand::Indices, &indices, I::DTYPE, &plan.map.indices),
+        (Operand::Updates, &updates, T::DTYPE, &plan.updates),
+    ] {
+        check_meta(tensor, t.dtype, &t.shape, dtype, layout)?;
+        fusion::check_packed(tensor, layout)?;
+    }
+    let op: &'static ScatterOp<T, I> = fusion::shared(op.desc(), || ScatterOp::__from_checked(*op.desc()));
+    let sizes = data.shape.to_vec();
+    Ok(fusion::register(OnDeviceStream { op }, float, vec![data, updates, indices], &sizes))
+}
+
+/// The data written by the kernels that read `indices` on the device: in place where Burn
+/// holds its buffer alone, else on a packed copy (the caller made sure that copy is laid out
+/// as the data).
+fn scatter_on_device<T: Element, I: IndexElement>(
+    op: &ScatterOp<T, I>,
+    data: CubeTensor,
+    updates: CubeTensor,
+    indices: CubeTensor,
+    lay_out: LayOut,
+) -> Result<CubeTensor, Error> {
+    let plan = op.plan()?;
+    let updates = burn_cubecl::kernel::untile(updates);
+    check_meta(Operand::Updates, updates.dtype, updates.meta.shape(), T::DTYPE, &plan.updates)?;
+    let updates = lay_out(Operand::Updates, updates, &plan.updates)?;
+    let indices = lay_out(Operand::Indices, burn_cubecl::kernel::untile(indices), &plan.map.indices)?;
+    let data = burn_cubecl::kernel::untile(data);
+    let dest = if data.can_mut() {
+        lay_out(Operand::Data, data, &plan.map.data)?
+    } else {
+        packed_copy(data, &plan.output)?
+    };
+    let client = &dest.client;
+    let u = padded(client, &updates.handle, op.buffer_bytes(Operand::Updates)?)?;
+    let i = padded(client, &indices.handle, op.buffer_bytes(Operand::Indices)?)?;
+    op.launch(client, &dest.handle, &i, &u)?;
+    Ok(dest)
+}
+
 /// A packed tensor of `data`'s values in a buffer of its own.
 fn packed_copy(data: CubeTensor, packed: &TensorLayout) -> Result<CubeTensor, Error> {
     if super::check_strides(Operand::Data, data.meta.strides(), packed).is_ok() {
@@ -192,5 +262,25 @@ impl<T: Element, I: IndexElement> OnCube for OnStream<T, I> {
     fn run(&self, inputs: Vec<CubeTensor>) -> Result<CubeTensor, Error> {
         let [data, updates]: [CubeTensor; 2] = inputs.try_into().expect("data and updates");
         scatter_on_cube(self.op, data, updates, &self.writes, fusion::laid_out)
+    }
+}
+
+/// A scatter as Burn's fusion stream runs it, reading its index tensor on the device.
+struct OnDeviceStream<T: 'static, I: 'static> {
+    op: &'static ScatterOp<T, I>,
+}
+
+impl<T, I> std::fmt::Debug for OnDeviceStream<T, I> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OnDeviceStream").field("op", self.op).finish()
+    }
+}
+
+impl<T: Element, I: IndexElement> OnCube for OnDeviceStream<T, I> {
+    const NAME: &'static str = "stridex_scatter_on_device";
+    const DATA_INPUTS: usize = 2;
+    fn run(&self, inputs: Vec<CubeTensor>) -> Result<CubeTensor, Error> {
+        let [data, updates, indices]: [CubeTensor; 3] = inputs.try_into().expect("data, updates and indices");
+        scatter_on_device(self.op, data, updates, indices, fusion::laid_out)
     }
 }
