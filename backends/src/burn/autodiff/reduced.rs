@@ -23,6 +23,9 @@
 //!
 //! An update the policy dropped (`zero`, `skip`) is in no write, so the scatters skip it, and
 //! the gather reads 0 for it: its gradient is 0.
+//!
+//! The terms that do not depend on the gradient (the counts, the ties, the products) are made
+//! once, by whichever of the two steps runs first, and shared with the other.
 
 use super::{no_gradient, CubeDevice, Fused, ScatterSteps, Step};
 use crate::burn::scatter;
@@ -32,7 +35,7 @@ use crate::ops::{ScatterOp, Writes};
 use burn_backend::ops::{BoolTensorOps, FloatTensorOps};
 use burn_backend::{BoolDType, FloatDType, Shape, TensorMetadata};
 use burn_cubecl::Cube;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use stridex_core::{DType, Reduction, ScatterPlan};
 
 /// Whether a scatter planned as `plan` takes its backward pass from here.
@@ -63,6 +66,20 @@ pub(super) struct Planned<T: 'static, I: 'static> {
     data: Shape,
     updates: Shape,
     device: CubeDevice,
+    /// What both steps compute from the forward call alone, made once by the first that needs it.
+    shared: Shared,
+}
+
+/// A reduction's terms that do not depend on the gradient, each made once for both steps.
+#[derive(Debug, Default)]
+struct Shared {
+    /// How many updates reached each element (f32).
+    counts: OnceLock<Fused>,
+    /// `max`, `min`: the data's and the updates' 0/1 masks of the values equal to the result
+    /// (the gradient's float type), and how many there are per element (f32).
+    ties: OnceLock<(Fused, Fused, Fused)>,
+    /// `mul`: each element's product of its nonzero updates, and its count of zero updates.
+    product: OnceLock<(Fused, Fused)>,
 }
 
 /// The forward call's tensors, kept where the gradient needs their values.
@@ -118,6 +135,7 @@ impl<T: Element, I: IndexElement> Planned<T, I> {
             data: Shape::from(plan.map.data.sizes.to_vec()),
             updates: Shape::from(plan.updates.sizes.to_vec()),
             device: device.clone(),
+            shared: Shared::default(),
         })
     }
 
@@ -204,7 +222,8 @@ impl<T: Element, I: IndexElement> Ops<'_, T, I> {
 
     /// How many updates reached each element (f32).
     fn counts(&self) -> Fused {
-        self.count(Cube::float_ones(self.p.updates.clone(), &self.p.device, FloatDType::F32))
+        let ones = || Cube::float_ones(self.p.updates.clone(), &self.p.device, FloatDType::F32);
+        self.p.shared.counts.get_or_init(|| self.count(ones())).clone()
     }
 
     /// `g / n` in f32 (`n` f32, at least 1), back in the gradient's type.
@@ -233,6 +252,17 @@ impl<T: Element, I: IndexElement> Ops<'_, T, I> {
     }
 
     fn extremum(&self, g: Fused, s: &Saved, to_updates: bool) -> Fused {
+        let (at_data, at_updates, ties) = self.p.shared.ties.get_or_init(|| self.ties(s)).clone();
+        let share = self.share(g, ties);
+        if to_updates {
+            Cube::float_mul(self.gather(share), at_updates)
+        } else {
+            Cube::float_mul(share, at_data)
+        }
+    }
+
+    /// [`Shared::ties`] of the forward call's tensors.
+    fn ties(&self, s: &Saved) -> (Fused, Fused, Fused) {
         let bools = self.bool_dtype();
         let mut at_data =
             Cube::bool_into_float(Cube::float_equal(s.data.clone(), s.output.clone(), bools), self.float);
@@ -248,12 +278,24 @@ impl<T: Element, I: IndexElement> Ops<'_, T, I> {
             self.f32(at_data.clone()),
             self.count(Cube::bool_into_float(tied, FloatDType::F32)),
         );
-        let share = self.share(g, ties);
-        if to_updates {
-            Cube::float_mul(self.gather(share), at_updates)
-        } else {
-            Cube::float_mul(share, at_data)
-        }
+        (at_data, at_updates, ties)
+    }
+
+    /// The updates' zero mask and their values with 1 for 0 (the gradient's float type).
+    fn nonzero(&self, s: &Saved) -> (Fused, Fused) {
+        let is_zero = Cube::float_equal_elem(s.updates.clone(), 0.0.into(), self.bool_dtype());
+        let nonzero = Cube::float_mask_fill(s.updates.clone(), is_zero.clone(), 1.0.into());
+        (is_zero, nonzero)
+    }
+
+    /// [`Shared::product`] of the forward call's tensors.
+    fn products(&self, s: &Saved) -> (Fused, Fused) {
+        let (is_zero, nonzero) = self.nonzero(s);
+        let ones = Cube::float_ones(self.p.data.clone(), &self.p.device, self.float);
+        let product = self.scatter(self.p.mul, ones, nonzero);
+        let zeros =
+            self.scatter(self.p.add, self.zeros(&self.p.data), Cube::bool_into_float(is_zero, self.float));
+        (product, zeros)
     }
 
     fn product(&self, g: Fused, s: &Saved, to_updates: bool) -> Fused {
@@ -261,20 +303,13 @@ impl<T: Element, I: IndexElement> Ops<'_, T, I> {
             return self.unreached(g);
         }
         let bools = self.bool_dtype();
-        let is_zero = Cube::float_equal_elem(s.updates.clone(), 0.0.into(), bools);
         // The product of each element's nonzero updates, and how many were zero.
-        let nonzero = Cube::float_mask_fill(s.updates.clone(), is_zero.clone(), 1.0.into());
-        let ones = Cube::float_ones(self.p.data.clone(), &self.p.device, self.float);
-        let product = self.scatter(self.p.mul, ones, nonzero.clone());
-        let zeros = self.scatter(
-            self.p.add,
-            self.zeros(&self.p.data),
-            Cube::bool_into_float(is_zero.clone(), self.float),
-        );
+        let (product, zeros) = self.p.shared.product.get_or_init(|| self.products(s)).clone();
         if !to_updates {
             let any_zero = Cube::float_greater_elem(zeros, 0.0.into(), bools);
             return Cube::float_mul(g, Cube::float_mask_fill(product, any_zero, 0.0.into()));
         }
+        let (is_zero, nonzero) = self.nonzero(s);
         let base = if self.p.use_init_val { Cube::float_mul(g, s.data.clone()) } else { g };
         let (product, zeros) = (self.gather(product), self.gather(zeros));
         // A nonzero update: the others' product is P / u where no update was zero, else 0.
