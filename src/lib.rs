@@ -29,8 +29,8 @@ pub mod __private {
     pub use std::borrow::Cow;
     pub use stridex_core::{
         ChainCount, ChainDesc, Channels, ConvertStage, DType, Dims, Duplicates, FeatureLevel, GatherDesc,
-        GatherForm, GatherRules, GatherStage, OutOfRange, OutputDecl, Reduction, ScatterDesc, SignedDims,
-        SliceDesc, SliceWindow, StageDesc, TensorDecl,
+        GatherForm, GatherRules, GatherStage, OutOfRange, OutputDecl, Reduction, ScatterDesc, ScatterStage,
+        SignedDims, SliceDesc, SliceWindow, StageDesc, TensorDecl,
     };
 }
 

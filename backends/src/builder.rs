@@ -594,6 +594,34 @@ impl<T: Element, I: IndexTypes, O: Element> Chain<T, I, O> {
         self.then(stage)
     }
 
+    /// Ends the chain with a scatter of what it has made (the updates) into the destination
+    /// `scatter`'s data names (`into` in `chain!`): `scatter` is a [`Scatter`] without
+    /// `updates`; its index type comes last in the chain's. The op then writes the destination
+    /// in place (`run_into`, `launch`).
+    pub fn scatter<J: IndexElement>(self, scatter: Scatter<T, J>) -> Chain<T, I::Out, O>
+    where
+        I: AppendIndex<J>,
+    {
+        let stage = (|| {
+            if !scatter.updates.sizes.is_empty() || scatter.updates.strides.is_some() {
+                return Err(RuleError::StageKey { key: "updates" }.into());
+            }
+            let map = scatter.map.desc()?;
+            Ok(StageDesc::Scatter(stridex_core::ScatterStage {
+                form: map.form,
+                rules: map.rules,
+                into: map.data,
+                indices: map.indices,
+                axis: map.axis,
+                reduction: scatter.reduction,
+                duplicates: scatter.duplicates,
+                use_init_val: scatter.use_init_val,
+                out_of_range: map.out_of_range,
+            }))
+        })();
+        self.then(stage)
+    }
+
     /// Ends the chain with a conversion to `U` (f32, f16 or bf16): each element becomes
     /// `x * scale[c] + offset[c]` computed in f32, `c` its coordinate along `dim` (negative
     /// counts from the end) of the shape the stage receives. `scale` and `offset` hold one value

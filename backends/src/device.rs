@@ -59,6 +59,12 @@ impl Device {
         &self.description
     }
 
+    /// Runs `f` on this device's stream, without the device lock (for a run made of launches
+    /// that each take it).
+    pub(crate) fn on_stream<T>(&self, f: impl FnOnce() -> T) -> T {
+        self.stream.executes(f)
+    }
+
     /// Runs `f` under stridex's device lock, on this device's stream.
     pub(crate) fn exclusive<T>(&self, f: impl FnOnce() -> T) -> T {
         crate::launch::exclusive(|| self.stream.executes(f))

@@ -45,6 +45,9 @@ pub enum Error {
     /// A Burn tensor that requires gradients was given to an op that has no backward pass
     /// (`op` names it; `why` is the rule its gradient would break).
     NoGradient { op: String, why: String },
+    /// A chain that ends in a scatter writes into its destination (the stage's `into`), which
+    /// `call` has no place for: `run_into` and `launch` take it.
+    DestinationNeeded { call: &'static str },
 }
 
 impl fmt::Display for Error {
@@ -89,7 +92,7 @@ impl fmt::Display for Error {
             ),
             Error::IndexBufferCount { expected, given } => write!(
                 f,
-                "the chain has {expected} gather(s), so it takes {expected} index buffer(s) in stage order, but {given} were given"
+                "the chain reads {expected} index tensor(s) (one per gather, then its scatter's), so it takes {expected} index buffer(s) in stage order, but {given} were given"
             ),
             Error::InStage { stage, error } => write!(f, "stage {stage}: {error}"),
             Error::BurnTensor { tensor, mismatch } => write!(f, "Burn tensor for `{tensor}`: {mismatch}"),
@@ -102,6 +105,10 @@ impl fmt::Display for Error {
             Error::CountNeeded { call } => write!(
                 f,
                 "the op's leading size is `_` (known at run time), so `{call}` needs the count: call `{call}_at(count, ..)`"
+            ),
+            Error::DestinationNeeded { call } => write!(
+                f,
+                "the chain ends in a scatter, which writes into its `into` tensor, and `{call}` has none: call `run_into` with the destination's values (updated in place) or `launch` with its device buffer as the output"
             ),
             Error::NoGradient { op, why } => write!(
                 f,

@@ -50,8 +50,9 @@ fn compiled(e: impl std::fmt::Debug) -> Error {
     Error::Device(format!("kernel compilation failed: {e:?}"))
 }
 
-/// The source of `kernel`'s definitions in `dialect`: one kernel, or a chain's stages, each
-/// headed `// stage k` (an empty stage: `// (empty output: no kernel)`).
+/// The source of `kernel`'s definitions in `dialect`: one kernel, or several, each headed (a
+/// chain's stages `// stage k`, an empty one followed by `// (empty output: no kernel)`; a
+/// scatter's pair `// kernel k of 2: ..`).
 pub(crate) fn source(kernel: &impl Launch, dialect: Dialect) -> Result<String, Error> {
     let mut all = String::new();
     for (heading, definition) in kernel.definitions() {

@@ -4,6 +4,10 @@
 //! gather becomes one index read whose position is affine in the output coordinates and in the
 //! values of the reads after it (a gather of a gather reads an index at a position its later
 //! gather chose). No intermediate tensor is ever written.
+//!
+//! A chain may end in a scatter stage: what the stages before it make (or the data, when it is
+//! the only stage) are its updates, scattered into a destination the stage declares (`into`)
+//! and written there in place. It runs after the stages before it.
 
 use crate::convert::{ConvertPlan, ConvertStage};
 use crate::dtype::DType;
@@ -11,7 +15,8 @@ use crate::error::{Operand, RuleError};
 use crate::gather::{GatherDesc, GatherPlan};
 use crate::layout::TensorLayout;
 use crate::limits::MAX_GATHERS;
-use crate::rules::{GatherForm, GatherRules, OutOfRange};
+use crate::rules::{Duplicates, GatherForm, GatherRules, OutOfRange, Reduction};
+use crate::scatter::{ScatterDesc, ScatterPlan};
 use crate::slice::{SliceDesc, SlicePlan, SliceWindow};
 use crate::tensor::{OutputDecl, TensorDecl};
 use std::borrow::Cow;
@@ -66,6 +71,35 @@ impl GatherStage {
     }
 }
 
+/// A scatter stage, the last of a chain: the keys of `scatter!` (or `scatter_elements!`,
+/// `scatter_nd!`) but `updates` (what the stages before it make) and with the destination,
+/// `scatter!`'s `data`, as `into`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ScatterStage {
+    /// Scatter (ScatterUpdate), ScatterElements or ScatterND.
+    pub form: GatherForm,
+    pub rules: GatherRules,
+    pub into: TensorDecl,
+    pub indices: TensorDecl,
+    pub axis: i64,
+    pub reduction: Option<Reduction>,
+    pub duplicates: Option<Duplicates>,
+    pub use_init_val: Option<bool>,
+    pub out_of_range: Option<OutOfRange>,
+}
+
+impl ScatterStage {
+    /// The stage as a single scatter of `updates` (what it receives) into `into`.
+    pub fn desc(&self, updates: TensorDecl) -> ScatterDesc {
+        let mut desc = ScatterDesc::new(self.form, self.rules, self.into, self.indices, updates, self.axis);
+        desc.map.out_of_range = self.out_of_range;
+        desc.reduction = self.reduction;
+        desc.duplicates = self.duplicates;
+        desc.use_init_val = self.use_init_val;
+        desc
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum StageDesc {
     Gather(GatherStage),
@@ -73,6 +107,8 @@ pub enum StageDesc {
     Slice(SliceWindow),
     /// The last stage only: the result in another element type (see [`crate::convert`]).
     Convert(ConvertStage),
+    /// The last stage only: the result scattered into a destination.
+    Scatter(ScatterStage),
 }
 
 impl StageDesc {
@@ -83,6 +119,9 @@ impl StageDesc {
             StageDesc::Gather(_) => "gather",
             StageDesc::Slice(_) => "slice",
             StageDesc::Convert(_) => "convert",
+            StageDesc::Scatter(ScatterStage { form: GatherForm::Elements, .. }) => "scatter_elements",
+            StageDesc::Scatter(ScatterStage { form: GatherForm::Nd, .. }) => "scatter_nd",
+            StageDesc::Scatter(_) => "scatter",
         }
     }
 }
@@ -114,6 +153,8 @@ pub enum StagePlan {
     Gather(GatherPlan),
     Slice(SlicePlan),
     Convert(ConvertPlan),
+    /// Boxed: a scatter's plan holds its map's and its own dimensions.
+    Scatter(Box<ScatterPlan>),
 }
 
 impl StagePlan {
@@ -122,6 +163,8 @@ impl StagePlan {
             StagePlan::Gather(g) => &g.output,
             StagePlan::Slice(s) => &s.output,
             StagePlan::Convert(c) => &c.output,
+            // The destination, in its own layout: the scatter writes it in place.
+            StagePlan::Scatter(s) => &s.map.data,
         }
     }
 
@@ -131,6 +174,7 @@ impl StagePlan {
             StagePlan::Gather(g) => &g.data,
             StagePlan::Slice(s) => &s.input,
             StagePlan::Convert(c) => &c.input,
+            StagePlan::Scatter(s) => &s.updates,
         }
     }
 }
@@ -157,6 +201,32 @@ impl ChainPlan {
         })
     }
 
+    /// The scatter stage that ends the chain, if any, with its 1-based stage number.
+    pub fn scatter(&self) -> Option<(usize, &ScatterPlan)> {
+        match self.stages.last() {
+            Some(StagePlan::Scatter(s)) => Some((self.stages.len(), s)),
+            _ => None,
+        }
+    }
+
+    /// Index tensors the chain reads: one per gather, then the scatter's.
+    pub fn index_tensors(&self) -> usize {
+        self.gathers().count() + usize::from(self.scatter().is_some())
+    }
+
+    /// The stages before a final scatter, as a chain of their own (`None`: the scatter is the
+    /// only stage, and its updates are the data).
+    pub fn before_scatter(&self) -> Option<ChainPlan> {
+        let (stage, _) = self.scatter()?;
+        (stage > 1).then(|| ChainPlan {
+            data_type: self.data_type,
+            data: self.data,
+            stages: self.stages[..stage - 1].to_vec(),
+            output: *self.stages[stage - 2].output(),
+            dynamic_leading: false,
+        })
+    }
+
     /// The `convert` stage that ends the chain, if any.
     pub fn convert(&self) -> Option<&ConvertPlan> {
         match self.stages.last() {
@@ -180,6 +250,46 @@ impl ChainDesc {
         })
     }
 
+    /// The scatter stage that ends the chain, if any.
+    pub fn scatter(&self) -> Option<&ScatterStage> {
+        match self.stages.last() {
+            Some(StageDesc::Scatter(s)) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The stages before a final scatter, as a chain of their own (`None`: no scatter, or the
+    /// scatter is the only stage).
+    pub fn before_scatter(&self) -> Option<ChainDesc> {
+        self.scatter()?;
+        let n = self.stages.len();
+        (n > 1).then(|| ChainDesc {
+            data: self.data,
+            stages: self.stages[..n - 1].to_vec().into(),
+            output: None,
+            dynamic_leading: None,
+        })
+    }
+
+    /// The final scatter stage as a single scatter, its updates what `plan` (this chain's plan)
+    /// gives it: the data as declared, or the previous stage's output, packed.
+    pub fn scatter_desc(&self, plan: &ChainPlan) -> Option<ScatterDesc> {
+        let s = self.scatter()?;
+        let n = self.stages.len();
+        let updates = match n {
+            1 => self.data,
+            _ => TensorDecl::packed(self.data.dtype, plan.stages.get(n - 2)?.output().sizes),
+        };
+        Some(s.desc(updates))
+    }
+
+    /// The element types of the index tensors the chain reads: each gather's, then the
+    /// scatter's, in stage order.
+    pub fn index_dtypes(&self) -> Vec<DType> {
+        let scatter = self.scatter().map(|s| s.indices.dtype);
+        self.gathers().map(|g| g.indices.dtype).chain(scatter).collect()
+    }
+
     /// [`ChainDesc::plan`] of the sizes as written, without the rules of a `_` count (which
     /// [`crate::dynamic::chain_at`] substitutes first).
     pub(crate) fn plan_sizes(&self) -> Result<ChainPlan, RuleError> {
@@ -193,6 +303,12 @@ impl ChainDesc {
         }
         if let Some(i) = self.stages[..n - 1].iter().position(|s| matches!(s, StageDesc::Convert(_))) {
             return Err(RuleError::ConvertNotLast { stage: i + 1, stages: n });
+        }
+        if let Some(i) = self.stages[..n - 1].iter().position(|s| matches!(s, StageDesc::Scatter(_))) {
+            return Err(RuleError::ScatterNotLast { stage: i + 1, stages: n });
+        }
+        if self.scatter().is_some() && self.output.is_some() {
+            return Err(RuleError::ScatterChainOutput);
         }
         let dtype = self.data.dtype;
         let mut input = self.data;
@@ -222,6 +338,13 @@ impl ChainDesc {
                         })
                         .map_err(in_stage)?;
                     StagePlan::Convert(c.plan(dtype, layout, output.as_ref()).map_err(in_stage)?)
+                }
+                // The stage's updates: the data as declared, or the previous stage's output.
+                StageDesc::Scatter(s) if s.into.dtype != dtype => {
+                    return Err(in_stage(RuleError::ScatterIntoType { into: s.into.dtype, updates: dtype }))
+                }
+                StageDesc::Scatter(s) => {
+                    StagePlan::Scatter(Box::new(s.desc(input).plan().map_err(in_stage)?))
                 }
             };
             input = TensorDecl::packed(dtype, plan.output().sizes);

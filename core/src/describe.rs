@@ -300,6 +300,19 @@ pub fn chain(desc: &ChainDesc, p: &ChainPlan) -> String {
                     values(&c.offset)
                 )
             }
+            StagePlan::Scatter(sc) => format!(
+                "scatter ({}, into {}{} strides {}, indices {}{}, reduction {}, duplicates {}, out_of_range {}; its updates {})",
+                sc.op,
+                sc.data_type(),
+                list(&sc.map.data.sizes),
+                list(&sc.map.data.strides),
+                sc.map.index_type.dtype(),
+                list(&sc.map.indices.sizes),
+                sc.reduction,
+                sc.duplicates.name(),
+                sc.out_of_range,
+                if i == 0 { "are the data" } else { "are the previous stage's output" },
+            ),
         };
         let _ = writeln!(s, "  stage {}: {what} -> {}", i + 1, list(&stage.output().sizes));
     }
@@ -311,6 +324,10 @@ pub fn chain(desc: &ChainDesc, p: &ChainPlan) -> String {
         Err(cause) => {
             let _ = writeln!(s, "  runs stage by stage on the device: {cause}");
         }
+    }
+    if p.scatter().is_some() {
+        s += "  the result is the `into` tensor, written in place where the indices say: no grid of reads\n";
+        return s;
     }
     s += "  which data element each output element reads (iK[..]: the value of stage K's indices[..]):\n";
     s += &grid(&p.output.sizes, |c| {
@@ -328,6 +345,8 @@ pub fn chain(desc: &ChainDesc, p: &ChainPlan) -> String {
                     None => return "-".into(),
                 },
                 StagePlan::Convert(_) => at,
+                // A chain that scatters has no grid (it returned above).
+                StagePlan::Scatter(_) => return "-".into(),
                 StagePlan::Gather(g) => {
                     let mut data = vec![Coord::At(0); g.data.rank()];
                     let mut offset = Some(0usize);

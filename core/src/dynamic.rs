@@ -439,6 +439,11 @@ fn check_chain(desc: &ChainDesc) -> Result<ChainPlan, RuleError> {
         let rank = received(n)?.len();
         let broken = match *stage {
             StageDesc::Slice(window) => check_window(&window, rank, Some(PLACEHOLDER)).err(),
+            // A scatter runs after the stages before it, and a `_` chain runs as one kernel.
+            StageDesc::Scatter(_) => Some(fault(
+                DynamicFault::Staged { cause: crate::error::Unfused::Scatter { stage: n } },
+                Location::Chain,
+            )),
             StageDesc::Convert(c) => {
                 let on_count = c.dim == 0 || c.dim.checked_add(rank as i64) == Some(0);
                 (on_count && (c.scale.len() != 1 || c.offset.len() != 1))
@@ -518,6 +523,8 @@ pub fn chain_at(desc: &ChainDesc, count: usize) -> Result<ChainPlan, RuleError> 
                     c.input = empty(&c.input);
                     c.output.sizes.set(0, 0);
                 }
+                // Refused with a `_` count (`check_chain`).
+                StagePlan::Scatter(_) => {}
             }
         }
         p.output.sizes.set(0, 0); // a declared output keeps its strides

@@ -39,6 +39,13 @@ pub const SCATTER_KEYS: &[&str] = &[
 /// `scatter_nd!`'s keys: no axis (the indices' tuples name the axes).
 pub const SCATTER_ND_KEYS: &[&str] =
     &["rules", "data", "indices", "updates", "reduction", "duplicates", "use_init_val", "out_of_range"];
+/// A chain's scatter stage: `scatter!`'s keys, but its updates are what the stage receives and
+/// its destination, `scatter!`'s `data`, is `into`.
+pub const SCATTER_STAGE_KEYS: &[&str] =
+    &["rules", "into", "indices", "axis", "reduction", "duplicates", "use_init_val", "out_of_range"];
+/// A chain's `scatter_nd` stage: no axis.
+pub const SCATTER_ND_STAGE_KEYS: &[&str] =
+    &["rules", "into", "indices", "reduction", "duplicates", "use_init_val", "out_of_range"];
 pub const SLICE_KEYS: &[&str] = &[
     "rules",
     "input",

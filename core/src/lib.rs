@@ -41,7 +41,7 @@ pub mod seeds;
 pub mod slice;
 pub mod tensor;
 
-pub use chain::{ChainCount, ChainDesc, ChainPlan, GatherStage, StageDesc, StagePlan};
+pub use chain::{ChainCount, ChainDesc, ChainPlan, GatherStage, ScatterStage, StageDesc, StagePlan};
 pub use convert::{Channels, ConvertPlan, ConvertStage};
 pub use dims::{Dims, SignedDims, MAX_RANK};
 pub use dtype::{DType, IndexType};

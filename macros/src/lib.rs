@@ -153,12 +153,15 @@ pub fn slice(input: TokenStream) -> TokenStream {
 /// | `data` | first: `T[sizes]`, strides allowed, as `gather!`'s `data` |
 /// | `gather { .. }` | the keys of `gather!` but `data` and `output`; the same defaults |
 /// | `slice { .. }` | the keys of `slice!` but `input` and `output` (`s[..]` ranges lowered against the shape the stage receives); the same defaults |
-/// | `output` | optional, last: the result's `[sizes]` with `strides [..]`, as `gather!`'s |
+/// | `convert { .. }` | last stage only: `to`, `dim`, `scale`, `offset` (the result in another element type) |
+/// | `scatter { .. }` (`scatter_elements`, `scatter_nd`) | last stage only: the keys of `scatter!` but `data` (the destination, here `into`) and `updates` (what the stage receives); the result is `into`, written in place by `run_into` or `launch` |
+/// | `output` | optional, last: the result's `[sizes]` with `strides [..]`, as `gather!`'s (not after a scatter) |
 ///
 /// 1 to 8 stages, at most 4 of them gathers. A stage's input is the previous stage's output
 /// (packed); a broken rule is reported on the stage's token and names the stage (`stage 3
 /// (slice)`) and the shape it received. `run` takes the gathers' index buffers as a tuple in
-/// stage order (`()` for none, `(&ids,)` for one). `static NAME;` first gives the item form.
+/// stage order (`()` for none, `(&ids,)` for one; a scatter stage's last). `static NAME;` first
+/// gives the item form.
 #[proc_macro]
 pub fn chain(input: TokenStream) -> TokenStream {
     stridex_syntax::expand::chain_macro(input.into()).into()

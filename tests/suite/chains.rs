@@ -408,3 +408,117 @@ fn stage_ranges_lower_against_the_received_shape() {
     assert!(err.to_string().starts_with("stage 2: "), "{err}");
     assert!(err.to_string().contains("bound 12 is outside a dimension of size 10"), "{err}");
 }
+
+/// The destination's values after a chain that scatters: `run_into` on a copy, and `launch`
+/// in place on device buffers; both must agree.
+fn scattered<'a, T: Element, I: stridex::IndexTypes>(
+    op: &ChainOp<T, I>,
+    data: &[T],
+    indices: impl stridex::IndexBuffers<'a, I>,
+    raw: &[&[u8]],
+    dest: &[T],
+) -> Result<Vec<T>, Error> {
+    let mut out = dest.to_vec();
+    op.run_into(data, indices, &mut out)?;
+    let device = device();
+    let c = device.client();
+    let d = stridex::buffers::upload(c, data, op.buffer_bytes(Operand::Data)?);
+    let ix: Vec<_> = raw.iter().map(|b| c.create_from_slice(b)).collect();
+    let o = stridex::buffers::upload(c, dest, op.buffer_bytes(Operand::Output)?);
+    op.launch(c, &d, &ix.iter().collect::<Vec<_>>(), &o)?;
+    let launched: Vec<T> = stridex::buffers::read(c, &o, dest.len())?;
+    assert_eq!(T::bytes(&launched), T::bytes(&out), "launch and run_into disagree");
+    Ok(out)
+}
+
+/// A chain may end in a scatter: the KV-cache write of a sliced projection (the K third of
+/// each token's QKV rows at its slot, -1 a padding token), and an MoE-style combine that adds
+/// gathered rows back by token. Each equals its stages run one by one (the chain before the
+/// scatter, then the scatter op), by `run_into` and by `launch`, in place; `run` has no
+/// destination, and an index out of range under `error` names the scatter's stage.
+#[test]
+fn a_chain_ends_in_a_scatter() {
+    let bytes = |v: &[i32]| i32::bytes(v).into_owned();
+    // QKV rows [6 tokens, 3, 4 heads, 8] -> K [6, 1, 4, 8] -> cache [16, 1, 4, 8] at slots.
+    let kv = stridex::chain! {
+        data: f32[6, 3, 4, 8],
+        slice { rules: onnx, starts: [1], ends: [2], axes: [1] },
+        scatter { into: f32[16, 1, 4, 8], indices: i32[6], axis: 0, out_of_range: skip },
+    };
+    let k_only =
+        stridex::chain! { data: f32[6, 3, 4, 8], slice { rules: onnx, starts: [1], ends: [2], axes: [1] } };
+    let write = stridex::scatter! {
+        data: f32[16, 1, 4, 8], indices: i32[6], updates: f32[6, 1, 4, 8], axis: 0, out_of_range: skip
+    };
+    let qkv: Vec<f32> = (0..6 * 3 * 32).map(|v| v as f32 * 0.5).collect();
+    let cache: Vec<f32> = (0..16 * 32).map(|v| -(v as f32)).collect();
+    let slots = [3, -1, 15, 0, 3, 7];
+    let k = k_only.run(&qkv, ()).unwrap();
+    let expected = write.run(&cache, &slots, k.data()).unwrap().data().to_vec();
+    let got = scattered(&kv, &qkv, (&slots[..],), &[&bytes(&slots)], &cache).unwrap();
+    assert_eq!(got, expected);
+    assert!(matches!(kv.run(&qkv, (&slots[..],)), Err(Error::DestinationNeeded { call: "run" })));
+    // The slice's kernel, then the claim and write kernels.
+    let source = kv.kernel_source(Dialect::Wgsl).unwrap().unwrap();
+    assert!(source.contains("// kernel 2 of 2"), "{source}");
+    assert!(kv.describe().contains("written in place"), "{}", kv.describe());
+
+    // Rows of 10 experts' outputs picked per (token, choice), then added into 5 tokens.
+    let combine = stridex::chain! {
+        data: f32[10, 8],
+        gather { indices: i32[12], axis: 0 },
+        scatter { into: f32[5, 8], indices: i32[12], axis: 0, reduction: add, out_of_range: error },
+    };
+    let pick = stridex::gather! { data: f32[10, 8], indices: i32[12], axis: 0 };
+    let add = stridex::scatter! {
+        data: f32[5, 8], indices: i32[12], updates: f32[12, 8], axis: 0, reduction: add, out_of_range: error
+    };
+    let experts: Vec<f32> = (0..80).map(|v| (v as f32).sqrt()).collect();
+    let tokens = vec![1.0f32; 40];
+    let rows = [9, 0, 3, 3, 7, 1, 2, 8, 5, 5, 4, 6];
+    let owners = [0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 0, 2];
+    let picked = pick.run(&experts, &rows).unwrap();
+    let expected = add.run(&tokens, &owners, picked.data()).unwrap().data().to_vec();
+    let ids = (&rows[..], &owners[..]);
+    let got = scattered(&combine, &experts, ids, &[&bytes(&rows), &bytes(&owners)], &tokens).unwrap();
+    assert_eq!(got, expected);
+    // Token 9 does not exist: the scatter stage's error, nothing written.
+    let mut bad = owners;
+    bad[5] = 9;
+    let mut out = tokens.clone();
+    let e = combine.run_into(&experts, (&rows[..], &bad[..]), &mut out).unwrap_err();
+    assert!(
+        matches!(&e, Error::InStage { stage: 2, error } if matches!(**error, Error::IndexOutOfRange { value: 9, .. })),
+        "{e}"
+    );
+    assert_eq!(out, tokens);
+    // The builder's form of the same chain plans as the macro's.
+    let built = Chain::data::<f32>(&[10, 8])
+        .gather(Gather::onnx().indices::<i32>(&[12]))
+        .scatter(
+            stridex::Scatter::openvino()
+                .data::<f32>(&[5, 8])
+                .indices::<i32>(&[12])
+                .reduction(stridex::Reduction::Add)
+                .out_of_range(OutOfRange::Error),
+        )
+        .build()
+        .unwrap();
+    assert_eq!(built.plan().unwrap(), combine.plan().unwrap());
+    let mut out = tokens.clone();
+    built.run_into(&experts, (&rows[..], &owners[..]), &mut out).unwrap();
+    assert_eq!(out, expected);
+    // The builder's scatter stage takes no updates: they are what the chain makes.
+    let e = Chain::data::<f32>(&[12, 8])
+        .scatter(stridex::Scatter::openvino().data::<f32>(&[5, 8]).indices::<i32>(&[12]).updates(&[12, 8]))
+        .build()
+        .unwrap_err();
+    assert!(e.to_string().contains("takes no `updates`"), "{e}");
+    // A scatter alone: its updates are the data.
+    let alone = stridex::chain! {
+        data: f32[12, 8],
+        scatter { into: f32[5, 8], indices: i32[12], axis: 0, reduction: add },
+    };
+    let got = scattered(&alone, picked.data(), (&owners[..],), &[&bytes(&owners)], &tokens).unwrap();
+    assert_eq!(got, expected);
+}

@@ -848,6 +848,8 @@ fn lifted(desc: &stridex::core::ChainDesc, pad: usize) -> Option<stridex::core::
                 dim: if c.dim >= 0 { c.dim + 1 } else { c.dim },
                 ..c
             })),
+            // A chain that scatters has fixed sizes.
+            StageDesc::Scatter(_) => None,
         })
         .collect::<Option<Vec<_>>>()?;
     let sizes = prepend(stridex::core::dynamic::PLACEHOLDER, desc.data.sizes.as_slice());

@@ -439,6 +439,8 @@ impl<T: Element, J: IndexTypes> Differentiable for ChainAt<'_, T, J> {
                     steps.push(step.map_err(stage_error)?);
                 }
                 StagePlan::Convert(c) => steps.push(convert_back(c).map_err(stage_error)?),
+                // Refused before the forward call (`chain::fused`).
+                StagePlan::Scatter(_) => return Err(Error::DestinationNeeded { call: "apply" }),
             }
         }
         Ok(steps.finish())

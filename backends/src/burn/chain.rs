@@ -68,6 +68,9 @@ impl<T: Element, J: IndexTypes> ChainOp<T, J> {
         indices: impl BurnIndexTensors<J>,
     ) -> Result<Tensor<DO, K>, Error> {
         let plan = self.plan()?;
+        if plan.scatter().is_some() {
+            return Err(Error::DestinationNeeded { call: "apply" });
+        }
         check_rank(Operand::Data, &plan.data, D)?;
         check_rank(Operand::Output, &plan.output, DO)?;
         let indices = indices.primitives()?;
@@ -86,6 +89,9 @@ impl<T: Element, J: IndexTypes> ChainOp<T, J> {
     /// The chain on `CubeBackend` tensors, launched at once on their buffers; see
     /// [`GatherOp::apply_cube`](crate::ops::GatherOp::apply_cube).
     pub fn apply_cube(&self, data: CubeTensor, indices: Vec<CubeTensor>) -> Result<CubeTensor, Error> {
+        if self.plan()?.scatter().is_some() {
+            return Err(Error::DestinationNeeded { call: "apply_cube" });
+        }
         on_cube(self, data, indices, as_declared)
     }
 }

@@ -13,28 +13,9 @@ use burn_fusion::stream::{Operation, StreamId};
 use burn_fusion::ExecutionError;
 use burn_ir::{CustomOpIr, HandleContainer, OperationIr, OperationOutput, TensorIr};
 use burn_tensor::{Int, Tensor};
-use std::any::Any;
-use std::sync::Mutex;
 use stridex_core::{Operand, TensorLayout};
 
-/// Ops that run inside Burn's fusion stream, one per descriptor and types, kept for the
-/// process (as CubeCL keeps their kernels): an operation in the stream owns what it runs, and a
-/// new op per call would wait on its first launch every time.
-pub(super) fn shared<D, O>(desc: &D, make: impl FnOnce() -> O) -> &'static O
-where
-    D: PartialEq + Clone + Send + Sync + 'static,
-    O: Send + Sync + 'static,
-{
-    static OPS: Mutex<Vec<&'static (dyn Any + Send + Sync)>> = Mutex::new(Vec::new());
-    let mut ops = OPS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    let found = ops.iter().find_map(|e| e.downcast_ref::<(D, O)>().filter(|(d, _)| d == desc));
-    if let Some((_, op)) = found {
-        return op;
-    }
-    let entry: &'static (D, O) = Box::leak(Box::new((desc.clone(), make())));
-    ops.push(entry);
-    &entry.1
-}
+pub(super) use crate::ops::shared;
 
 /// A tensor in Burn's fusion stream is contiguous: the descriptor must say so.
 pub(super) fn check_packed(tensor: Operand, layout: &TensorLayout) -> Result<(), Error> {

@@ -8,8 +8,11 @@
 //! `error` policy the index values, which needs a sync) run before it is registered. On
 //! `CubeTensor`s (`apply_cube`) it launches at once on Burn's handles.
 //!
-//! Scatters read their indices back first (their values decide where each update goes), then
-//! run in the stream (`burn/scatter.rs`).
+//! Scatters mostly read their indices back first (their values decide where each update goes),
+//! then run in the stream (`burn/scatter.rs`); those whose kernels read the indices on the
+//! device (a ScatterElements of many lines, a KV-cache write of whole rows) read nothing back
+//! unless `error` asks for a check. A chain that ends in a scatter does not apply here (it
+//! writes into a destination: `run_into`, `launch`).
 //!
 //! On tensors that track gradients (a device made with Burn's `.autodiff()`), gathers
 //! (`gather!`, `gather_elements!`, `gather_nd!`), slices, chains and scatters (`add`, `sub`, `none`)

@@ -1,7 +1,7 @@
 //! How a chain runs: one fused row kernel where `ChainKernelDesc` lowers it, else each stage's
 //! own kernel, one after another, on intermediates that stay on the device.
 
-use super::{convert, index_bytes, rows, Launch, OpKernel};
+use super::{convert, index_bytes, rows, Launch, OpKernel, ScatterKernel};
 use crate::error::Error;
 use crate::launch::{self, Queued};
 use cubecl::prelude::*;
@@ -9,11 +9,21 @@ use cubecl::server::Handle;
 use stridex_core::kernel::{GatherKernelDesc, SliceKernelDesc, Walk};
 use stridex_core::{ChainKernelDesc, ChainPlan, DynamicFault, Location, RuleError, StagePlan, Unfused};
 
-/// How a chain runs: one fused kernel, or its stages' kernels one after another.
+/// How a chain runs: one fused kernel, or its stages' kernels one after another; a chain that
+/// ends in a scatter, the kernel of the stages before it (fused where they fuse), then the
+/// scatter's.
 #[derive(Clone, Debug)]
 pub enum ChainKernel {
     Fused(ChainKernelDesc),
     Staged(Vec<StageKernel>),
+    /// `before`: `None` where the scatter is the only stage (or what precedes it is empty);
+    /// `scatter`: its kernel(s) writing the destination in its layout (`None`: its runs are
+    /// empty). `ops::chain` runs it: the grouped scatter kernel takes lists grouped on the
+    /// host.
+    Scattering {
+        before: Option<Box<ChainKernel>>,
+        scatter: Option<ScatterKernel>,
+    },
 }
 
 /// A stage's own kernel, as the single op of that stage launches it (`None` for an empty
@@ -41,6 +51,10 @@ impl OpKernel for ChainKernel {
 
     /// `None` for an empty result; the fused kernel where the chain lowers to one.
     fn of(plan: &ChainPlan) -> Option<ChainKernel> {
+        if let Some((_, s)) = plan.scatter() {
+            let before = plan.before_scatter().and_then(|p| ChainKernel::of(&p)).map(Box::new);
+            return Some(ChainKernel::Scattering { before, scatter: ScatterKernel::writing(s, &s.map.data) });
+        }
         match ChainKernelDesc::new(plan) {
             Ok(None) => None,
             Ok(Some(k)) => Some(ChainKernel::Fused(k)),
@@ -51,6 +65,7 @@ impl OpKernel for ChainKernel {
                         StagePlan::Gather(g) => StageKernel::Gather(GatherKernelDesc::new(g)),
                         StagePlan::Slice(s) => StageKernel::Slice(SliceKernelDesc::new(s)),
                         StagePlan::Convert(c) => StageKernel::Convert(convert_alone(plan, c)),
+                        StagePlan::Scatter(_) => unreachable!("a chain that scatters is `Scattering`"),
                     })
                     .collect(),
             )),
@@ -65,7 +80,7 @@ impl OpKernel for ChainKernel {
         match self {
             ChainKernel::Fused(k) => Ok(ChainKernel::Fused(ChainKernelDesc { walk: at(&k.walk)? })),
             // The rules make a `_` chain fuse, or be empty for every count.
-            ChainKernel::Staged(_) => {
+            ChainKernel::Staged(_) | ChainKernel::Scattering { .. } => {
                 let cause = ChainKernelDesc::new(plan).err().unwrap_or(Unfused::EmptyStage { stage: 1 });
                 Err(Error::Rule(RuleError::Dynamic {
                     fault: DynamicFault::Staged { cause },
@@ -76,7 +91,8 @@ impl OpKernel for ChainKernel {
     }
 
     fn index_bytes(plan: &ChainPlan) -> usize {
-        plan.gathers().map(|(_, g)| index_bytes(g)).max().unwrap_or(0)
+        let scatter = plan.scatter().map(|(_, s)| index_bytes(&s.map));
+        plan.gathers().map(|(_, g)| index_bytes(g)).chain(scatter).max().unwrap_or(0)
     }
 }
 
@@ -117,7 +133,7 @@ impl Launch for ChainKernel {
     fn walk(&self) -> Option<&Walk> {
         match self {
             ChainKernel::Fused(k) => Some(&k.walk),
-            ChainKernel::Staged(_) => None,
+            ChainKernel::Staged(_) | ChainKernel::Scattering { .. } => None,
         }
     }
 
@@ -125,13 +141,17 @@ impl Launch for ChainKernel {
         match self {
             ChainKernel::Fused(k) => Some(&k.walk),
             ChainKernel::Staged(s) => s[0].walk(),
+            ChainKernel::Scattering { before, .. } => before.as_ref().and_then(|b| b.first_walk()),
         }
     }
 
+    /// The walk that writes the output (a scatter's destination is written in its layout, by
+    /// no walk).
     fn last_walk(&self) -> Option<&Walk> {
         match self {
             ChainKernel::Fused(k) => Some(&k.walk),
             ChainKernel::Staged(s) => s.last().and_then(StageKernel::walk),
+            ChainKernel::Scattering { .. } => None,
         }
     }
 
@@ -142,6 +162,7 @@ impl Launch for ChainKernel {
         let stages = match self {
             ChainKernel::Fused(k) => return k.queue(client, inputs, output),
             ChainKernel::Staged(stages) => stages,
+            ChainKernel::Scattering { .. } => unreachable!("ops::chain runs a chain that scatters"),
         };
         let mut queued = Vec::new();
         let mut input = inputs[0].clone();
@@ -174,10 +195,24 @@ impl Launch for ChainKernel {
         queued
     }
 
-    /// A fused chain's one kernel; a staged chain's kernels, each headed `stage k`.
+    /// A fused chain's one kernel; a staged chain's kernels, each headed `stage k`; a chain that
+    /// scatters, the kernels before it, then the scatter's, headed `scatter` (and `kernel k of
+    /// n` where it is two).
     fn definitions(&self) -> Vec<(Option<String>, Option<KernelDefinition>)> {
         match self {
             ChainKernel::Fused(k) => k.definitions(),
+            ChainKernel::Scattering { before, scatter } => {
+                let mut all = before.as_ref().map(|b| b.definitions()).unwrap_or_default();
+                match scatter {
+                    Some(s) => all.extend(
+                        s.definitions()
+                            .into_iter()
+                            .map(|(heading, d)| (heading.or(Some("scatter".into())), d)),
+                    ),
+                    None => all.push((Some("scatter".to_string()), None)),
+                }
+                all
+            }
             ChainKernel::Staged(stages) => stages
                 .iter()
                 .enumerate()

@@ -45,8 +45,10 @@ impl Launch for ScatterKernel {
         None
     }
 
-    /// `inputs`: the updates and the indices (read on the device), or the updates and the runs'
-    /// `keys`, `starts` and `members` lists (grouped on the host, `ScatterPlan::group`).
+    /// `inputs`: the updates and the indices, for the kernels that read them on the device
+    /// (every index they read is checked there). The grouped kernel trusts the lists it is
+    /// given, so it is queued only by `ops::scatter`, with lists `ScatterPlan::group` made
+    /// ([`ScatterKernel::queue_grouped`]).
     fn queue(&self, client: &Client, inputs: &[&Handle], output: &Handle) -> Vec<Queued> {
         match (self, inputs) {
             // SAFETY: (of the caller) the buffers were checked against the plan this kernel was
@@ -54,17 +56,7 @@ impl Launch for ScatterKernel {
             (ScatterKernel::OnDevice(k), &[updates, indices]) => unsafe {
                 k.queue(client, updates, indices, output)
             },
-            (ScatterKernel::Grouped(k), &[updates, keys, starts, members]) => {
-                // The lists' own length bounds the runs (`starts` holds one more entry than
-                // there are runs).
-                let runs = (starts.size_in_used() / 4).saturating_sub(1).min(keys.size_in_used() / 4);
-                let buffers = ScatterBuffers { updates, keys, starts, members, dest: output };
-                // SAFETY: (of the caller) the lists came from `ScatterPlan::group` on this plan
-                // and the layout `output` holds: every key is a run of it and every member a
-                // run of the updates.
-                vec![unsafe { grouped::queue(client, k, runs as u32, buffers) }]
-            }
-            _ => unreachable!("a scatter kernel queued on the wrong buffers"),
+            _ => unreachable!("the grouped scatter kernel is queued with its lists by ops::scatter"),
         }
     }
 
@@ -73,6 +65,29 @@ impl Launch for ScatterKernel {
             ScatterKernel::OnDevice(k) => k.definitions(),
             ScatterKernel::Grouped(k) => vec![(None, Some(grouped::definition(k)))],
         }
+    }
+}
+
+impl ScatterKernel {
+    /// Queues the grouped kernel on `groups`' lists (`runs` of them) in `dest`.
+    ///
+    /// # Safety
+    /// `self` is the grouped kernel of a plan and the layout `dest` holds, and the lists came
+    /// from `ScatterPlan::group` on that plan and layout: every key is a run of `dest` and every
+    /// member a run of the updates (a buffer checked against their layout).
+    pub(crate) unsafe fn queue_grouped(
+        &self,
+        client: &Client,
+        runs: u32,
+        updates: &Handle,
+        lists: [&Handle; 3],
+        dest: &Handle,
+    ) -> Vec<Queued> {
+        let ScatterKernel::Grouped(k) = self else { return Vec::new() };
+        let [keys, starts, members] = lists;
+        let buffers = ScatterBuffers { updates, keys, starts, members, dest };
+        // SAFETY: (of the caller) as above.
+        vec![unsafe { grouped::queue(client, k, runs, buffers) }]
     }
 }
 

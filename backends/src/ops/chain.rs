@@ -1,4 +1,4 @@
-//! A chain of gathers and slices as one op: fused into one row-walk kernel where
+//! A chain of gathers and slices (and last, a convert or a scatter) as one op: fused into one row-walk kernel where
 //! [`ChainKernelDesc`] can lower it, else run stage by stage on the device (intermediates stay
 //! on the device; only the result comes back). Its index buffers (one per
 //! gather, in stage order), and the `error` policy checked on the host before a launch.
@@ -6,17 +6,19 @@
 use super::error_policy::{check_error_policies, check_read_back, checked_gathers, in_stage};
 use super::{
     check_len, check_type, leading_count, ChainKind, IndexBuffer, IndexBuffers, IndexTypes, IntoSlice,
-    NewTensor, Op, Sink,
+    NewTensor, Op, ScatterOp, Sink,
 };
 use crate::device::Device;
-use crate::element::Element;
+use crate::element::{Element, IndexElement};
 use crate::error::Error;
 use crate::kernels::ChainKernel;
 use crate::launch;
 use crate::tensor::Tensor;
 use cubecl::prelude::*;
 use cubecl::server::Handle;
-use stridex_core::{ChainCount, ChainDesc, ChainPlan, DType, Operand, RuleError, StageDesc};
+use stridex_core::{
+    ChainCount, ChainDesc, ChainPlan, DType, IndexType, Operand, RuleError, ScatterDesc, StageDesc,
+};
 
 /// A chain of gathers and slices checked stage by stage, run as one kernel where it fuses.
 /// `chain!` builds one at compile time; [`ChainOp::new`] (or `Chain`'s builder) at run time.
@@ -28,7 +30,7 @@ impl<T: Element, I: IndexTypes, O: Element> ChainOp<T, I, O> {
     /// Checks `desc` (every stage with the rules of its rule set) and the Rust types against it.
     pub fn new(desc: ChainDesc) -> Result<Self, Error> {
         check_type::<T>(Operand::Data, desc.data.dtype)?;
-        let declared: Vec<DType> = desc.gathers().map(|g| g.indices.dtype).collect();
+        let declared: Vec<DType> = desc.index_dtypes();
         if declared != I::DTYPES {
             return Err(Error::IndexTypes { declared, used: I::DTYPES.to_vec() });
         }
@@ -60,7 +62,9 @@ impl<T: Element, I: IndexTypes, O: Element> ChainOp<T, I, O> {
     }
 
     /// [`ChainOp::run`] into `out`, which holds exactly the output's buffer; see
-    /// [`crate::GatherOp::run_into`].
+    /// [`crate::GatherOp::run_into`]. For a chain that ends in a scatter, `out` holds the
+    /// destination (`into`, in its layout) and is updated in place; `run` has no destination
+    /// for it ([`Error::DestinationNeeded`]).
     pub fn run_into<'a>(
         &self,
         data: &[T],
@@ -89,6 +93,9 @@ impl<T: Element, I: IndexTypes, O: Element> ChainOp<T, I, O> {
         indices: Vec<IndexBuffer<'_>>,
         sink: S,
     ) -> Result<S::Out, Error> {
+        if self.plan()?.scatter().is_some() {
+            return self.run_scattering(device, data, indices, sink);
+        }
         let lens: Vec<usize> = indices.iter().map(|b| b.len).collect();
         let (plan, kernel) = self.at(self.count_of(data.len(), &lens)?, "run")?;
         check_len(Operand::Data, &plan.data, &self.desc().data, data.len())?;
@@ -127,7 +134,9 @@ impl<T: Element, I: IndexTypes, O: Element> ChainOp<T, I, O> {
     /// each at least its `buffer_bytes` / `index_buffer_bytes` long. Under the `error` policy
     /// the index buffers of those gathers are read back and checked before anything is queued
     /// (so an index out of range is an `Err` naming its stage, and no kernel ran). A staged
-    /// chain allocates its intermediates on `client`.
+    /// chain allocates its intermediates on `client`. A chain that ends in a scatter writes
+    /// `output`, its destination laid out as `into` says, in place: its last index buffer is
+    /// the scatter's, checked as `ScatterOp::launch` checks it.
     pub fn launch(
         &self,
         client: &Client,
@@ -135,6 +144,9 @@ impl<T: Element, I: IndexTypes, O: Element> ChainOp<T, I, O> {
         indices: &[&Handle],
         output: &Handle,
     ) -> Result<(), Error> {
+        if self.plan()?.scatter().is_some() {
+            return self.launch_scattering(client, data, indices, output);
+        }
         launch::exclusive(|| self.launch_locked(client, None, data, indices, output, false))
     }
 
@@ -149,8 +161,112 @@ impl<T: Element, I: IndexTypes, O: Element> ChainOp<T, I, O> {
         indices: &[&Handle],
         output: &Handle,
     ) -> Result<(), Error> {
+        if self.plan()?.scatter().is_some() {
+            // A chain that scatters has fixed sizes: `count` is not read.
+            return self.launch_scattering(client, data, indices, output);
+        }
         launch::exclusive(|| self.launch_locked(client, Some(count), data, indices, output, false))
     }
+
+    /// `run_into` of a chain that ends in a scatter: the sink's values are the destination,
+    /// uploaded, updated in place by [`ChainOp::launch_scattering`] and read back.
+    fn run_scattering<S: Sink<O>>(
+        &self,
+        device: &Device,
+        data: &[T],
+        indices: Vec<IndexBuffer<'_>>,
+        sink: S,
+    ) -> Result<S::Out, Error> {
+        let plan = self.plan()?;
+        let Some(dest) = sink.destination() else { return Err(Error::DestinationNeeded { call: "run" }) };
+        check_len(Operand::Data, &plan.data, &self.desc().data, data.len())?;
+        let expected = plan.index_tensors();
+        if indices.len() != expected {
+            return Err(Error::IndexBufferCount { expected, given: indices.len() });
+        }
+        for (((stage, g), buffer), decl) in plan.gathers().zip(&indices).zip(self.desc().gathers()) {
+            check_len(Operand::Indices, &g.indices, &decl.indices, buffer.len)
+                .map_err(|e| in_stage(stage, e))?;
+        }
+        if let (Some((stage, s)), Some(decl), Some(buffer)) =
+            (plan.scatter(), self.desc().scatter(), indices.last())
+        {
+            check_len(Operand::Indices, &s.map.indices, &decl.indices, buffer.len)
+                .map_err(|e| in_stage(stage, e))?;
+        }
+        sink.check(&plan.output)?;
+        check_error_policies(plan, |g| &indices[g])?;
+        let bytes = |t| self.buffer_bytes(t);
+        let (data_words, out_words) = (bytes(Operand::Data)? / 4, bytes(Operand::Output)? / 4);
+        let client = device.client();
+        let out = device.on_stream(|| {
+            let d = launch::upload(client, &T::bytes(data), data_words);
+            let ix: Vec<Handle> = indices.iter().map(|b| launch::upload(client, &b.bytes, 0)).collect();
+            let out = launch::upload(client, &dest, out_words);
+            self.launch_scattering(client, &d, &ix.iter().collect::<Vec<_>>(), &out)?;
+            launch::exclusive(|| launch::read(client, out))
+        })?;
+        sink.finish(&plan.output, &out)
+    }
+
+    /// `launch` of a chain that ends in a scatter: the stages before it (one op of their own,
+    /// fused where they fuse) write the updates into an intermediate buffer (the data is the
+    /// updates where the scatter is the only stage), then the scatter writes them into
+    /// `output`, the destination, in place, with everything `ScatterOp::launch` does (its
+    /// index checks, the kernels that read the indices on the device where they apply).
+    fn launch_scattering(
+        &self,
+        client: &Client,
+        data: &Handle,
+        indices: &[&Handle],
+        output: &Handle,
+    ) -> Result<(), Error> {
+        let plan = self.plan()?;
+        let expected = plan.index_tensors();
+        let (Some((stage, s)), Some((scatter_indices, before_indices))) =
+            (plan.scatter(), indices.split_last())
+        else {
+            return Err(Error::IndexBufferCount { expected, given: indices.len() });
+        };
+        if indices.len() != expected {
+            return Err(Error::IndexBufferCount { expected, given: indices.len() });
+        }
+        let intermediate;
+        let updates = match self.desc().before_scatter() {
+            Some(before) => {
+                let op: &'static ChainOp<T, (), T> =
+                    super::shared(&before, || ChainOp::__from_checked(before.clone()));
+                intermediate = client.empty(op.buffer_bytes(Operand::Output)?.max(4));
+                launch::exclusive(|| {
+                    op.launch_locked(client, None, data, before_indices, &intermediate, false)
+                })?;
+                &intermediate
+            }
+            None => data,
+        };
+        let desc = self.desc().scatter_desc(plan).ok_or(Error::DestinationNeeded { call: "launch" })?;
+        let (dest, at) = (output, *scatter_indices);
+        match s.map.index_type {
+            IndexType::I32 => scatter_into::<T, i32>(desc, client, dest, at, updates),
+            IndexType::I64 => scatter_into::<T, i64>(desc, client, dest, at, updates),
+            IndexType::U32 => scatter_into::<T, u32>(desc, client, dest, at, updates),
+            IndexType::U64 => scatter_into::<T, u64>(desc, client, dest, at, updates),
+        }
+        .map_err(|e| in_stage(stage, e))
+    }
+}
+
+/// A chain's scatter stage as the single scatter `desc`, kept for the process (so its first
+/// launch per runtime is the one that waits), on the chain's buffers.
+fn scatter_into<T: Element, J: IndexElement>(
+    desc: ScatterDesc,
+    client: &Client,
+    dest: &Handle,
+    indices: &Handle,
+    updates: &Handle,
+) -> Result<(), Error> {
+    let op: &'static ScatterOp<T, J> = super::shared(&desc, || ScatterOp::__from_checked(desc));
+    op.launch(client, dest, indices, updates)
 }
 
 impl<T, I, O: 'static> ChainOp<T, I, O> {
@@ -184,6 +300,9 @@ impl<T, I, O: 'static> ChainOp<T, I, O> {
 
     pub(crate) fn index_bytes_of(plan: &ChainPlan, gather: usize) -> Result<usize, Error> {
         let count = plan.gathers().count();
+        if let (true, Some((_, s))) = (gather == count, plan.scatter()) {
+            return Ok(crate::kernels::index_bytes(&s.map));
+        }
         let (_, g) = plan
             .gathers()
             .nth(gather)
@@ -204,6 +323,10 @@ impl<T, I, O: 'static> ChainOp<T, I, O> {
         wait: bool,
     ) -> Result<(), Error> {
         let (plan, kernel) = self.at(count, if count.is_some() { "launch_at" } else { "launch" })?;
+        if plan.scatter().is_some() {
+            // Its scatter stage needs the element type (`launch_scattering`).
+            return Err(Error::DestinationNeeded { call: "launch_locked" });
+        }
         let n = plan.gathers().count();
         if indices.len() != n {
             return Err(Error::IndexBufferCount { expected: n, given: indices.len() });

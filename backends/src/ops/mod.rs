@@ -12,6 +12,7 @@ mod guarded;
 mod index_buffers;
 mod scatter;
 mod scatter_on_device;
+mod shared;
 mod slice;
 
 pub use chain::ChainOp;
@@ -23,6 +24,7 @@ pub use index_buffers::{IndexBuffer, IndexBuffers, IndexTypes};
 pub use scatter::ScatterOp;
 #[cfg(feature = "burn")]
 pub(crate) use scatter::{fault as scatter_fault, Writes};
+pub(crate) use shared::shared;
 pub use slice::SliceOp;
 
 use crate::device::{with_client, Device};
@@ -144,8 +146,10 @@ impl<K: OpKind, T, I> Op<K, T, I> {
     }
 
     /// A text a person reads: the rule set, every tensor's sizes, strides and minimum buffer,
-    /// the output, the out-of-range policy, and for small outputs (up to 64 elements) a grid of
-    /// which input element each output element reads.
+    /// the output, the out-of-range policy, and for a gather, slice or chain with a small
+    /// output (up to 64 elements) a grid of which input element each output element reads (a
+    /// scatter's, and a chain's that scatters, has none: where it writes depends on the index
+    /// values).
     pub fn describe(&self) -> String {
         match self.prepared() {
             Ok(p) => self.desc.describe(&p.plan),
@@ -173,13 +177,16 @@ impl<K: OpKind, T, I> Op<K, T, I> {
         self.desc.is_dynamic()
     }
 
-    /// The constants the kernel is specialized on (`None` for an empty output).
+    /// The constants the kernel is specialized on (`None` for an empty output; for a scatter,
+    /// runs that are empty: nothing is written).
     pub fn kernel(&self) -> Result<Option<&K::Kernel>, Error> {
         Ok(self.prepared()?.kernel.as_ref())
     }
 
-    /// The generated kernel source in `dialect` (`None` for an empty output: no kernel); a
-    /// chain that runs stage by stage gives each stage's kernel, headed `// stage k`.
+    /// The generated kernel source in `dialect` (`None` when nothing launches, as for
+    /// [`Op::kernel`]); a chain that runs stage by stage gives each stage's kernel, headed
+    /// `// stage k`, and an op of two kernels (a KV-cache write's claim and write) heads each
+    /// `// kernel k of 2: ..`.
     pub fn kernel_source(&self, dialect: crate::Dialect) -> Result<Option<String>, Error> {
         self.kernel()?.map(|k| crate::explain::source(k, dialect)).transpose()
     }
@@ -307,6 +314,11 @@ pub(crate) trait Sink<T: Element> {
     fn check(&self, output: &TensorLayout) -> Result<(), Error>;
     /// `bytes`: the output buffer as read back (at least the layout's elements).
     fn finish(self, output: &TensorLayout, bytes: &[u8]) -> Result<Self::Out, Error>;
+    /// The output's bytes before the run, where the sink holds them (a chain that scatters
+    /// updates its destination in place).
+    fn destination(&self) -> Option<Vec<u8>> {
+        None
+    }
 }
 
 /// `run`'s sink.
@@ -342,6 +354,9 @@ impl<T: Element> Sink<T> for IntoSlice<'_, T> {
         let n = self.0.len() * T::DTYPE.size();
         T::write_bytes(&bytes[..n], self.0);
         Ok(())
+    }
+    fn destination(&self) -> Option<Vec<u8>> {
+        Some(T::bytes(self.0).into_owned())
     }
 }
 

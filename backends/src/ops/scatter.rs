@@ -9,7 +9,7 @@ use crate::device::{with_client, Device};
 use crate::element::{Element, IndexElement};
 use crate::error::Error;
 use crate::kernels::word_bytes;
-use crate::kernels::{Launch, ScatterKernel};
+use crate::kernels::ScatterKernel;
 use crate::launch;
 use crate::tensor::Tensor;
 use cubecl::prelude::*;
@@ -30,8 +30,9 @@ use stridex_core::{Operand, ScatterDesc, ScatterFault, ScatterGroups, TensorLayo
 ///
 /// What every op answers comes from [`Op`]: `plan`, `describe`, `output_shape` (the data's),
 /// `kernel_source` (the kernel(s) `run` launches, writing the packed copy; `None`: the runs
-/// are empty) and `buffer_bytes` (`Data`, `Indices`, `Updates`: each tensor's elements,
-/// rounded up to whole 32-bit words).
+/// are empty) and `buffer_bytes` (`Data`, `Indices`, `Updates`: each tensor's elements, in its
+/// layout, rounded up to whole 32-bit words; `Output`: the packed copy `run` returns, which is
+/// the data's layout where the data is packed).
 pub type ScatterOp<T, I> = Op<ScatterKind, T, I>;
 
 impl<T: Element, I: IndexElement> ScatterOp<T, I> {
@@ -212,11 +213,11 @@ fn queue(
 ) -> Vec<launch::Queued> {
     let list = |v: &[u32]| launch::upload(client, bytemuck::cast_slice(v), 0);
     let (keys, starts, members) = (list(&groups.keys), list(&groups.starts), list(&groups.members));
-    // `groups` came from `ScatterPlan::group` on the plan `k` was made of and on the layout
-    // `dest` holds (the packed output `run` uploaded, or a buffer `launch_writes` checked
-    // against that layout's length): every key is a run of `dest` and every member a run of
-    // the updates (checked against their layout), as the grouped kernel's `queue` asks.
-    k.queue(client, &[updates, &keys, &starts, &members], dest)
+    // SAFETY: `groups` came from `ScatterPlan::group` on the plan `k` was made of and on the
+    // layout `dest` holds (the packed output `run` uploaded, or a buffer `launch_writes`
+    // checked against that layout's length): every key is a run of `dest` and every member a
+    // run of the updates (checked against their layout); `keys` holds one word per run.
+    unsafe { k.queue_grouped(client, groups.keys.len() as u32, updates, [&keys, &starts, &members], dest) }
 }
 
 pub(crate) fn fault(f: ScatterFault) -> Error {

@@ -41,6 +41,8 @@ pub enum Unfused {
     /// Through stage `stage` the chain reads more than `max` indices per output element (one
     /// per gather, one per component of a GatherND tuple).
     Reads { stage: usize, max: usize },
+    /// Stage `stage` scatters: it writes where its indices say, after the stages before it.
+    Scatter { stage: usize },
 }
 
 impl Unfused {
@@ -51,7 +53,8 @@ impl Unfused {
             | Unfused::EmptyAxis { stage }
             | Unfused::Overflow { stage }
             | Unfused::Rows { stage, .. }
-            | Unfused::Reads { stage, .. } => stage,
+            | Unfused::Reads { stage, .. }
+            | Unfused::Scatter { stage } => stage,
         }
     }
 
@@ -63,6 +66,7 @@ impl Unfused {
                 4 / elem_bytes.clamp(1, 4),
                 if elem_bytes >= 4 { "" } else { "s" }
             ),
+            Unfused::Scatter { .. } => "give the leading size (a chain that scatters has fixed sizes)".to_string(),
             _ => "give the leading size".to_string(),
         }
     }
@@ -90,6 +94,10 @@ impl fmt::Display for Unfused {
             Unfused::Reads { stage, max } => write!(
                 f,
                 "through stage {stage} the one kernel would read more than {max} indices per output element (one per gather, one per coordinate of a GatherND tuple)"
+            ),
+            Unfused::Scatter { stage } => write!(
+                f,
+                "stage {stage} scatters: it writes where its indices say, after the stages before it have made its updates"
             ),
         }
     }

@@ -476,6 +476,18 @@ impl fmt::Display for RuleError {
                 f,
                 "convert: the result is {to} (`to: {to}`), and `output` declares {output}; write `output: {to}[..]`, or leave the type out"
             ),
+            ScatterNotLast { stage, stages } => write!(
+                f,
+                "chain: stage {stage} of {stages} is a scatter, and a scatter stage is the chain's last (it writes into its `into` tensor, which no stage reads); move it to the end"
+            ),
+            ScatterIntoType { into, updates } => write!(
+                f,
+                "its updates are the chain's {updates} elements, but `into` is {into}; a scatter writes its updates into `into`, so declare `into: {updates}[..]`"
+            ),
+            ScatterChainOutput => write!(
+                f,
+                "chain: `output` is declared, but a chain that ends in a scatter writes into the scatter's `into` tensor, in its layout; remove `output`"
+            ),
             ConvertNotLast { stage, stages } => write!(
                 f,
                 "chain: stage {stage} of {stages} is `convert`, and a convert stage is the chain's last (it changes the element type the other stages move); move it to the end"

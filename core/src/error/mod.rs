@@ -482,6 +482,20 @@ pub enum RuleError {
         stage: usize,
         stages: usize,
     },
+    /// A chain's scatter stage (1-based `stage` of `stages`) that is not its last.
+    ScatterNotLast {
+        stage: usize,
+        stages: usize,
+    },
+    /// A chain that ends in a scatter and declares `output`: its result is the scatter's
+    /// destination, in the destination's layout.
+    ScatterChainOutput,
+    /// A chain's scatter stage whose destination (`into`) is not of the chain's element type,
+    /// which its updates are.
+    ScatterIntoType {
+        into: DType,
+        updates: DType,
+    },
     /// A stage of a chain breaks a rule of its rule set: which stage (1-based), its kind, and
     /// the shape it received.
     Stage {
@@ -592,7 +606,10 @@ impl RuleError {
             ConvertDim { .. } => Location::Convert(ConvertKey::Dim),
             ConvertChannels { key, .. } | ConvertManyChannels { key, .. } => Location::Convert(key),
             ConvertValue { key, index, .. } => Location::ConvertAt(key, index),
-            ConvertNotLast { .. } => Location::Chain,
+            ConvertNotLast { .. } | ScatterNotLast { .. } => Location::Chain,
+            ScatterChainOutput => Location::Shape(Operand::Output),
+            // The stage's `into`, which its spans name as its data.
+            ScatterIntoType { .. } => Location::DType(Operand::Data),
             ConvertWords { .. } => Location::Strides(Operand::Output),
             ConvertOutput { .. } => Location::DType(Operand::Output),
             // The stage's own tokens: the macro maps the location within the stage.

@@ -80,6 +80,9 @@ impl ChainKernelDesc {
     /// `i64`): it then runs stage by stage. A chain that ends in `convert` takes the convert
     /// walk.
     pub fn new(plan: &ChainPlan) -> Result<Option<ChainKernelDesc>, Unfused> {
+        if let Some((stage, _)) = plan.scatter() {
+            return Err(Unfused::Scatter { stage });
+        }
         if plan.output.is_empty() {
             return Ok(None);
         }
@@ -117,6 +120,7 @@ impl ChainKernelDesc {
                 }
                 // The same coordinates, another element type: the walk converts as it writes.
                 StagePlan::Convert(_) => y,
+                StagePlan::Scatter(_) => return Err(Unfused::Scatter { stage: s + 1 }),
                 StagePlan::Gather(p) => {
                     if p.index_axes().any(|a| a.size == 0) {
                         return Err(Unfused::EmptyAxis { stage: s + 1 });

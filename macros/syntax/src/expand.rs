@@ -90,8 +90,9 @@ use crate::{ChainInput, GatherInput, ItemHead, SliceInput};
 use proc_macro2::TokenStream;
 use quote::quote;
 use stridex_core::{
-    ChainCount, ChainDesc, DType, Dims, FeatureLevel, GatherDesc, GatherForm, GatherRules, OutOfRange,
-    OutputDecl, ScatterDesc, SignedDims, SliceDesc, SliceWindow, StageDesc, TensorDecl,
+    ChainCount, ChainDesc, DType, Dims, Duplicates, FeatureLevel, GatherDesc, GatherForm, GatherRules,
+    OutOfRange, OutputDecl, Reduction, ScatterDesc, SignedDims, SliceDesc, SliceWindow, StageDesc,
+    TensorDecl,
 };
 
 pub fn gather(input: &GatherInput, desc: &GatherDesc) -> TokenStream {
@@ -135,15 +136,8 @@ pub fn scatter(input: &GatherInput, desc: &ScatterDesc) -> TokenStream {
         (tensor_decl(&desc.map.data), tensor_decl(&desc.map.indices), tensor_decl(&desc.updates));
     let axis = desc.map.axis;
     let out_of_range = option(desc.map.out_of_range.map(policy));
-    let reduction = option(desc.reduction.map(|r| {
-        let r = quote::format_ident!("{}", format!("{r:?}"));
-        quote!(::stridex::__private::Reduction::#r)
-    }));
-    let duplicates = option(desc.duplicates.map(|d| {
-        let d = quote::format_ident!("{}", format!("{d:?}"));
-        quote!(::stridex::__private::Duplicates::#d)
-    }));
-    let use_init_val = option(desc.use_init_val.map(|v| quote!(#v)));
+    let (reduction, duplicates, use_init_val) =
+        scatter_policies(desc.reduction, desc.duplicates, desc.use_init_val);
     let value = quote! {
         ::stridex::ScatterOp::<#t, #i>::__from_checked(::stridex::__private::ScatterDesc {
             map: {
@@ -159,6 +153,23 @@ pub fn scatter(input: &GatherInput, desc: &ScatterDesc) -> TokenStream {
         })
     };
     item_or_expr(&input.item, quote!(::stridex::ScatterOp<#t, #i>), value)
+}
+
+/// A scatter's `reduction`, `duplicates` and `use_init_val`, each an `Option` literal.
+fn scatter_policies(
+    reduction: Option<Reduction>,
+    duplicates: Option<Duplicates>,
+    use_init_val: Option<bool>,
+) -> (TokenStream, TokenStream, TokenStream) {
+    let reduction = option(reduction.map(|r| {
+        let r = quote::format_ident!("{}", format!("{r:?}"));
+        quote!(::stridex::__private::Reduction::#r)
+    }));
+    let duplicates = option(duplicates.map(|d| {
+        let d = quote::format_ident!("{}", format!("{d:?}"));
+        quote!(::stridex::__private::Duplicates::#d)
+    }));
+    (reduction, duplicates, option(use_init_val.map(|v| quote!(#v))))
 }
 
 pub fn slice(input: &SliceInput, desc: &SliceDesc) -> TokenStream {
@@ -182,7 +193,7 @@ pub fn slice(input: &SliceInput, desc: &SliceDesc) -> TokenStream {
 
 pub fn chain(input: &ChainInput, desc: &ChainDesc) -> TokenStream {
     let t = rust_type(desc.data.dtype);
-    let index_types: Vec<TokenStream> = desc.gathers().map(|g| rust_type(g.indices.dtype)).collect();
+    let index_types: Vec<TokenStream> = desc.index_dtypes().into_iter().map(rust_type).collect();
     let data = tensor_decl(&desc.data);
     let stages = desc.stages.iter().map(|stage| match stage {
         StageDesc::Gather(g) => {
@@ -216,6 +227,24 @@ pub fn chain(input: &ChainInput, desc: &ChainDesc) -> TokenStream {
                 dim: #dim,
                 scale: ::stridex::__private::Channels::from_bits(&[#(#scale),*]),
                 offset: ::stridex::__private::Channels::from_bits(&[#(#offset),*]),
+            }))
+        }
+        StageDesc::Scatter(s) => {
+            let (form, rules) = (gather_form(s.form), gather_rules(s.rules));
+            let (into, indices, axis) = (tensor_decl(&s.into), tensor_decl(&s.indices), s.axis);
+            let out_of_range = option(s.out_of_range.map(policy));
+            let (reduction, duplicates, use_init_val) =
+                scatter_policies(s.reduction, s.duplicates, s.use_init_val);
+            quote!(::stridex::__private::StageDesc::Scatter(::stridex::__private::ScatterStage {
+                form: #form,
+                rules: #rules,
+                into: #into,
+                indices: #indices,
+                axis: #axis,
+                reduction: #reduction,
+                duplicates: #duplicates,
+                use_init_val: #use_init_val,
+                out_of_range: #out_of_range,
             }))
         }
     });

@@ -124,15 +124,31 @@ pub struct ChainInput {
 /// not give, is the chain's `data` for the first stage and, for the others, stands on the
 /// keyword (so a rule about it points there).
 pub enum StageInput {
-    Gather { keyword: Ident, input: Box<GatherInput> },
-    Slice { keyword: Ident, input: Box<SliceInput> },
-    Convert { keyword: Ident, input: ConvertInput },
+    Gather {
+        keyword: Ident,
+        input: Box<GatherInput>,
+    },
+    /// The last stage: `input.updates` is what it receives (standing on the keyword), and
+    /// `input.data` the destination, written `into`.
+    Scatter {
+        keyword: Ident,
+        input: Box<GatherInput>,
+    },
+    Slice {
+        keyword: Ident,
+        input: Box<SliceInput>,
+    },
+    Convert {
+        keyword: Ident,
+        input: ConvertInput,
+    },
 }
 
 impl StageInput {
     pub fn keyword(&self) -> &Ident {
         match self {
             StageInput::Gather { keyword, .. }
+            | StageInput::Scatter { keyword, .. }
             | StageInput::Slice { keyword, .. }
             | StageInput::Convert { keyword, .. } => keyword,
         }
@@ -185,6 +201,9 @@ fn gather_keys(
 ) -> Option<GatherInput> {
     let all = input.fork().parse::<TokenStream>().unwrap_or_default();
     let (name, known) = match (form, stage.is_some()) {
+        (GatherForm::Nd, true) if scatter => ("a scatter_nd stage", keys::SCATTER_ND_STAGE_KEYS),
+        (GatherForm::Elements, true) if scatter => ("a scatter_elements stage", keys::SCATTER_STAGE_KEYS),
+        (GatherForm::Axis, true) if scatter => ("a scatter stage", keys::SCATTER_STAGE_KEYS),
         (GatherForm::Nd, _) if scatter => ("scatter_nd!", keys::SCATTER_ND_KEYS),
         (_, _) if scatter => (form.scatter_macro_name(), keys::SCATTER_KEYS),
         (GatherForm::Axis, true) => ("a gather stage", keys::GATHER_KEYS),
@@ -196,16 +215,19 @@ fn gather_keys(
     };
     let mut keys = Keys::new(name, known);
     keys.stage = stage.is_some();
+    // A scatter stage receives its updates; a gather stage its data.
+    let scatter_stage = scatter && stage.is_some();
+    let (mut updates, stage) = if scatter_stage { (stage, None) } else { (None, stage) };
     let (mut rules, mut data, mut indices, mut axis) = (None, stage, None, None);
     let (mut batch_dims, mut index_dims, mut out_of_range, mut output) = (None, None, None, None);
-    let (mut feature_level, mut updates, mut reduction, mut duplicates) = (None, None, None, None);
+    let (mut feature_level, mut reduction, mut duplicates) = (None, None, None);
     let mut use_init_val = None;
     while !input.is_empty() {
         let Some(key) = keys.next(input, cx) else { continue };
         let parsed = match key.to_string().as_str() {
             "rules" => parse_keyword(input, "rule set", GatherRules::from_name, &keys::gather_rule_names())
                 .map(|v| rules = Some(v)),
-            "data" => parse_tensor(input, key, true, cx).map(|v| data = Some(v)),
+            "data" | "into" => parse_tensor(input, key, true, cx).map(|v| data = Some(v)),
             "indices" => parse_tensor(input, key, true, cx).map(|v| indices = Some(v)),
             "axis" => parse_int(input).map(|v| axis = Some(v)),
             "batch_dims" => parse_int(input).map(|v| batch_dims = Some(v)),
@@ -231,7 +253,10 @@ fn gather_keys(
         };
         end_of_entry(input, parsed, cx);
     }
-    let data = keys.require(data, "data", "data: f32[3, 2]", &all, cx);
+    let data = match scatter_stage {
+        true => keys.require(data, "into", "into: f32[64, 8]", &all, cx),
+        false => keys.require(data, "data", "data: f32[3, 2]", &all, cx),
+    };
     let indices = keys.require(indices, "indices", "indices: i64[2, 2]", &all, cx);
     let updates =
         if scatter { keys.require(updates, "updates", "updates: f32[2, 2]", &all, cx) } else { None };
@@ -376,7 +401,7 @@ fn chain_entries(input: ParseStream, cx: &Ctxt) -> syn::Result<Option<ChainInput
     while !input.is_empty() {
         let Ok(key) = input.fork().parse::<Ident>() else {
             cx.error(input.error(
-                "expected `data: T[..]`, `gather { .. }`, `gather_elements { .. }`, `slice { .. }`, `convert { .. }` or `output: [..]`",
+                "expected `data: T[..]`, `gather { .. }`, `gather_elements { .. }`, `slice { .. }`, `convert { .. }`, `scatter { .. }` or `output: [..]`",
             ));
             skip_entry(input);
             continue;
@@ -404,7 +429,10 @@ fn chain_entries(input: ParseStream, cx: &Ctxt) -> syn::Result<Option<ChainInput
                         }
                     }
                 }
-                "gather" | "gather_elements" | "gather_nd" | "slice" | "convert" if input.peek2(syn::token::Brace) => {
+                "gather" | "gather_elements" | "gather_nd" | "slice" | "convert" | "scatter" | "scatter_elements"
+                | "scatter_nd"
+                    if input.peek2(syn::token::Brace) =>
+                {
                     input.parse::<Ident>()?;
                     if output.is_some() {
                         cx.error(order("`output` comes last in a chain, after its stages; move this stage before it"));
@@ -429,6 +457,13 @@ fn chain_entries(input: ParseStream, cx: &Ctxt) -> syn::Result<Option<ChainInput
                         };
                         gather_keys(&content, cx, None, Some(stage_input), form, false)
                             .map(|input| StageInput::Gather { keyword: key.clone(), input: Box::new(input) })
+                    } else if let Some(form) = name.strip_prefix("scatter").map(|f| match f {
+                        "" => GatherForm::Axis,
+                        "_elements" => GatherForm::Elements,
+                        _ => GatherForm::Nd,
+                    }) {
+                        gather_keys(&content, cx, None, Some(stage_input), form, true)
+                            .map(|input| StageInput::Scatter { keyword: key.clone(), input: Box::new(input) })
                     } else if name == "convert" {
                         convert_keys(&content, cx).map(|input| StageInput::Convert { keyword: key.clone(), input })
                     } else {
@@ -440,7 +475,7 @@ fn chain_entries(input: ParseStream, cx: &Ctxt) -> syn::Result<Option<ChainInput
                     Ok(())
                 }
                 _ => Err(order(&format!(
-                    "unexpected `{name}` in chain!: a chain is `data: T[..]`, then stages `gather {{ .. }}`, `gather_elements {{ .. }}`, `gather_nd {{ .. }}` or `slice {{ .. }}` (the last may be `convert {{ .. }}`), then an optional `output: [..]`"
+                    "unexpected `{name}` in chain!: a chain is `data: T[..]`, then stages `gather {{ .. }}`, `gather_elements {{ .. }}`, `gather_nd {{ .. }}` or `slice {{ .. }}` (the last may be `convert {{ .. }}` or `scatter {{ .. }}`, `scatter_elements {{ .. }}`, `scatter_nd {{ .. }}`), then an optional `output: [..]`"
                 ))),
             };
         end_of_entry(input, parsed, cx);

@@ -10,8 +10,8 @@ use stridex_core::ranges::RangeFault;
 use stridex_core::SliceForm;
 use stridex_core::{
     tensor, ChainCount, ChainDesc, Channels, ConvertKey, ConvertStage, Dims, DynamicFault, GatherDesc,
-    GatherForm, GatherRules, GatherStage, Location, Operand, OutputDecl, RuleError, ScatterDesc, SignedDims,
-    SliceDesc, SliceWindow, StageDesc, TensorDecl, Window,
+    GatherForm, GatherRules, GatherStage, Location, Operand, OutputDecl, RuleError, ScatterDesc,
+    ScatterStage, SignedDims, SliceDesc, SliceWindow, StageDesc, TensorDecl, Window,
 };
 
 pub fn gather(input: &GatherInput) -> syn::Result<GatherDesc> {
@@ -171,6 +171,10 @@ pub fn chain(input: &ChainInput) -> syn::Result<ChainDesc> {
                     return Err(syn::Error::new_spanned(&sizes.items[k].tokens, e.to_string()));
                 }
             }
+            StageInput::Scatter { input: g, .. } => {
+                underscores(&g.data.sizes, false, "a scatter stage's `into`")?;
+                underscores(&g.indices.sizes, false, "a scatter stage's `indices`")?;
+            }
             StageInput::Convert { .. } => {}
         }
     }
@@ -218,6 +222,24 @@ pub fn chain(input: &ChainInput) -> syn::Result<ChainDesc> {
                 StageDesc::Slice(window)
             }
             StageInput::Convert { input: c, .. } => StageDesc::Convert(convert_stage(c)?),
+            StageInput::Scatter { input: g, .. } => {
+                let err = |e: RuleError| Spans::Gather(g).error(e);
+                StageDesc::Scatter(ScatterStage {
+                    form: g.form,
+                    // ScatterUpdate-3 is the one scatter along an axis (as `scatter!` reads it).
+                    rules: g.rules.as_ref().map_or(
+                        if g.form == GatherForm::Axis { GatherRules::OpenVino } else { GatherRules::Onnx },
+                        |r| r.1,
+                    ),
+                    into: decl(&g.data, Operand::Data).map_err(err)?,
+                    indices: decl(&g.indices, Operand::Indices).map_err(err)?,
+                    axis: g.axis.as_ref().map_or(0, |a| a.value),
+                    reduction: g.reduction.as_ref().map(|r| r.1),
+                    duplicates: g.duplicates.as_ref().map(|d| d.1),
+                    use_init_val: g.use_init_val.as_ref().map(|v| v.value),
+                    out_of_range: g.out_of_range.as_ref().map(|p| p.1),
+                })
+            }
         });
     }
     let output = input.output.as_ref().map(output_decl).transpose().map_err(|e| chain_spans.error(e))?;
@@ -245,7 +267,7 @@ fn stage_error(input: &ChainInput, stage: usize, mut received: Vec<usize>, error
     let counted = !input.data.sizes.underscores().is_empty()
         || input.stages[..stage - 1].iter().any(|s| match s {
             StageInput::Gather { input: g, .. } => !g.indices.sizes.underscores().is_empty(),
-            StageInput::Slice { .. } | StageInput::Convert { .. } => false,
+            StageInput::Slice { .. } | StageInput::Convert { .. } | StageInput::Scatter { .. } => false,
         });
     if counted && !received.is_empty() {
         received[0] = stridex_core::dynamic::COUNT_SHOWN;
@@ -254,6 +276,7 @@ fn stage_error(input: &ChainInput, stage: usize, mut received: Vec<usize>, error
         StageInput::Gather { .. } => "gather",
         StageInput::Slice { .. } => "slice",
         StageInput::Convert { .. } => "convert",
+        StageInput::Scatter { .. } => "scatter",
     };
     RuleError::Stage { stage, kind, input: received, error: Box::new(error) }
 }
@@ -274,14 +297,18 @@ fn chain_error(input: &ChainInput, e: RuleError) -> syn::Error {
                 Spans::Chain(input)
             } else {
                 match s {
-                    StageInput::Gather { input, .. } => Spans::Gather(input),
+                    StageInput::Gather { input, .. } | StageInput::Scatter { input, .. } => {
+                        Spans::Gather(input)
+                    }
                     StageInput::Slice { input, .. } => Spans::Slice(input),
                     StageInput::Convert { input: c, .. } => Spans::Convert(c, input),
                 }
             };
             at(spans.tokens(location), s.keyword().span())
         }
-        RuleError::ConvertNotLast { stage, .. } => at(None, input.stages[stage - 1].keyword().span()),
+        RuleError::ConvertNotLast { stage, .. } | RuleError::ScatterNotLast { stage, .. } => {
+            at(None, input.stages[stage - 1].keyword().span())
+        }
         RuleError::ChainGathers { max, .. } => {
             let extra = input.stages.iter().filter(|s| matches!(s, StageInput::Gather { .. })).nth(*max);
             at(None, extra.map_or(Span::call_site(), |s| s.keyword().span()))
