@@ -458,9 +458,62 @@ fn a_chain_ends_in_a_scatter() {
     let got = scattered(&kv, &qkv, (&slots[..],), &[&bytes(&slots)], &cache).unwrap();
     assert_eq!(got, expected);
     assert!(matches!(kv.run(&qkv, (&slots[..],)), Err(Error::DestinationNeeded { call: "run" })));
-    // The slice's kernel, then the claim and write kernels.
+    // Fused: no slice kernel, the claim and write kernels reading the rows from the QKV.
     let source = kv.kernel_source(Dialect::Wgsl).unwrap().unwrap();
     assert!(source.contains("// kernel 2 of 2"), "{source}");
+    assert_eq!(source.matches("@compute").count(), 2, "{source}");
+    // Views that do not fuse (rows not contiguous, rows off whole words, a flip along the
+    // tokens) run stage by stage, with the same result.
+    let unfused = [
+        (
+            stridex::chain! {
+                data: f32[6, 3, 4, 8],
+                slice { s[.., 1..2, .., ..;2] },
+                scatter { into: f32[16, 1, 4, 4], indices: i32[6], axis: 0, out_of_range: skip },
+            },
+            4,
+        ),
+        (
+            stridex::chain! {
+                data: f32[6, 3, 4, 8],
+                slice { s[..;-1, 2..3, .., ..] },
+                scatter { into: f32[16, 1, 4, 8], indices: i32[6], axis: 0, out_of_range: skip },
+            },
+            8,
+        ),
+    ];
+    for (op, width) in &unfused {
+        let sliced = stridex::chain! { data: f32[6, 3, 4, 8], slice { s[.., 1..2, .., ..;2] } };
+        let flipped = stridex::chain! { data: f32[6, 3, 4, 8], slice { s[..;-1, 2..3, .., ..] } };
+        let pre = if *width == 4 { sliced.run(&qkv, ()) } else { flipped.run(&qkv, ()) }.unwrap();
+        let dest: Vec<f32> = (0..16 * 4 * width).map(|v| v as f32).collect();
+        let mut expected = dest.clone();
+        for (p, &slot) in slots.iter().enumerate() {
+            if slot >= 0 {
+                let row = 4 * width;
+                expected[slot as usize * row..][..row].copy_from_slice(&pre.data()[p * row..][..row]);
+            }
+        }
+        let got = scattered(op, &qkv, (&slots[..],), &[&bytes(&slots)], &dest).unwrap();
+        assert_eq!(got, expected);
+        assert_eq!(op.kernel_source(Dialect::Wgsl).unwrap().unwrap().matches("@compute").count(), 3);
+    }
+    let fused_f16 = stridex::chain! {
+        data: f16[6, 3, 4, 8],
+        slice { rules: onnx, starts: [2], ends: [3], axes: [1] },
+        scatter { into: f16[16, 1, 4, 8], indices: i64[6], axis: 0, out_of_range: skip },
+    };
+    let halves: Vec<stridex::half::f16> =
+        (0..6 * 3 * 32).map(|v| stridex::half::f16::from_f32(v as f32)).collect();
+    let slots64: Vec<i64> = slots.iter().map(|&s| i64::from(s)).collect();
+    let cache16 = vec![stridex::half::f16::ZERO; 16 * 32];
+    let got = scattered(&fused_f16, &halves, (&slots64[..],), &[&i64::bytes(&slots64)], &cache16).unwrap();
+    // Each slot holds its last writer's V (index 2 of its QKV): positions 0 and 4 share slot 3.
+    for &slot in slots.iter().filter(|&&s| s >= 0) {
+        let winner = slots.iter().rposition(|&s| s == slot).unwrap();
+        assert_eq!(&got[slot as usize * 32..][..32], &halves[(winner * 3 + 2) * 32..][..32]);
+    }
+    assert_eq!(fused_f16.kernel_source(Dialect::Wgsl).unwrap().unwrap().matches("@compute").count(), 2);
     assert!(kv.describe().contains("written in place"), "{}", kv.describe());
 
     // Rows of 10 experts' outputs picked per (token, choice), then added into 5 tokens.

@@ -51,6 +51,13 @@ impl OpKernel for ChainKernel {
 
     /// `None` for an empty result; the fused kernel where the chain lowers to one.
     fn of(plan: &ChainPlan) -> Option<ChainKernel> {
+        if let Some(k) = stridex_core::kernel::ScatterRowsDesc::of_chain(plan) {
+            // Fused: the write kernel reads the rows where the slices put them.
+            return Some(ChainKernel::Scattering {
+                before: None,
+                scatter: Some(ScatterKernel::OnDevice(super::OnDevice::Rows(k))),
+            });
+        }
         if let Some((_, s)) = plan.scatter() {
             let before = plan.before_scatter().and_then(|p| ChainKernel::of(&p)).map(Box::new);
             return Some(ChainKernel::Scattering { before, scatter: ScatterKernel::writing(s, &s.map.data) });

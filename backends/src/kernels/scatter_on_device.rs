@@ -27,7 +27,9 @@ impl OnDevice {
     pub(crate) fn tag(&self) -> u8 {
         match self {
             OnDevice::Lines(_) => 1,
-            OnDevice::Rows(_) => 2,
+            // Reading packed updates, or a chain's data in place (`of_chain`).
+            OnDevice::Rows(k) if k.updates_base == 0 && k.updates_row == k.run => 2,
+            OnDevice::Rows(_) => 3,
         }
     }
 

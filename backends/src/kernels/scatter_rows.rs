@@ -55,7 +55,10 @@ pub fn write_rows_kernel<N: Size>(
         if ok {
             if claims[row].load() == u32::cast_from(p) + 1u32 {
                 let to = row * comptime!(k.dest_row as usize) + v;
-                let from = p * comptime!(k.run as usize) + v;
+                let mut from = p * comptime!(k.updates_row as usize) + v;
+                if comptime!(k.updates_base != 0) {
+                    from += comptime!(k.updates_base as usize);
+                }
                 #[unroll]
                 for j in 0..per {
                     dest[to + j] = updates[from + j];
@@ -75,8 +78,10 @@ fn per_invocation(run: u32) -> u32 {
 ///
 /// # Safety
 /// The caller made `k` with `ScatterRowsDesc::of` for the plan the buffers were checked
-/// against: `indices` holds `k.positions` packed indices, `updates` their rows, and `dest`
-/// `k.rows` rows `k.dest_row` vectors apart (a normalized index is below `k.rows`).
+/// against: `indices` holds `k.positions` packed indices, `updates` their rows (row `p` at
+/// vector `k.updates_base + p * k.updates_row`: with `of_chain`, the chain's data, whose
+/// slices put them there), and `dest` `k.rows` rows `k.dest_row` vectors apart (a
+/// normalized index is below `k.rows`).
 pub(crate) unsafe fn queue(
     client: &Client,
     k: &ScatterRowsDesc,

@@ -11,11 +11,12 @@ use super::{
 use crate::device::Device;
 use crate::element::{Element, IndexElement};
 use crate::error::Error;
-use crate::kernels::ChainKernel;
+use crate::kernels::{ChainKernel, OnDevice};
 use crate::launch;
 use crate::tensor::Tensor;
 use cubecl::prelude::*;
 use cubecl::server::Handle;
+use stridex_core::kernel::ScatterRowsDesc;
 use stridex_core::{
     ChainCount, ChainDesc, ChainPlan, DType, IndexType, Operand, RuleError, ScatterDesc, StageDesc,
 };
@@ -231,6 +232,19 @@ impl<T: Element, I: IndexTypes, O: Element> ChainOp<T, I, O> {
         if indices.len() != expected {
             return Err(Error::IndexBufferCount { expected, given: indices.len() });
         }
+        let desc = self.desc().scatter_desc(plan).ok_or(Error::DestinationNeeded { call: "launch" })?;
+        let (dest, at) = (output, *scatter_indices);
+        if let Some(k) = ScatterRowsDesc::of_chain(plan) {
+            // Fused: slices, then whole rows written at their slots, read from the data itself.
+            launch::check_handle(Operand::Data, data, self.buffer_bytes(Operand::Data)?)?;
+            return match s.map.index_type {
+                IndexType::I32 => rows_from_data::<T, i32>(desc, k, client, dest, at, data),
+                IndexType::I64 => rows_from_data::<T, i64>(desc, k, client, dest, at, data),
+                IndexType::U32 => rows_from_data::<T, u32>(desc, k, client, dest, at, data),
+                IndexType::U64 => rows_from_data::<T, u64>(desc, k, client, dest, at, data),
+            }
+            .map_err(|e| in_stage(stage, e));
+        }
         let intermediate;
         let updates = match self.desc().before_scatter() {
             Some(before) => {
@@ -244,8 +258,6 @@ impl<T: Element, I: IndexTypes, O: Element> ChainOp<T, I, O> {
             }
             None => data,
         };
-        let desc = self.desc().scatter_desc(plan).ok_or(Error::DestinationNeeded { call: "launch" })?;
-        let (dest, at) = (output, *scatter_indices);
         match s.map.index_type {
             IndexType::I32 => scatter_into::<T, i32>(desc, client, dest, at, updates),
             IndexType::I64 => scatter_into::<T, i64>(desc, client, dest, at, updates),
@@ -254,6 +266,25 @@ impl<T: Element, I: IndexTypes, O: Element> ChainOp<T, I, O> {
         }
         .map_err(|e| in_stage(stage, e))
     }
+}
+
+/// A fused chain of slices and a scatter of whole rows (`ScatterRowsDesc::of_chain`): the
+/// scatter's kernels, `k` reading each row from `data` where the slices put it.
+fn rows_from_data<T: Element, J: IndexElement>(
+    desc: ScatterDesc,
+    k: ScatterRowsDesc,
+    client: &Client,
+    dest: &Handle,
+    indices: &Handle,
+    data: &Handle,
+) -> Result<(), Error> {
+    let op: &'static ScatterOp<T, J> = super::shared(&desc, || ScatterOp::__from_checked(desc));
+    launch::check_handle(Operand::Output, dest, op.buffer_bytes(Operand::Data)?)?;
+    launch::check_handle(Operand::Indices, indices, op.buffer_bytes(Operand::Indices)?)?;
+    // `k` reads rows inside the chain's data (each is a slice window's, which the slice rules
+    // keep inside its input; `data` was checked against the chain's data), and writes the
+    // destination as `ScatterRowsDesc::of` on the scatter's plan would.
+    op.launch_on_device(client, &OnDevice::Rows(k), dest, indices, data)
 }
 
 /// A chain's scatter stage as the single scatter `desc`, kept for the process (so its first

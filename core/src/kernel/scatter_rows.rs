@@ -10,6 +10,7 @@
 
 use super::scatter_lines::device_reads;
 use super::IndexRead;
+use crate::chain::{ChainPlan, StagePlan};
 use crate::layout::TensorLayout;
 use crate::rules::{Duplicates, GatherForm, Reduction};
 use crate::scatter::ScatterPlan;
@@ -27,6 +28,10 @@ pub struct ScatterRowsDesc {
     pub dest_row: u32,
     /// 32-bit words per vector: 4, 2 or 1.
     pub vector: u32,
+    /// Where position `p`'s row starts in the updates buffer, in vectors: `updates_base + p *
+    /// updates_row` (0 and `run` for packed updates; a chain's slices of its data otherwise).
+    pub updates_base: u32,
+    pub updates_row: u32,
     pub index: IndexRead,
     /// Under `error`: the check of every index before anything is written (see
     /// `ScatterLinesDesc::check`).
@@ -80,8 +85,85 @@ impl ScatterRowsDesc {
             run: word(run_words / vector)?,
             dest_row: word(dest_row_words / vector)?,
             vector: vector as u32,
+            updates_base: 0,
+            updates_row: word(run_words / vector)?,
             index,
             check,
         })
     }
+
+    /// The kernels of a chain that ends in a scatter of whole rows and whose other stages are
+    /// slices, fused: the write kernel reads each position's row straight from the chain's
+    /// data, where the slices put it, so no intermediate is written. It applies where each row
+    /// is contiguous in the data and starts on a whole vector (a KV cache's K or V, sliced
+    /// from each token's QKV rows) and the indices are one dimension.
+    pub fn of_chain(chain: &ChainPlan) -> Option<ScatterRowsDesc> {
+        let (stage, plan) = chain.scatter()?;
+        let k = ScatterRowsDesc::of(plan, &plan.map.data)?;
+        if stage < 2 || plan.map.indices.rank() != 1 {
+            return None;
+        }
+        let (base, strides) = slice_view(chain, stage - 1)?;
+        let sizes = &plan.updates.sizes;
+        // The row (every dimension after the first) packed in the data.
+        let mut span = 1i64;
+        for d in (1..sizes.len()).rev() {
+            if sizes[d] > 1 && strides[d] != span {
+                return None;
+            }
+            span = span.checked_mul(i64::try_from(sizes[d]).ok()?)?;
+        }
+        let elem = i64::try_from(chain.data_type.size()).ok()?;
+        let row_stride = if sizes[0] > 1 { strides[0] } else { 0 };
+        let (base_bytes, row_bytes) = (base.checked_mul(elem)?, row_stride.checked_mul(elem)?);
+        if base_bytes < 0 || row_bytes < 0 || base_bytes % 4 != 0 || row_bytes % 4 != 0 {
+            return None;
+        }
+        let (base_words, row_words) =
+            (u64::try_from(base_bytes / 4).ok()?, u64::try_from(row_bytes / 4).ok()?);
+        let (run_words, dest_row_words) = (u64::from(k.run * k.vector), u64::from(k.dest_row * k.vector));
+        let vector = [4u64, 2, 1]
+            .into_iter()
+            .find(|v| [run_words, dest_row_words, base_words, row_words].iter().all(|w| w % v == 0))?;
+        let word = |n: u64| u32::try_from(n).ok();
+        let mut index = k.index;
+        index.axis_stride = word(dest_row_words / vector)?;
+        Some(ScatterRowsDesc {
+            run: word(run_words / vector)?,
+            dest_row: word(dest_row_words / vector)?,
+            vector: word(vector)?,
+            updates_base: word(base_words / vector)?,
+            updates_row: word(row_words / vector)?,
+            index,
+            ..k
+        })
+    }
+}
+
+/// The element offset in the chain's data of each output element of its first `stages`
+/// stages, where they are all slices: `base + Σ y_i strides_i` over the output coordinates
+/// `y`. A slice keeps each dimension apart: input coordinate `i` is the window's start plus
+/// the window's stride times output coordinate `i`.
+fn slice_view(chain: &ChainPlan, stages: usize) -> Option<(i64, Vec<i64>)> {
+    let rank = chain.data.rank();
+    // Per dimension, the data coordinate as `start + scale * y`.
+    let (mut start, mut scale) = (vec![0i64; rank], vec![1i64; rank]);
+    for stage in chain.stages[..stages].iter().rev() {
+        let StagePlan::Slice(s) = stage else { return None };
+        let (offsets, sizes, steps) = s.window.as_ref()?;
+        for i in 0..rank {
+            let first = i64::try_from(offsets[i]).ok()?
+                + if steps[i] < 0 { i64::try_from(sizes[i]).ok()? - 1 } else { 0 };
+            start[i] = first.checked_add(steps[i].checked_mul(start[i])?)?;
+            scale[i] = steps[i].checked_mul(scale[i])?;
+        }
+    }
+    let mut base = 0i64;
+    let mut strides = Vec::with_capacity(rank);
+    for i in 0..rank {
+        let stride = i64::try_from(chain.data.strides[i]).ok()?;
+        base = base.checked_add(start[i].checked_mul(stride)?)?;
+        strides.push(scale[i].checked_mul(stride)?);
+    }
+    Some((base, strides))
 }
