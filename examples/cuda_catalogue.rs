@@ -41,6 +41,11 @@ fn c<T: stridex::Element, I: stridex::IndexTypes, O: stridex::Element>(b: Chain<
     Desc::Chain(op.desc().clone())
 }
 
+/// A chain that ends in a scatter (its kernels: the stages' before it, then the scatter's).
+fn cs<T: stridex::Element, I: stridex::IndexTypes>(b: Chain<T, I>) -> Desc {
+    Desc::Chain(b.build().expect("catalogue descriptors are valid").desc().clone())
+}
+
 /// Every worked example of the source documents (the operator pages' own), from the one table (`stridex::core::seeds`):
 /// DirectML's with unsigned indices (its seed's), the others with i32 ones; data f32, and i32
 /// for OpenVINO's (its seed's integers).
@@ -99,6 +104,15 @@ fn scatters() -> Vec<(&'static str, Desc)> {
                 .indices::<i32>(&[16])
                 .updates(&[16, 8, 128])
                 .out_of_range(OutOfRange::Skip)),
+        ),
+        (
+            // Fused: the write kernel reads each K row from the QKV rows at a base and a stride.
+            "chain_kv_cache_k_of_qkv_f16",
+            cs(Chain::data::<f16>(&[64, 3, 8, 128])
+                .slice(Slice::onnx().starts_ends(&[1], &[2]).axes(&[1]))
+                .scatter(
+                    ov().data::<f16>(&[4096, 1, 8, 128]).indices::<i32>(&[64]).out_of_range(OutOfRange::Skip),
+                )),
         ),
         (
             "scatter_rows_of_6_max_i32",

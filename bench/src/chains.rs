@@ -37,7 +37,9 @@ impl ChainOutcome {
 }
 
 pub fn all(env: &Env) -> Vec<ChainOutcome> {
-    vec![embedding_last_token(env), image_pipeline(env), image_to_model(env)]
+    let mut all = vec![embedding_last_token(env), image_pipeline(env), image_to_model(env)];
+    all.extend(kv_write_of_projection(env));
+    all
 }
 
 /// A stage run on its own: its launch on (input, indices) -> output, and the bytes it moves.
@@ -246,6 +248,87 @@ fn image_pipeline(env: &Env) -> ChainOutcome {
 /// The step after the crop: an NHWC u8 batch cropped, flipped and turned RGB, out as the
 /// model's normalized NCHW f32, by one `chain!` ending in `convert` against stridex's two
 /// kernels (the u8 chain, then a `convert`-only chain over its output) and against Burn.
+/// The K third of each new token's QKV rows written into a KV cache at its slot, in place each
+/// call: the fused chain (the write kernel reads the rows from the QKV), the slice and the
+/// scatter launched one after the other, and Burn's `slice` then `select_assign`. `None` where
+/// Burn has no f16 tensors.
+fn kv_write_of_projection(env: &Env) -> Option<ChainOutcome> {
+    use burn::tensor::{DType, IndexingUpdateOp};
+    use half::f16;
+    let case = "KV cache f16[32768,8,128] <- K of QKV f16[2048,3,8,128] at slots, in place";
+    let (slots, n, row) = (32768usize, 2048usize, 8 * 128usize);
+    if !env.device.supports_dtype(DType::F16) {
+        return None;
+    }
+    // 7919 is odd: `i * 7919 mod 32768` never repeats for i < 32768.
+    let ids: Vec<i32> = (0..n).map(|i| ((i * 7919 + 13) % slots) as i32).collect();
+    let qkv: Vec<f16> = (0..n * 3 * row).map(|i| f16::from_bits((i % 29989 + 1) as u16)).collect();
+    let cache: Vec<f16> = (0..slots * row).map(|i| f16::from_bits((i % 30000) as u16)).collect();
+    let mut expected = cache.clone();
+    for (t, &slot) in ids.iter().enumerate() {
+        expected[slot as usize * row..][..row].copy_from_slice(&qkv[(t * 3 + 1) * row..][..row]);
+    }
+    let bits = |v: &[f16]| v.iter().map(|x| f32::from_bits(u32::from(x.to_bits()))).collect::<Vec<f32>>();
+    let expected = bits(&expected);
+    let fused = stridex::chain! {
+        data: f16[2048, 3, 8, 128],
+        slice { rules: onnx, starts: [1], ends: [2], axes: [1] },
+        scatter { into: f16[32768, 1, 8, 128], indices: i32[2048], axis: 0, out_of_range: skip },
+    };
+    assert_eq!(
+        fused.kernel_source(stridex::Dialect::Wgsl).ok().flatten().map(|s| s.matches("@compute").count()),
+        Some(2),
+        "{case}: not fused"
+    );
+    let k = stridex::slice! { rules: onnx, input: f16[2048, 3, 8, 128], starts: [1], ends: [2], axes: [1] };
+    let write = stridex::scatter! {
+        data: f16[32768, 1, 8, 128], indices: i32[2048], updates: f16[2048, 1, 8, 128], axis: 0,
+        out_of_range: skip,
+    };
+    let c = env.client;
+    let d = upload(c, &qkv, fused.buffer_bytes(Operand::Data).unwrap());
+    let ix = upload(c, &ids, fused.index_buffer_bytes(0).unwrap());
+    let o = upload(c, &cache, fused.buffer_bytes(Operand::Output).unwrap());
+    let tf = median(env.settings.reps, || {
+        fused.launch(c, &d, &[&ix], &o).expect("chain launch");
+        sync(c);
+    });
+    check("fused", case, &bits(&read::<f16>(c, &o, slots * row)), &expected);
+    let o = upload(c, &cache, fused.buffer_bytes(Operand::Output).unwrap());
+    let mid = c.empty(k.buffer_bytes(Operand::Output).unwrap());
+    let ts = median(env.settings.reps, || {
+        k.launch(c, &d, &mid).expect("slice launch");
+        write.launch(c, &o, &ix, &mid).expect("scatter launch");
+        sync(c);
+    });
+    check("staged", case, &bits(&read::<f16>(c, &o, slots * row)), &expected);
+
+    let dev = &env.device;
+    let bq = Tensor::<4>::from_data(TensorData::new(qkv.clone(), [n, 3, 8, 128]), (dev, DType::F16));
+    let bi = Tensor::<1, Int>::from_data(TensorData::new(ids.clone(), [n]), dev);
+    let mut acc =
+        Some(Tensor::<4>::from_data(TensorData::new(cache.clone(), [slots, 1, 8, 128]), (dev, DType::F16)));
+    let (tb, ()) = env.burn(dev, || {
+        let k = bq.clone().slice(s![.., 1..2, .., ..]);
+        acc = acc.take().map(|t| t.select_assign(0, bi.clone(), k, IndexingUpdateOp::Assign));
+    });
+    let got = acc.expect("the cache").into_data().try_to_vec::<f16>().expect("f16 values");
+    check("Burn", case, &bits(&got), &expected);
+    let rows = n * row * 2;
+    Some(ChainOutcome {
+        case,
+        stages: "ONNX slice of K -> scatter (rows at slots, skip)",
+        // The K rows read and written, and the slots.
+        fused_bytes: 2 * rows + n * 4,
+        // The slice reads and writes them, then the scatter reads and writes them again.
+        staged_bytes: 4 * rows + n * 4,
+        fused: tf,
+        staged: ts,
+        burn: tb,
+        burn_ops: "slice, select_assign(0, Assign), in place",
+    })
+}
+
 fn image_to_model(env: &Env) -> ChainOutcome {
     let case = "NHWC u8[16,256,256,3] -> normalized NCHW f32: crop 224, flip, BGR->RGB";
     let (n, h, w, crop, off) = (16usize, 256usize, 256usize, 224usize, 16usize);
