@@ -344,7 +344,13 @@ impl ChainDesc {
                     return Err(in_stage(RuleError::ScatterIntoType { into: s.into.dtype, updates: dtype }))
                 }
                 StageDesc::Scatter(s) => {
-                    StagePlan::Scatter(Box::new(s.desc(input).plan().map_err(in_stage)?))
+                    let plan = s.desc(input).plan().map_err(|e| match e {
+                        RuleError::UpdatesShape { op, declared, expected } => {
+                            RuleError::ScatterStageUpdates { op, received: declared, expected }
+                        }
+                        e => e,
+                    });
+                    StagePlan::Scatter(Box::new(plan.map_err(in_stage)?))
                 }
             };
             input = TensorDecl::packed(dtype, plan.output().sizes);

@@ -319,6 +319,9 @@ pub fn chain(desc: &ChainDesc, p: &ChainPlan) -> String {
     let note = if desc.output.is_some() { ", as declared" } else { ", inferred" };
     s += &tensor("output", p.output_type(), &p.output, note);
     match ChainKernelDesc::new(p) {
+        _ if crate::kernel::ScatterRowsDesc::of_chain(p).is_some() => {
+            s += "  no intermediate is written: the scatter's write reads each row from the data, where the slices put it\n"
+        }
         Ok(Some(_)) => s += "  runs as one kernel: no intermediate is written\n",
         Ok(None) => s += "  the output is empty: nothing runs\n",
         Err(cause) => {

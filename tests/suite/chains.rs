@@ -462,6 +462,25 @@ fn a_chain_ends_in_a_scatter() {
     let source = kv.kernel_source(Dialect::Wgsl).unwrap().unwrap();
     assert!(source.contains("// kernel 2 of 2"), "{source}");
     assert_eq!(source.matches("@compute").count(), 2, "{source}");
+    assert!(kv.is_fused().unwrap());
+    // Two slices compose over strided data (16 words of padding after each token): V, fused.
+    let padded = stridex::chain! {
+        data: f32[6, 3, 4, 8] strides [112, 32, 8, 1],
+        slice { s[.., 1..3, .., ..] },
+        slice { s[.., 1..2, .., ..] },
+        scatter { into: f32[16, 1, 4, 8], indices: i32[6], axis: 0, out_of_range: skip },
+    };
+    assert!(padded.is_fused().unwrap());
+    assert!(padded.describe().contains("reads each row from the data"), "{}", padded.describe());
+    let spaced: Vec<f32> = (0..5 * 112 + 96).map(|v| v as f32 + 0.25).collect();
+    let mut expected = cache.clone();
+    for (t, &slot) in slots.iter().enumerate().filter(|(_, &s)| s >= 0) {
+        let last = slots.iter().rposition(|&s| s == slot).unwrap();
+        if t == last {
+            expected[slot as usize * 32..][..32].copy_from_slice(&spaced[t * 112 + 64..][..32]);
+        }
+    }
+    assert_eq!(scattered(&padded, &spaced, (&slots[..],), &[&bytes(&slots)], &cache).unwrap(), expected);
     // Views that do not fuse (rows not contiguous, rows off whole words, a flip along the
     // tokens) run stage by stage, with the same result.
     let unfused = [
@@ -497,6 +516,7 @@ fn a_chain_ends_in_a_scatter() {
         let got = scattered(op, &qkv, (&slots[..],), &[&bytes(&slots)], &dest).unwrap();
         assert_eq!(got, expected);
         assert_eq!(op.kernel_source(Dialect::Wgsl).unwrap().unwrap().matches("@compute").count(), 3);
+        assert!(!op.is_fused().unwrap());
     }
     let fused_f16 = stridex::chain! {
         data: f16[6, 3, 4, 8],

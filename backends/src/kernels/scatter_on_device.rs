@@ -23,13 +23,19 @@ impl OnDevice {
             .or_else(|| ScatterRowsDesc::of(plan, dest).map(OnDevice::Rows))
     }
 
-    /// Which kernels these are (see `ScatterKernel::tag`).
-    pub(crate) fn tag(&self) -> u8 {
+    /// Which kernels these are (see `ScatterKernel::tag`). The rows pair reading a chain's
+    /// data (`of_chain`) is specialized on where it reads, which two chains with the same
+    /// scatter (a K and a V write) differ in: its tag is its descriptor's hash, high bit set.
+    pub(crate) fn tag(&self) -> u64 {
         match self {
             OnDevice::Lines(_) => 1,
-            // Reading packed updates, or a chain's data in place (`of_chain`).
             OnDevice::Rows(k) if k.updates_base == 0 && k.updates_row == k.run => 2,
-            OnDevice::Rows(_) => 3,
+            OnDevice::Rows(k) => {
+                use std::hash::{Hash, Hasher};
+                let mut h = std::collections::hash_map::DefaultHasher::new();
+                k.hash(&mut h);
+                h.finish() | 1 << 63
+            }
         }
     }
 

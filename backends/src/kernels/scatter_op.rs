@@ -32,7 +32,7 @@ impl ScatterKernel {
 
     /// Which kernel this is, for the op's record of what ran on a runtime (`Verified`): each
     /// is built, and can fail to build, on its own.
-    pub(crate) fn tag(&self) -> u8 {
+    pub(crate) fn tag(&self) -> u64 {
         match self {
             ScatterKernel::Grouped(_) => 0,
             ScatterKernel::OnDevice(k) => k.tag(),

@@ -42,9 +42,16 @@ impl<T: Element, I: IndexTypes, O: Element> ChainOp<T, I, O> {
 
     /// Whether the chain runs as one kernel. A chain runs stage by stage (intermediates on the
     /// device) when an intermediate tensor is empty, or when its output rows are not whole
-    /// 32-bit words (1- and 2-byte elements in an odd innermost size).
+    /// 32-bit words (1- and 2-byte elements in an odd innermost size). A chain that ends in a
+    /// scatter is fused when no intermediate is written: its slices before a write of whole
+    /// rows read in place (`ScatterRowsDesc::of_chain`; the write is still its claim and write
+    /// kernels), or a scatter alone.
     pub fn is_fused(&self) -> Result<bool, Error> {
-        Ok(matches!(self.kernel()?, Some(ChainKernel::Fused(_))))
+        Ok(match self.kernel()? {
+            Some(ChainKernel::Fused(_)) => true,
+            Some(ChainKernel::Scattering { before, .. }) => before.is_none(),
+            _ => false,
+        })
     }
 
     /// Runs on the default device (see [`Device::default_device`]). `indices` are the gathers'
@@ -120,7 +127,8 @@ impl<T: Element, I: IndexTypes, O: Element> ChainOp<T, I, O> {
         sink.finish(&plan.output, &bytes)
     }
 
-    /// Bytes the index buffer of the chain's `gather`-th gather (0-based, stage order) needs.
+    /// Bytes the index buffer of the chain's `gather`-th gather (0-based, stage order) needs;
+    /// one past the last gather, a final scatter stage's indices.
     pub fn index_buffer_bytes(&self, gather: usize) -> Result<usize, Error> {
         Self::index_bytes_of(&self.at(None, "index_buffer_bytes")?.0, gather)
     }
@@ -232,11 +240,16 @@ impl<T: Element, I: IndexTypes, O: Element> ChainOp<T, I, O> {
         if indices.len() != expected {
             return Err(Error::IndexBufferCount { expected, given: indices.len() });
         }
+        // The chain's buffers under the chain's names (the inner ops check them again, as their
+        // own data, updates and indices, which then holds).
+        launch::check_handle(Operand::Data, data, self.buffer_bytes(Operand::Data)?)?;
+        launch::check_handle(Operand::Output, output, self.buffer_bytes(Operand::Output)?)?;
+        launch::check_handle(Operand::Indices, scatter_indices, self.index_buffer_bytes(expected - 1)?)
+            .map_err(|e| in_stage(stage, e))?;
         let desc = self.desc().scatter_desc(plan).ok_or(Error::DestinationNeeded { call: "launch" })?;
         let (dest, at) = (output, *scatter_indices);
         if let Some(k) = ScatterRowsDesc::of_chain(plan) {
             // Fused: slices, then whole rows written at their slots, read from the data itself.
-            launch::check_handle(Operand::Data, data, self.buffer_bytes(Operand::Data)?)?;
             return match s.map.index_type {
                 IndexType::I32 => rows_from_data::<T, i32>(desc, k, client, dest, at, data),
                 IndexType::I64 => rows_from_data::<T, i64>(desc, k, client, dest, at, data),

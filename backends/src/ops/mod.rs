@@ -432,7 +432,7 @@ fn has_gaps(layout: &TensorLayout) -> bool {
 /// CubeCL drops a launch whose kernel fails to build with only a log line; building is
 /// deterministic, so the first launch of a kernel per runtime waits for the status word and
 /// later ones need not.
-struct Verified(Mutex<Vec<(&'static str, u8)>>);
+struct Verified(Mutex<Vec<(&'static str, u64)>>);
 
 impl Verified {
     const fn new() -> Verified {
@@ -449,11 +449,11 @@ impl Verified {
     }
 
     /// True when kernel `which` of the op was confirmed on `client`'s runtime before.
-    fn seen_kernel(&self, client: &Client, which: u8) -> bool {
+    fn seen_kernel(&self, client: &Client, which: u64) -> bool {
         self.0.lock().is_ok_and(|v| v.contains(&(client.name(), which)))
     }
 
-    fn confirm_kernel(&self, client: &Client, which: u8) {
+    fn confirm_kernel(&self, client: &Client, which: u64) {
         if let Ok(mut v) = self.0.lock() {
             if !v.contains(&(client.name(), which)) {
                 v.push((client.name(), which));

@@ -480,6 +480,13 @@ impl fmt::Display for RuleError {
                 f,
                 "chain: stage {stage} of {stages} is a scatter, and a scatter stage is the chain's last (it writes into its `into` tensor, which no stage reads); move it to the end"
             ),
+            ScatterStageUpdates { op, received, expected } => write!(
+                f,
+                "{op}: the stage receives its updates as {}, but `into` and `indices` call for {} (the shape the matching gather would read); make the stages before it give {}, or change `into` or `indices`",
+                list(received),
+                list(expected),
+                list(expected)
+            ),
             ScatterIntoType { into, updates } => write!(
                 f,
                 "its updates are the chain's {updates} elements, but `into` is {into}; a scatter writes its updates into `into`, so declare `into: {updates}[..]`"

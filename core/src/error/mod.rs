@@ -490,6 +490,13 @@ pub enum RuleError {
     /// A chain that ends in a scatter and declares `output`: its result is the scatter's
     /// destination, in the destination's layout.
     ScatterChainOutput,
+    /// A chain's scatter stage that receives updates of other sizes than its `into` and
+    /// `indices` call for (the single op's `UpdatesShape`, in a chain's words).
+    ScatterStageUpdates {
+        op: &'static str,
+        received: Vec<usize>,
+        expected: Vec<usize>,
+    },
     /// A chain's scatter stage whose destination (`into`) is not of the chain's element type,
     /// which its updates are.
     ScatterIntoType {
@@ -608,6 +615,8 @@ impl RuleError {
             ConvertValue { key, index, .. } => Location::ConvertAt(key, index),
             ConvertNotLast { .. } | ScatterNotLast { .. } => Location::Chain,
             ScatterChainOutput => Location::Shape(Operand::Output),
+            // What the stage receives stands on its keyword.
+            ScatterStageUpdates { .. } => Location::Shape(Operand::Updates),
             // The stage's `into`, which its spans name as its data.
             ScatterIntoType { .. } => Location::DType(Operand::Data),
             ConvertWords { .. } => Location::Strides(Operand::Output),
