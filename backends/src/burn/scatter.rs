@@ -110,6 +110,22 @@ pub(super) fn prepare<T: Element, I: IndexElement>(
     updates: &Fused,
 ) -> Result<(Vec<I>, Arc<Writes>), Error> {
     let plan = op.plan()?;
+    check_stream_operands(op, data, indices, updates)?;
+    // In the stream the data is packed, so its layout is the one written.
+    let values = I::from_bytes(&fusion::read_back(indices)?);
+    let writes = Arc::new(op.group(&values, plan.map.data)?);
+    Ok((values, writes))
+}
+
+/// The stream's tensors checked against `op`'s plan: dtypes and shapes, and each declared
+/// packed (a tensor in the stream is contiguous).
+fn check_stream_operands<T: Element, I: IndexElement>(
+    op: &ScatterOp<T, I>,
+    data: &Fused,
+    indices: &Fused,
+    updates: &Fused,
+) -> Result<(), Error> {
+    let plan = op.plan()?;
     for (tensor, t, dtype, layout) in [
         (Operand::Data, data, T::DTYPE, &plan.map.data),
         (Operand::Indices, indices, I::DTYPE, &plan.map.indices),
@@ -118,10 +134,7 @@ pub(super) fn prepare<T: Element, I: IndexElement>(
         check_meta(tensor, t.dtype, &t.shape, dtype, layout)?;
         fusion::check_packed(tensor, layout)?;
     }
-    // In the stream the data is packed, so its layout is the one written.
-    let values = I::from_bytes(&fusion::read_back(indices)?);
-    let writes = Arc::new(op.group(&values, plan.map.data)?);
-    Ok((values, writes))
+    Ok(())
 }
 
 /// `op` joins the stream with the writes [`prepare`] grouped.
@@ -192,15 +205,7 @@ fn register_on_device<T: Element, I: IndexElement>(
     updates: Fused,
     float: bool,
 ) -> Result<Fused, Error> {
-    let plan = op.plan()?;
-    for (tensor, t, dtype, layout) in [
-        (Operand::Data, &data, T::DTYPE, &plan.map.data),
-        (Operand::Indices, &indices, I::DTYPE, &plan.map.indices),
-        (Operand::Updates, &updates, T::DTYPE, &plan.updates),
-    ] {
-        check_meta(tensor, t.dtype, &t.shape, dtype, layout)?;
-        fusion::check_packed(tensor, layout)?;
-    }
+    check_stream_operands(op, &data, &indices, &updates)?;
     let op: &'static ScatterOp<T, I> = fusion::shared(op.desc(), || ScatterOp::__from_checked(*op.desc()));
     let sizes = data.shape.to_vec();
     Ok(fusion::register(OnDeviceStream { op }, float, vec![data, updates, indices], &sizes))

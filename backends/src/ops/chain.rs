@@ -106,17 +106,7 @@ impl<T: Element, I: IndexTypes, O: Element> ChainOp<T, I, O> {
         }
         let lens: Vec<usize> = indices.iter().map(|b| b.len).collect();
         let (plan, kernel) = self.at(self.count_of(data.len(), &lens)?, "run")?;
-        check_len(Operand::Data, &plan.data, &self.desc().data, data.len())?;
-        let count = plan.gathers().count();
-        if indices.len() != count {
-            return Err(Error::IndexBufferCount { expected: count, given: indices.len() });
-        }
-        for (((stage, g), buffer), decl) in plan.gathers().zip(&indices).zip(self.desc().gathers()) {
-            check_len(Operand::Indices, &g.indices, &decl.indices, buffer.len)
-                .map_err(|e| in_stage(stage, e))?;
-        }
-        sink.check(&plan.output)?;
-        check_error_policies(&plan, |g| &indices[g])?;
+        self.check_host_buffers(&plan, data.len(), &indices, &sink)?;
         let Some(kernel) = kernel.as_deref() else {
             return sink.finish(&plan.output, &[]);
         };
@@ -177,6 +167,35 @@ impl<T: Element, I: IndexTypes, O: Element> ChainOp<T, I, O> {
         launch::exclusive(|| self.launch_locked(client, Some(count), data, indices, output, false))
     }
 
+    /// A host run's buffers against `plan` (the op's, or a `_` op's at its count): the data's
+    /// length, one index buffer per gather (then the scatter's) of its layout's length, the
+    /// sink's, and the indices of every `error`-policy gather, checked on the host.
+    fn check_host_buffers<S: Sink<O>>(
+        &self,
+        plan: &ChainPlan,
+        data_len: usize,
+        indices: &[IndexBuffer<'_>],
+        sink: &S,
+    ) -> Result<(), Error> {
+        check_len(Operand::Data, &plan.data, &self.desc().data, data_len)?;
+        let expected = plan.index_tensors();
+        if indices.len() != expected {
+            return Err(Error::IndexBufferCount { expected, given: indices.len() });
+        }
+        for (((stage, g), buffer), decl) in plan.gathers().zip(indices).zip(self.desc().gathers()) {
+            check_len(Operand::Indices, &g.indices, &decl.indices, buffer.len)
+                .map_err(|e| in_stage(stage, e))?;
+        }
+        if let (Some((stage, s)), Some(decl), Some(buffer)) =
+            (plan.scatter(), self.desc().scatter(), indices.last())
+        {
+            check_len(Operand::Indices, &s.map.indices, &decl.indices, buffer.len)
+                .map_err(|e| in_stage(stage, e))?;
+        }
+        sink.check(&plan.output)?;
+        check_error_policies(plan, |g| &indices[g])
+    }
+
     /// `run_into` of a chain that ends in a scatter: the sink's values are the destination,
     /// uploaded, updated in place by [`ChainOp::launch_scattering`] and read back.
     fn run_scattering<S: Sink<O>>(
@@ -188,23 +207,7 @@ impl<T: Element, I: IndexTypes, O: Element> ChainOp<T, I, O> {
     ) -> Result<S::Out, Error> {
         let plan = self.plan()?;
         let Some(dest) = sink.destination() else { return Err(Error::DestinationNeeded { call: "run" }) };
-        check_len(Operand::Data, &plan.data, &self.desc().data, data.len())?;
-        let expected = plan.index_tensors();
-        if indices.len() != expected {
-            return Err(Error::IndexBufferCount { expected, given: indices.len() });
-        }
-        for (((stage, g), buffer), decl) in plan.gathers().zip(&indices).zip(self.desc().gathers()) {
-            check_len(Operand::Indices, &g.indices, &decl.indices, buffer.len)
-                .map_err(|e| in_stage(stage, e))?;
-        }
-        if let (Some((stage, s)), Some(decl), Some(buffer)) =
-            (plan.scatter(), self.desc().scatter(), indices.last())
-        {
-            check_len(Operand::Indices, &s.map.indices, &decl.indices, buffer.len)
-                .map_err(|e| in_stage(stage, e))?;
-        }
-        sink.check(&plan.output)?;
-        check_error_policies(plan, |g| &indices[g])?;
+        self.check_host_buffers(plan, data.len(), &indices, &sink)?;
         let bytes = |t| self.buffer_bytes(t);
         let (data_words, out_words) = (bytes(Operand::Data)? / 4, bytes(Operand::Output)? / 4);
         let client = device.client();

@@ -74,8 +74,7 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
             Some(ScatterKernel::OnDevice(k)) => {
                 return self.run_on_device(device, k, &packed, indices, updates)
             }
-            Some(k) => Some(k),
-            None => None,
+            grouped => grouped,
         };
         // Grouping checks the indices (under `error`, `duplicates: error`) even where nothing
         // is written.
