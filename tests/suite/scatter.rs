@@ -702,7 +702,8 @@ fn draw_lines(rng: &mut Rng) -> Case {
             }
         })
         .collect();
-    indices.insert(axis, 1 + rng.below(6));
+    // Up to 9 along the axis: lines read 4, 2 or 1 positions per load, once or more.
+    indices.insert(axis, 1 + rng.below(9));
     let openvino = rng.chance(50);
     let rules = if openvino { GatherRules::OpenVino } else { GatherRules::Onnx };
     let mut reduction = Reduction::ALL[rng.below(5)];
