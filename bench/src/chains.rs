@@ -39,6 +39,7 @@ impl ChainOutcome {
 pub fn all(env: &Env) -> Vec<ChainOutcome> {
     let mut all = vec![embedding_last_token(env), image_pipeline(env), image_to_model(env)];
     all.extend(kv_write_of_projection(env));
+    all.push(moe_combine(env));
     all
 }
 
@@ -327,6 +328,92 @@ fn kv_write_of_projection(env: &Env) -> Option<ChainOutcome> {
         burn: tb,
         burn_ops: "slice, select_assign(0, Assign), in place",
     })
+}
+
+/// The combine of a mixture-of-experts layer: each (token, choice)'s row of the experts'
+/// outputs picked by a gather, then added into its token's row by a scatter, in place each
+/// call. The fused chain folds the gather into the scatter's lists (the grouped kernel reads
+/// the rows from the experts' outputs); staged, the gather writes the picked rows and the
+/// scatter reads them; Burn runs `select` then `select_assign(0, Add)`. Values are small
+/// integers, so every order of the sums is exact and each output is checked bit for bit.
+fn moe_combine(env: &Env) -> ChainOutcome {
+    use burn::tensor::IndexingUpdateOp;
+    let case = "MoE combine f32[4096,1024] += rows of f32[8192,1024] picked per (token, choice), top-2";
+    let (tokens, picks, row) = (4096usize, 8192usize, 1024usize);
+    // Position p is token p / 2's choice p % 2; its output row lies at a scattered place
+    // (5039 is odd: `p * 5039 mod 8192` is a permutation).
+    let owners: Vec<i32> = (0..picks).map(|p| (p / 2) as i32).collect();
+    let rows: Vec<i32> = (0..picks).map(|p| ((p * 5039 + 11) % picks) as i32).collect();
+    let experts: Vec<f32> = (0..picks * row).map(|i| (i % 7) as f32 - 3.0).collect();
+    let start: Vec<f32> = (0..tokens * row).map(|i| (i % 5) as f32).collect();
+    let mut expected = start.clone();
+    for p in 0..picks {
+        let (to, from) = (owners[p] as usize * row, rows[p] as usize * row);
+        for e in 0..row {
+            expected[to + e] += experts[from + e];
+        }
+    }
+    let fused = stridex::chain! {
+        data: f32[8192, 1024],
+        gather { indices: i32[8192], axis: 0 },
+        scatter { into: f32[4096, 1024], indices: i32[8192], axis: 0, reduction: add },
+    };
+    assert!(fused.is_fused().unwrap_or(false), "{case}: not fused");
+    let pick = stridex::gather! { data: f32[8192, 1024], indices: i32[8192], axis: 0 };
+    let add = stridex::scatter! {
+        data: f32[4096, 1024], indices: i32[8192], updates: f32[8192, 1024], axis: 0, reduction: add
+    };
+    let c = env.client;
+    let d = upload(c, &experts, fused.buffer_bytes(Operand::Data).unwrap());
+    let ir = upload(c, &rows, fused.index_buffer_bytes(0).unwrap());
+    let io = upload(c, &owners, fused.index_buffer_bytes(1).unwrap());
+    // One call each on fresh tokens, checked; then timed on tokens that keep accumulating.
+    let once = upload(c, &start, fused.buffer_bytes(Operand::Output).unwrap());
+    fused.launch(c, &d, &[&ir, &io], &once).expect("chain launch");
+    check("fused", case, &read(c, &once, tokens * row), &expected);
+    let mid = c.empty(pick.buffer_bytes(Operand::Output).unwrap());
+    let once = upload(c, &start, fused.buffer_bytes(Operand::Output).unwrap());
+    pick.launch(c, &d, &ir, &mid).expect("gather launch");
+    add.launch(c, &once, &io, &mid).expect("scatter launch");
+    check("staged", case, &read(c, &once, tokens * row), &expected);
+    let (of, os) = (c.empty(tokens * row * 4), c.empty(tokens * row * 4));
+    let (tf, ts) = medians_interleaved(
+        env.settings.reps,
+        || {
+            fused.launch(c, &d, &[&ir, &io], &of).expect("chain launch");
+            sync(c);
+        },
+        || {
+            pick.launch(c, &d, &ir, &mid).expect("gather launch");
+            add.launch(c, &os, &io, &mid).expect("scatter launch");
+            sync(c);
+        },
+    );
+
+    let dev = &env.device;
+    let be = Tensor::<2>::from_data(TensorData::new(experts.clone(), [picks, row]), dev);
+    let br = Tensor::<1, Int>::from_data(TensorData::new(rows.clone(), [picks]), dev);
+    let bo = Tensor::<1, Int>::from_data(TensorData::new(owners.clone(), [picks]), dev);
+    let bt = Tensor::<2>::from_data(TensorData::new(start.clone(), [tokens, row]), dev);
+    let combine = |t: Tensor<2>| {
+        t.select_assign(0, bo.clone(), be.clone().select(0, br.clone()), IndexingUpdateOp::Add)
+    };
+    check("Burn", case, &combine(bt.clone()).into_data().try_to_vec::<f32>().unwrap(), &expected);
+    let mut acc = Some(bt);
+    let (tb, ()) = env.burn(dev, || acc = acc.take().map(combine));
+    let (picked, token_rows) = (picks * row * 4, tokens * row * 4);
+    ChainOutcome {
+        case,
+        stages: "gather (rows per choice) -> scatter (add into tokens, grouped)",
+        // The picked rows read, the tokens' rows read and written, both index buffers.
+        fused_bytes: picked + 2 * token_rows + picks * 8,
+        // The gather reads and writes the picked rows; the scatter reads them again.
+        staged_bytes: 3 * picked + 2 * token_rows + picks * 8,
+        fused: tf,
+        staged: ts,
+        burn: tb,
+        burn_ops: "select, select_assign(0, Add), in place",
+    }
 }
 
 fn image_to_model(env: &Env) -> ChainOutcome {

@@ -322,6 +322,9 @@ pub fn chain(desc: &ChainDesc, p: &ChainPlan) -> String {
         _ if crate::kernel::ScatterRowsDesc::of_chain(p).is_some() => {
             s += "  no intermediate is written: the scatter's write reads each row from the data, where the slices put it\n"
         }
+        _ if crate::kernel::GatheredRows::of_chain(p).is_some() => {
+            s += "  no intermediate is written: the host folds the gather into the scatter's lists, and the scatter reads each gathered row from the data\n"
+        }
         Ok(Some(_)) => s += "  runs as one kernel: no intermediate is written\n",
         Ok(None) => s += "  the output is empty: nothing runs\n",
         Err(cause) => {

@@ -595,3 +595,144 @@ fn a_chain_ends_in_a_scatter() {
     let got = scattered(&alone, picked.data(), (&owners[..],), &[&bytes(&owners)], &tokens).unwrap();
     assert_eq!(got, expected);
 }
+
+/// A gather of rows, then a scatter of those rows along axis 0 (an MoE combine) under a
+/// reduction: the host folds the gather into the scatter's lists and the scatter reads the
+/// rows from the data itself (`GatheredRows`), one kernel and no intermediate. Drawn at
+/// random (padded and packed rows, f32 and f16, i32 and i64 indices, every reduction, both
+/// gather policies the fold takes and one it does not, hostile indices, heavy duplication):
+/// each equals the gather op then the scatter op, value for value, by `run_into` and
+/// `launch`, with the same stage's error where one fails.
+#[test]
+fn a_gather_folds_into_the_scatter() {
+    let mut rng = Rng::new(0x6a7e);
+    let (mut fused, mut failed) = (0, [0; 3]);
+    for case in 0..48 {
+        let f16 = case % 3 == 2;
+        let r = if f16 {
+            fold_case::<stridex::half::f16, i64>(
+                &mut rng,
+                |v| stridex::half::f16::from_f32(v as f32 * 0.25),
+                |v| v,
+            )
+        } else if case % 3 == 1 {
+            fold_case::<f32, i64>(&mut rng, |v| (v as f32 * 0.37).sin() * 100.0, |v| v)
+        } else {
+            fold_case::<f32, i32>(&mut rng, |v| (v as f32 * 0.37).sin() * 100.0, |v| v as i32)
+        };
+        fused += usize::from(r.0);
+        failed[r.1] += 1;
+    }
+    // Most fold; some fail in each stage (a fused one among them, checked in its own order).
+    assert!(
+        fused >= 16 && failed[1] >= 2 && failed[2] >= 2,
+        "{fused} of 48 folded, failures by stage {failed:?}"
+    );
+
+    // The combine of `a_chain_ends_in_a_scatter`: one kernel, the grouped scatter's.
+    let combine = stridex::chain! {
+        data: f32[10, 8],
+        gather { indices: i32[12], axis: 0 },
+        scatter { into: f32[5, 8], indices: i32[12], axis: 0, reduction: add, out_of_range: error },
+    };
+    assert!(combine.is_fused().unwrap());
+    let source = combine.kernel_source(Dialect::Wgsl).unwrap().unwrap();
+    assert_eq!(source.matches("@compute").count(), 1, "{source}");
+    assert!(combine.describe().contains("folds the gather"), "{}", combine.describe());
+}
+
+/// One drawn gather-then-scatter chain checked against its two ops: whether it folded, and
+/// the stage that failed (0: none).
+fn fold_case<T: Element, J: IndexElement>(
+    rng: &mut Rng,
+    value: impl Fn(i64) -> T,
+    index: impl Fn(i64) -> J,
+) -> (bool, usize) {
+    let rows = 1 + rng.below(9);
+    let mut inner: Vec<usize> =
+        if rng.chance(50) { vec![1 + rng.below(9)] } else { vec![2, 1 + rng.below(4)] };
+    // A scatter's runs of 16-bit elements are whole words.
+    if T::DTYPE.size() == 2 {
+        *inner.last_mut().unwrap() *= 2;
+    }
+    let span: usize = inner.iter().product();
+    // Padded rows now and then, by a whole vector or not.
+    let pad = if rng.chance(30) { [4, 8, 1, 3][rng.below(4)] } else { 0 };
+    let mut sizes = vec![rows];
+    sizes.extend(&inner);
+    let mut strides = vec![span + pad];
+    let mut s = 1;
+    for &n in inner.iter().rev() {
+        strides.insert(1, s);
+        s *= n;
+    }
+    let (positions, tokens) = (1 + rng.below(20), 1 + rng.below(6));
+    let gather_policy =
+        [OutOfRange::Error, OutOfRange::Clamp, OutOfRange::Clamp, OutOfRange::Zero][rng.below(4)];
+    let scatter_policy =
+        [OutOfRange::Error, OutOfRange::Skip, OutOfRange::Zero, OutOfRange::Clamp][rng.below(4)];
+    let reduction = stridex::Reduction::ALL[rng.below(5)];
+    let mut dest_sizes = vec![tokens];
+    dest_sizes.extend(&inner);
+    let mut updates_sizes = vec![positions];
+    updates_sizes.extend(&inner);
+    let chain = Chain::data_strided::<T>(&sizes, Some(&strides))
+        .gather(Gather::onnx().indices::<i32>(&[positions]).axis(0).out_of_range(gather_policy))
+        .scatter(
+            stridex::Scatter::openvino()
+                .data::<T>(&dest_sizes)
+                .indices::<J>(&[positions])
+                .reduction(reduction)
+                .out_of_range(scatter_policy),
+        )
+        .build()
+        .unwrap();
+    let pick = Gather::onnx()
+        .data_strided::<T>(&sizes, Some(&strides))
+        .indices::<i32>(&[positions])
+        .axis(0)
+        .out_of_range(gather_policy)
+        .build()
+        .unwrap();
+    let add = stridex::Scatter::openvino()
+        .data::<T>(&dest_sizes)
+        .indices::<J>(&[positions])
+        .updates(&updates_sizes)
+        .reduction(reduction)
+        .out_of_range(scatter_policy)
+        .build()
+        .unwrap();
+    let data: Vec<T> = (0..(rows - 1) * (span + pad) + span).map(|v| value(v as i64)).collect();
+    let dest: Vec<T> = (0..tokens * span).map(|v| value(-(v as i64) - 7)).collect();
+    // Rarely out of range (heavy duplication within range).
+    let draw = |rng: &mut Rng, n: usize| {
+        let n = n as i64;
+        if rng.chance(4) {
+            rng.range(-2 * n - 2, 2 * n + 3)
+        } else {
+            rng.range(-n, n)
+        }
+    };
+    let g: Vec<i32> = (0..positions).map(|_| draw(rng, rows) as i32).collect();
+    let t: Vec<i64> = (0..positions).map(|_| draw(rng, tokens)).collect();
+    let tj: Vec<J> = t.iter().map(|&v| index(v)).collect();
+    // The stage that fails and its error, as text.
+    let expected = pick
+        .run(&data, &g)
+        .map_err(|e| (1, e.to_string()))
+        .and_then(|picked| add.run(&dest, &tj, picked.data()).map_err(|e| (2, e.to_string())));
+    let raw = [i32::bytes(&g).into_owned(), J::bytes(&tj).into_owned()];
+    let got = scattered(&chain, &data, (&g[..], &tj[..]), &[&raw[0], &raw[1]], &dest);
+    let failed = match (expected, got) {
+        (Ok(e), Ok(y)) => {
+            assert_eq!(T::bytes(&y), T::bytes(e.data()), "{}", chain.describe());
+            0
+        }
+        (Err((stage, e)), Err(Error::InStage { stage: s, error })) => {
+            assert_eq!((stage, e), (s, error.to_string()), "{}", chain.describe());
+            stage
+        }
+        (e, y) => panic!("{}\nexpected {e:?}\ngot {y:?}", chain.describe()),
+    };
+    (chain.is_fused().unwrap(), failed)
+}

@@ -58,6 +58,13 @@ impl OpKernel for ChainKernel {
                 scatter: Some(ScatterKernel::OnDevice(super::OnDevice::Rows(k))),
             });
         }
+        if let Some(f) = stridex_core::kernel::GatheredRows::of_chain(plan) {
+            // Fused: the gather folded into the scatter's lists, which read the rows in place.
+            return Some(ChainKernel::Scattering {
+                before: None,
+                scatter: Some(ScatterKernel::Grouped(f.kernel)),
+            });
+        }
         if let Some((_, s)) = plan.scatter() {
             let before = plan.before_scatter().and_then(|p| ChainKernel::of(&p)).map(Box::new);
             return Some(ChainKernel::Scattering { before, scatter: ScatterKernel::writing(s, &s.map.data) });

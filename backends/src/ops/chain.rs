@@ -16,7 +16,7 @@ use crate::launch;
 use crate::tensor::Tensor;
 use cubecl::prelude::*;
 use cubecl::server::Handle;
-use stridex_core::kernel::ScatterRowsDesc;
+use stridex_core::kernel::{GatheredRows, ScatterRowsDesc};
 use stridex_core::{
     ChainCount, ChainDesc, ChainPlan, DType, IndexType, Operand, RuleError, ScatterDesc, StageDesc,
 };
@@ -45,7 +45,8 @@ impl<T: Element, I: IndexTypes, O: Element> ChainOp<T, I, O> {
     /// 32-bit words (1- and 2-byte elements in an odd innermost size). A chain that ends in a
     /// scatter is fused when no intermediate is written: its slices before a write of whole
     /// rows read in place (`ScatterRowsDesc::of_chain`; the write is still its claim and write
-    /// kernels), or a scatter alone.
+    /// kernels), a gather of rows folded into the lists of a grouped scatter
+    /// (`GatheredRows::of_chain`), or a scatter alone.
     pub fn is_fused(&self) -> Result<bool, Error> {
         Ok(match self.kernel()? {
             Some(ChainKernel::Fused(_)) => true,
@@ -261,6 +262,25 @@ impl<T: Element, I: IndexTypes, O: Element> ChainOp<T, I, O> {
             }
             .map_err(|e| in_stage(stage, e));
         }
+        if let (Some(f), [gather_indices]) = (GatheredRows::of_chain(plan), before_indices) {
+            // Fused: the gather folded into the scatter's lists, which read the rows in place.
+            launch::check_handle(Operand::Indices, gather_indices, Self::index_bytes_of(plan, 0)?)
+                .map_err(|e| in_stage(1, e))?;
+            return match s.map.index_type {
+                IndexType::I32 => {
+                    gathered_rows::<T, i32>(plan, desc, &f, client, dest, at, gather_indices, data)
+                }
+                IndexType::I64 => {
+                    gathered_rows::<T, i64>(plan, desc, &f, client, dest, at, gather_indices, data)
+                }
+                IndexType::U32 => {
+                    gathered_rows::<T, u32>(plan, desc, &f, client, dest, at, gather_indices, data)
+                }
+                IndexType::U64 => {
+                    gathered_rows::<T, u64>(plan, desc, &f, client, dest, at, gather_indices, data)
+                }
+            };
+        }
         let intermediate;
         let updates = match self.desc().before_scatter() {
             Some(before) => {
@@ -301,6 +321,46 @@ fn rows_from_data<T: Element, J: IndexElement>(
     // keep inside its input; `data` was checked against the chain's data), and writes the
     // destination as `ScatterRowsDesc::of` on the scatter's plan would.
     op.launch_on_device(client, &OnDevice::Rows(k), dest, indices, data)
+}
+
+/// A fused gather-then-scatter chain (`GatheredRows::of_chain`): both index buffers read back
+/// in one round trip, the gather's checked under `error` (stage 1 fails first, as run stage
+/// by stage), the scatter's grouped as its op groups them, then each member moved to its
+/// gathered row in `data` and the grouped kernel run on the data itself.
+#[allow(clippy::too_many_arguments)]
+fn gathered_rows<T: Element, J: IndexElement>(
+    plan: &ChainPlan,
+    desc: ScatterDesc,
+    f: &GatheredRows,
+    client: &Client,
+    dest: &Handle,
+    indices: &Handle,
+    gather_indices: &Handle,
+    data: &Handle,
+) -> Result<(), Error> {
+    let op: &'static ScatterOp<T, J> = super::shared(&desc, || ScatterOp::__from_checked(desc));
+    launch::check_handle(Operand::Output, dest, op.buffer_bytes(Operand::Data)?)?;
+    launch::check_handle(Operand::Indices, indices, op.buffer_bytes(Operand::Indices)?)
+        .map_err(|e| in_stage(2, e))?;
+    let read = launch::exclusive(|| launch::read_all(client, vec![gather_indices.clone(), indices.clone()]))?;
+    let checked = checked_gathers(plan);
+    if !checked.is_empty() {
+        check_read_back(plan, &checked, &read[..1])?;
+    }
+    let Some((_, g)) = plan.gathers().next() else { return Err(Error::DestinationNeeded { call: "launch" }) };
+    let gathered = super::index_buffers::erased(g.index_type.dtype(), &read[0]);
+    let s = op.plan()?;
+    let n = s.map.indices.min_buffer_len().unwrap_or(0) * J::INDEX.words() * 4;
+    let values = J::from_bytes(&read[1][..n]);
+    let mut writes = op.group(&values, s.map.data).map_err(|e| in_stage(2, e))?;
+    // Every gather index is in range (checked above under `error`) or clamped into it.
+    f.fold(writes.members_mut(), |p| gathered.value(p)).map_err(|(p, value)| {
+        in_stage(1, Error::IndexOutOfRange { position: vec![p], value, axis_size: f.axis_size() })
+    })?;
+    // SAFETY: each member now names data row `g[p]`, normalized into the gather's axis, whose
+    // run lies in the data's span (`GatheredRows::of_chain`: rows packed as the updates'),
+    // and `data` was checked against the chain's data.
+    unsafe { op.launch_writes_from(client, &writes, data, dest) }.map_err(|e| in_stage(2, e))
 }
 
 /// A chain's scatter stage as the single scatter `desc`, kept for the process (so its first

@@ -88,7 +88,9 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
             let (queued, dest) = launch::on_device_thread(c, || {
                 let dest = launch::upload(c, &out_bytes, out_words);
                 let updates = launch::upload(c, &updates_bytes, 0);
-                (queue(c, k, &groups, &updates, &dest), dest)
+                // SAFETY: `groups` came from `group` on the packed output `dest` holds, and
+                // the updates were checked against their layout.
+                (unsafe { queue(c, k, &groups, &updates, &dest) }, dest)
             })?;
             let (_, mut bytes) = launch::wait_all(c, queued, vec![dest])?;
             Ok::<_, Error>(bytes.remove(0))
@@ -159,6 +161,24 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
         updates: &Handle,
         dest: &Handle,
     ) -> Result<(), Error> {
+        launch::check_handle(Operand::Updates, updates, self.buffer_bytes(Operand::Updates)?)?;
+        // SAFETY: `writes` came from `group`, so its members are runs of the updates' layout,
+        // which `updates` was just checked to hold.
+        unsafe { self.launch_writes_from(client, writes, updates, dest) }
+    }
+
+    /// [`ScatterOp::launch_writes`] reading each member's update from `source`, unchecked
+    /// (a chain that folds its gather into the lists reads the rows from its data).
+    ///
+    /// # Safety
+    /// Every member of `writes` names a run that lies inside `source`.
+    pub(crate) unsafe fn launch_writes_from(
+        &self,
+        client: &Client,
+        writes: &Writes,
+        source: &Handle,
+        dest: &Handle,
+    ) -> Result<(), Error> {
         let plan = self.plan()?;
         // Grouped runs take the grouped kernel, whatever `launch` would choose for `dest`.
         let Some(k) = ScatterKernelDesc::of(plan, &writes.dest).map(ScatterKernel::Grouped) else {
@@ -167,13 +187,13 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
         if writes.groups.keys.is_empty() {
             return Ok(());
         }
-        launch::check_handle(Operand::Updates, updates, self.buffer_bytes(Operand::Updates)?)?;
         launch::check_handle(Operand::Data, dest, word_bytes(&writes.dest, plan.data_type().size()))?;
         // The kernel has no index to flag (the host checked them), so only its first launch
         // per runtime waits, to confirm CubeCL built and ran it (see `Verified`).
         let in_place = writes.dest == plan.map.data;
         launch::exclusive(|| {
-            let queued = queue(client, &k, &writes.groups, updates, dest);
+            // SAFETY: (of the caller) every member is a run inside `source`.
+            let queued = unsafe { queue(client, &k, &writes.groups, source, dest) };
             if in_place && self.verified.seen_kernel(client, k.tag()) {
                 return Ok(());
             }
@@ -200,10 +220,22 @@ impl Writes {
     pub(crate) fn dest(&self) -> &TensorLayout {
         &self.dest
     }
+
+    /// Each listed position's first updates unit (see `ScatterGroups::members`), for a caller
+    /// that moves them to where the updates lie (`GatheredRows::fold`).
+    pub(crate) fn members_mut(&mut self) -> &mut [u32] {
+        &mut self.groups.members
+    }
 }
 
 /// Uploads the runs' lists and queues the grouped kernel on them.
-fn queue(
+///
+/// # Safety
+/// `groups` came from `ScatterPlan::group` on the plan `k` was made of and on the layout `dest`
+/// holds (the packed output `run` uploaded, or a buffer `launch_writes_from` checked against
+/// that layout's length), so every key is a run of `dest`; every member is a run inside
+/// `updates` (checked against the updates' layout, or moved into the data by a fold).
+unsafe fn queue(
     client: &Client,
     k: &ScatterKernel,
     groups: &ScatterGroups,
@@ -212,10 +244,8 @@ fn queue(
 ) -> Vec<launch::Queued> {
     let list = |v: &[u32]| launch::upload(client, bytemuck::cast_slice(v), 0);
     let (keys, starts, members) = (list(&groups.keys), list(&groups.starts), list(&groups.members));
-    // SAFETY: `groups` came from `ScatterPlan::group` on the plan `k` was made of and on the
-    // layout `dest` holds (the packed output `run` uploaded, or a buffer `launch_writes`
-    // checked against that layout's length): every key is a run of `dest` and every member a
-    // run of the updates (checked against their layout); `keys` holds one word per run.
+    // SAFETY: (of the caller) keys and members are in-bounds runs; `keys` holds one word per
+    // run.
     unsafe { k.queue_grouped(client, groups.keys.len() as u32, updates, [&keys, &starts, &members], dest) }
 }
 

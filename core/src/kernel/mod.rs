@@ -15,6 +15,7 @@
 
 mod chain;
 mod convert;
+mod gathered_rows;
 mod rows;
 mod scatter;
 mod scatter_lines;
@@ -23,6 +24,7 @@ mod slots;
 
 pub use chain::ChainKernelDesc;
 pub use convert::{ConvertDim, ConvertWalk};
+pub use gathered_rows::GatheredRows;
 pub use rows::{RowAccess, RowDim, RowGroup, RowWalk};
 pub use scatter::{ScatterDim, ScatterKernelDesc};
 pub use scatter_lines::{LineDim, ScatterLinesDesc, MIN_LINES};
