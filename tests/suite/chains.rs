@@ -667,6 +667,8 @@ fn fold_case<T: Element, J: IndexElement>(
         s *= n;
     }
     let (positions, tokens) = (1 + rng.below(20), 1 + rng.below(6));
+    // The gather's indices packed, every other element, or one broadcast to every position.
+    let index_stride = [1, 1, 2, 0][rng.below(4)];
     let gather_policy =
         [OutOfRange::Error, OutOfRange::Clamp, OutOfRange::Clamp, OutOfRange::Zero][rng.below(4)];
     let scatter_policy =
@@ -677,7 +679,12 @@ fn fold_case<T: Element, J: IndexElement>(
     let mut updates_sizes = vec![positions];
     updates_sizes.extend(&inner);
     let chain = Chain::data_strided::<T>(&sizes, Some(&strides))
-        .gather(Gather::onnx().indices::<i32>(&[positions]).axis(0).out_of_range(gather_policy))
+        .gather(
+            Gather::onnx()
+                .indices_strided::<i32>(&[positions], Some(&[index_stride]))
+                .axis(0)
+                .out_of_range(gather_policy),
+        )
         .scatter(
             stridex::Scatter::openvino()
                 .data::<T>(&dest_sizes)
@@ -689,7 +696,7 @@ fn fold_case<T: Element, J: IndexElement>(
         .unwrap();
     let pick = Gather::onnx()
         .data_strided::<T>(&sizes, Some(&strides))
-        .indices::<i32>(&[positions])
+        .indices_strided::<i32>(&[positions], Some(&[index_stride]))
         .axis(0)
         .out_of_range(gather_policy)
         .build()
@@ -713,7 +720,7 @@ fn fold_case<T: Element, J: IndexElement>(
             rng.range(-n, n)
         }
     };
-    let g: Vec<i32> = (0..positions).map(|_| draw(rng, rows) as i32).collect();
+    let g: Vec<i32> = (0..(positions - 1) * index_stride + 1).map(|_| draw(rng, rows) as i32).collect();
     let t: Vec<i64> = (0..positions).map(|_| draw(rng, tokens)).collect();
     let tj: Vec<J> = t.iter().map(|&v| index(v)).collect();
     // The stage that fails and its error, as text.

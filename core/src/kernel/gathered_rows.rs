@@ -24,16 +24,18 @@ pub struct GatheredRows {
     updates_row: usize,
     /// From one data row to the next along the gather's axis (the first starts the buffer).
     data_row: usize,
+    /// From one gather index to the next in its buffer (any stride, 0 for a broadcast one).
+    index_stride: usize,
     /// The gather's axis size, and its policy: `error` (checked before the fold) or `clamp`.
     axis_size: usize,
     policy: OutOfRange,
 }
 
 impl GatheredRows {
-    /// The fold of a chain whose stages are a gather along axis 0 by one-dimensional indices,
-    /// then a scatter along axis 0 by one-dimensional indices that the grouped kernel runs
-    /// (a reduction, or a layout the kernels that read their indices on the device do not
-    /// take), where each data row is packed as the updates' rows are and starts where the
+    /// The fold of a chain whose stages are a gather along axis 0 by one-dimensional indices
+    /// (of any stride), then a scatter along axis 0 by one-dimensional indices that the grouped
+    /// kernel runs (a reduction, or `none` where the kernels that read their indices on the
+    /// device do not apply), where each data row is packed as the updates' rows are and starts where the
     /// kernel's vectors do. The gather's policy is `error` or `clamp`: every position then
     /// reads a data row (`zero` would read a row of zeros no buffer holds).
     pub fn of_chain(chain: &ChainPlan) -> Option<GatheredRows> {
@@ -81,13 +83,15 @@ impl GatheredRows {
             kernel,
             updates_row: updates_row / lanes,
             data_row: data_row / lanes,
+            index_stride: if positions > 1 { g.indices.strides[0] } else { 0 },
             axis_size: rows,
             policy: g.out_of_range,
         })
     }
 
-    /// Moves each member (position `p`'s first updates unit) to data row `g[p]`'s: `index(p)`
-    /// is the gather's index at position `p`, normalized here under its policy. `Err((p,
+    /// Moves each member (position `p`'s first updates unit) to data row `g[p]`'s: `index(i)`
+    /// is element `i` of the gather's index buffer (position `p`'s is at `p` times the indices'
+    /// stride), normalized here under its policy. `Err((p,
     /// g[p]))` for an index out of range under `error` (the caller checks them first, in
     /// row-major order, so none is) or a row whose offset leaves 32 bits (the plan keeps the
     /// data's elements below 2^32, so none does).
@@ -95,7 +99,7 @@ impl GatheredRows {
         let s = self.axis_size as i128;
         for m in members {
             let p = *m as usize / self.updates_row;
-            let v = index(p);
+            let v = index(p * self.index_stride);
             let normalized = if v < 0 { v + s } else { v };
             let row = match self.policy {
                 OutOfRange::Clamp => normalized.clamp(0, s - 1),
