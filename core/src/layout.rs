@@ -85,6 +85,20 @@ impl TensorLayout {
         coords.iter().zip(self.strides.iter()).map(|(c, s)| c * s).sum()
     }
 
+    /// The elements of one row (every dimension after the first) where that row is packed
+    /// (the strides of size-1 dimensions play no part); `None` when it is not, or its count
+    /// overflows.
+    pub fn packed_row_span(&self) -> Option<usize> {
+        let mut span = 1usize;
+        for d in (1..self.rank()).rev() {
+            if self.sizes[d] > 1 && self.strides[d] != span {
+                return None;
+            }
+            span = span.checked_mul(self.sizes[d])?;
+        }
+        Some(span)
+    }
+
     pub fn is_packed(&self) -> bool {
         self.kind() == LayoutKind::Packed
     }

@@ -59,16 +59,9 @@ impl GatheredRows {
         }
         // The row (every dimension after the axis) packed in the data, as in the packed
         // updates the gather would write.
-        let sizes = &g.data.sizes;
-        let mut span = 1usize;
-        for d in (1..sizes.len()).rev() {
-            if sizes[d] > 1 && g.data.strides[d] != span {
-                return None;
-            }
-            span = span.checked_mul(sizes[d])?;
-        }
+        let span = g.data.packed_row_span()?;
         let positions = s.map.indices.num_elements();
-        let rows = sizes[0];
+        let rows = g.data.sizes[0];
         let lanes = s.lanes();
         let updates_row = if positions > 1 { s.updates.strides[0] } else { span };
         let data_row = if rows > 1 { g.data.strides[0] } else { span };

@@ -54,13 +54,7 @@ impl ScatterRowsDesc {
             return None;
         }
         // The row (every dimension after the axis) packed in the destination too.
-        let mut span = 1usize;
-        for d in (1..dest.rank()).rev() {
-            if dest.sizes[d] > 1 && dest.strides[d] != span {
-                return None;
-            }
-            span = span.checked_mul(dest.sizes[d])?;
-        }
+        dest.packed_row_span()?;
         let row_bytes = plan.run_len().checked_mul(elem)?;
         let rows = dest.sizes[0];
         let dest_row_bytes = if rows > 1 { dest.strides[0].checked_mul(elem)? } else { row_bytes };
