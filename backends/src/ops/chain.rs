@@ -252,107 +252,113 @@ impl<T: Element, I: IndexTypes, O: Element> ChainOp<T, I, O> {
             .map_err(|e| in_stage(stage, e))?;
         let desc = self.desc().scatter_desc(plan).ok_or(Error::DestinationNeeded { call: "launch" })?;
         let (dest, at) = (output, *scatter_indices);
-        if let Some(k) = ScatterRowsDesc::of_chain(plan) {
+        let intermediate;
+        let updates = if let Some(k) = ScatterRowsDesc::of_chain(plan) {
             // Fused: slices, then whole rows written at their slots, read from the data itself.
-            return match s.map.index_type {
-                IndexType::I32 => rows_from_data::<T, i32>(desc, k, client, dest, at, data),
-                IndexType::I64 => rows_from_data::<T, i64>(desc, k, client, dest, at, data),
-                IndexType::U32 => rows_from_data::<T, u32>(desc, k, client, dest, at, data),
-                IndexType::U64 => rows_from_data::<T, u64>(desc, k, client, dest, at, data),
-            }
-            .map_err(|e| in_stage(stage, e));
-        }
-        if let (Some(f), [gather_indices]) = (GatheredRows::of_chain(plan), before_indices) {
+            Updates::SlicedRows(k)
+        } else if let (Some(f), [gather_indices]) = (GatheredRows::of_chain(plan), before_indices) {
             // Fused: the gather folded into the scatter's lists, which read the rows in place.
             launch::check_handle(Operand::Indices, gather_indices, Self::index_bytes_of(plan, 0)?)
                 .map_err(|e| in_stage(1, e))?;
-            return match s.map.index_type {
-                IndexType::I32 => {
-                    gathered_rows::<T, i32>(plan, desc, &f, client, dest, at, gather_indices, data)
-                }
-                IndexType::I64 => {
-                    gathered_rows::<T, i64>(plan, desc, &f, client, dest, at, gather_indices, data)
-                }
-                IndexType::U32 => {
-                    gathered_rows::<T, u32>(plan, desc, &f, client, dest, at, gather_indices, data)
-                }
-                IndexType::U64 => {
-                    gathered_rows::<T, u64>(plan, desc, &f, client, dest, at, gather_indices, data)
-                }
-            };
-        }
-        let intermediate;
-        let updates = match self.desc().before_scatter() {
-            Some(before) => {
-                let op: &'static ChainOp<T, (), T> =
-                    super::shared(&before, || ChainOp::__from_checked(before.clone()));
-                intermediate = client.empty(op.buffer_bytes(Operand::Output)?.max(4));
-                launch::exclusive(|| {
-                    op.launch_locked(client, None, data, before_indices, &intermediate, false)
-                })?;
-                &intermediate
-            }
-            None => data,
+            Updates::GatheredRows(f, gather_indices)
+        } else if let Some(before) = self.desc().before_scatter() {
+            let op: &'static ChainOp<T, (), T> =
+                super::shared(&before, || ChainOp::__from_checked(before.clone()));
+            intermediate = client.empty(op.buffer_bytes(Operand::Output)?.max(4));
+            launch::exclusive(|| op.launch_locked(client, None, data, before_indices, &intermediate, false))?;
+            Updates::Buffer(&intermediate)
+        } else {
+            Updates::Buffer(data)
         };
+        let scatter = ScatterStageRun { plan, stage, desc, client, dest, indices: at, data };
         match s.map.index_type {
-            IndexType::I32 => scatter_into::<T, i32>(desc, client, dest, at, updates),
-            IndexType::I64 => scatter_into::<T, i64>(desc, client, dest, at, updates),
-            IndexType::U32 => scatter_into::<T, u32>(desc, client, dest, at, updates),
-            IndexType::U64 => scatter_into::<T, u64>(desc, client, dest, at, updates),
+            IndexType::I32 => scatter.run::<T, i32>(updates),
+            IndexType::I64 => scatter.run::<T, i64>(updates),
+            IndexType::U32 => scatter.run::<T, u32>(updates),
+            IndexType::U64 => scatter.run::<T, u64>(updates),
         }
-        .map_err(|e| in_stage(stage, e))
     }
 }
 
-/// A fused chain of slices and a scatter of whole rows (`ScatterRowsDesc::of_chain`): the
-/// scatter's kernels, `k` reading each row from `data` where the slices put it.
-fn rows_from_data<T: Element, J: IndexElement>(
+/// Where a chain's scatter stage reads its updates.
+enum Updates<'a> {
+    /// A buffer of them, packed: the output of the stages before it, or the data itself where
+    /// the scatter is the only stage. The scatter runs as its single op would.
+    Buffer(&'a Handle),
+    /// Rows of the data where the slices before it put them (`ScatterRowsDesc::of_chain`).
+    SlicedRows(ScatterRowsDesc),
+    /// Rows of the data the gather before it picks, by the gather's indices on the device
+    /// (`GatheredRows::of_chain`).
+    GatheredRows(GatheredRows, &'a Handle),
+}
+
+/// A chain's scatter stage (stage `stage`) as the single scatter `desc`, kept for the process
+/// (so its first launch per runtime is the one that waits), on the chain's buffers: `dest`,
+/// its `indices`, and the chain's `data`.
+struct ScatterStageRun<'a> {
+    plan: &'a ChainPlan,
+    stage: usize,
     desc: ScatterDesc,
-    k: ScatterRowsDesc,
-    client: &Client,
-    dest: &Handle,
-    indices: &Handle,
-    data: &Handle,
-) -> Result<(), Error> {
-    let op: &'static ScatterOp<T, J> = super::shared(&desc, || ScatterOp::__from_checked(desc));
-    launch::check_handle(Operand::Output, dest, op.buffer_bytes(Operand::Data)?)?;
-    launch::check_handle(Operand::Indices, indices, op.buffer_bytes(Operand::Indices)?)?;
-    // `k` reads rows inside the chain's data (each is a slice window's, which the slice rules
-    // keep inside its input; `data` was checked against the chain's data), and writes the
-    // destination as `ScatterRowsDesc::of` on the scatter's plan would.
-    op.launch_on_device(client, &OnDevice::Rows(k), dest, indices, data)
+    client: &'a Client,
+    dest: &'a Handle,
+    indices: &'a Handle,
+    data: &'a Handle,
+}
+
+impl ScatterStageRun<'_> {
+    /// Runs the scatter on `updates`; its errors are the stage's, and a gather's folded into it
+    /// are stage 1's.
+    fn run<T: Element, J: IndexElement>(self, updates: Updates<'_>) -> Result<(), Error> {
+        let ScatterStageRun { plan, stage, desc, client, dest, indices, data } = self;
+        let op: &'static ScatterOp<T, J> = super::shared(&desc, || ScatterOp::__from_checked(desc));
+        let staged = |e| in_stage(stage, e);
+        match updates {
+            Updates::Buffer(updates) => op.launch(client, dest, indices, updates).map_err(staged),
+            Updates::SlicedRows(k) => {
+                launch::check_handle(Operand::Output, dest, op.buffer_bytes(Operand::Data)?)
+                    .map_err(staged)?;
+                launch::check_handle(Operand::Indices, indices, op.buffer_bytes(Operand::Indices)?)
+                    .map_err(staged)?;
+                // `k` reads rows inside the chain's data (each is a slice window's, which the
+                // slice rules keep inside its input; `data` was checked against the chain's
+                // data), and writes the destination as `ScatterRowsDesc::of` on the scatter's
+                // plan would.
+                op.launch_on_device(client, &OnDevice::Rows(k), dest, indices, data).map_err(staged)
+            }
+            Updates::GatheredRows(f, gather_indices) => {
+                gathered_rows(plan, stage, op, &f, client, [dest, indices, gather_indices, data])
+            }
+        }
+    }
 }
 
 /// A fused gather-then-scatter chain (`GatheredRows::of_chain`): both index buffers read back
 /// in one round trip, the gather's checked under `error` (stage 1 fails first, as run stage
 /// by stage), the scatter's grouped as its op groups them, then each member moved to its
-/// gathered row in `data` and the grouped kernel run on the data itself.
-#[allow(clippy::too_many_arguments)]
+/// gathered row in `data` and the grouped kernel run on the data itself. An error of the
+/// gather's is stage 1's, the others the scatter's (stage `stage`).
 fn gathered_rows<T: Element, J: IndexElement>(
     plan: &ChainPlan,
-    desc: ScatterDesc,
+    stage: usize,
+    op: &ScatterOp<T, J>,
     f: &GatheredRows,
     client: &Client,
-    dest: &Handle,
-    indices: &Handle,
-    gather_indices: &Handle,
-    data: &Handle,
+    [dest, indices, gather_indices, data]: [&Handle; 4],
 ) -> Result<(), Error> {
-    let op: &'static ScatterOp<T, J> = super::shared(&desc, || ScatterOp::__from_checked(desc));
-    launch::check_handle(Operand::Output, dest, op.buffer_bytes(Operand::Data)?)?;
-    launch::check_handle(Operand::Indices, indices, op.buffer_bytes(Operand::Indices)?)
-        .map_err(|e| in_stage(2, e))?;
-    let read = launch::exclusive(|| launch::read_all(client, vec![gather_indices.clone(), indices.clone()]))?;
+    let staged = |e| in_stage(stage, e);
+    let s = op.plan()?;
+    launch::check_handle(Operand::Indices, indices, op.buffer_bytes(Operand::Indices)?).map_err(staged)?;
+    let read = launch::exclusive(|| launch::read_all(client, vec![gather_indices.clone(), indices.clone()]))
+        .map_err(staged)?;
     let checked = checked_gathers(plan);
     if !checked.is_empty() {
+        // Its error names the gather's stage.
         check_read_back(plan, &checked, &read[..1])?;
     }
     let Some((_, g)) = plan.gathers().next() else { return Err(Error::DestinationNeeded { call: "launch" }) };
     let gathered = super::index_buffers::erased(g.index_type.dtype(), &read[0]);
-    let s = op.plan()?;
-    let n = s.map.indices.min_buffer_len().unwrap_or(0) * J::INDEX.words() * 4;
-    let values = J::from_bytes(&read[1][..n]);
-    let mut writes = op.group(&values, s.map.data).map_err(|e| in_stage(2, e))?;
+    let values = super::index_values::<J>(&read[1], &s.map.indices);
+    let mut writes = op.group(&values, s.map.data).map_err(staged)?;
     // Every gather index is in range (checked above under `error`) or clamped into it.
     f.fold(writes.members_mut(), |p| gathered.value(p)).map_err(|(p, value)| {
         in_stage(1, Error::IndexOutOfRange { position: vec![p], value, axis_size: f.axis_size() })
@@ -360,20 +366,7 @@ fn gathered_rows<T: Element, J: IndexElement>(
     // SAFETY: each member now names data row `g[p]`, normalized into the gather's axis, whose
     // run lies in the data's span (`GatheredRows::of_chain`: rows packed as the updates'),
     // and `data` was checked against the chain's data.
-    unsafe { op.launch_writes_from(client, &writes, data, dest) }.map_err(|e| in_stage(2, e))
-}
-
-/// A chain's scatter stage as the single scatter `desc`, kept for the process (so its first
-/// launch per runtime is the one that waits), on the chain's buffers.
-fn scatter_into<T: Element, J: IndexElement>(
-    desc: ScatterDesc,
-    client: &Client,
-    dest: &Handle,
-    indices: &Handle,
-    updates: &Handle,
-) -> Result<(), Error> {
-    let op: &'static ScatterOp<T, J> = super::shared(&desc, || ScatterOp::__from_checked(desc));
-    op.launch(client, dest, indices, updates)
+    unsafe { op.launch_writes_from(client, &writes, data, dest) }.map_err(staged)
 }
 
 impl<T, I, O: 'static> ChainOp<T, I, O> {

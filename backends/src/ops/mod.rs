@@ -409,10 +409,19 @@ fn read_indices<I: crate::element::IndexElement>(
     indices: &Handle,
     layout: &TensorLayout,
 ) -> Result<Vec<I>, Error> {
-    let n = layout.min_buffer_len().unwrap_or(0) * I::INDEX.words() * 4;
-    launch::check_handle(Operand::Indices, indices, n)?;
+    launch::check_handle(Operand::Indices, indices, index_buffer_len::<I>(layout))?;
     let read = launch::exclusive(|| launch::read(client, indices.clone()))?;
-    Ok(I::from_bytes(&read[..n]))
+    Ok(index_values(&read, layout))
+}
+
+/// Bytes of the index elements of `layout`, in a buffer of `I`.
+fn index_buffer_len<I: crate::element::IndexElement>(layout: &TensorLayout) -> usize {
+    layout.min_buffer_len().unwrap_or(0) * I::INDEX.words() * 4
+}
+
+/// The index elements of `layout` in `bytes`, read back from a buffer checked to hold them.
+fn index_values<I: crate::element::IndexElement>(bytes: &[u8], layout: &TensorLayout) -> Vec<I> {
+    I::from_bytes(&bytes[..index_buffer_len::<I>(layout)])
 }
 
 fn check_type<T: Element>(tensor: Operand, declared: stridex_core::DType) -> Result<(), Error> {
