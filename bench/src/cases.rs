@@ -6,7 +6,7 @@
 //! element once; a slice reads and writes each output element once. Every implementation of a
 //! case is credited with the same bytes, so the GB/s columns compare times.
 
-use crate::measure::{host, Env};
+use crate::measure::{burn_timer, medians, Env, Timer};
 use crate::report::{Outcome, Targets};
 use crate::scatters;
 use burn::tensor::{s, DType, Device, Int, Tensor, TensorData};
@@ -58,48 +58,55 @@ fn gbytes_gather(out_elems: usize, elem: usize, index_bytes: usize) -> usize {
     2 * out_elems * elem + index_bytes
 }
 
-/// Times plain Rust writing `out` from `input` with `f` (the median of `reps`), and checks the
-/// result against `map`.
-fn time_rust<T: Element + Copy + Default>(
-    env: &Env,
+/// Plain Rust writing the output of `len` elements from `input` with `f`: checked once against
+/// `map`, and returned as a timer.
+fn rust_timer<'a, T: Element + Copy + Default>(
     case: &str,
-    input: &[T],
+    input: &'a [T],
     len: usize,
     map: impl Fn(usize) -> usize,
-    mut f: impl FnMut(&[T], &mut [T]),
-) -> f64 {
+    mut f: impl FnMut(&[T], &mut [T]) + 'a,
+) -> Timer<'a> {
     let mut out = vec![T::default(); len];
-    let t = host(env.settings.reps, || {
+    f(input, &mut out);
+    check("Rust", case, &out, input, len, map);
+    Box::new(move || {
         f(input, &mut out);
         std::hint::black_box(&mut out);
-    });
-    check("Rust", case, &out, input, len, map);
-    t
+    })
 }
 
-/// A case's outcome from its times: the device copy and the host `memcpy` of half `bytes` (as
-/// read, then written), the fastest of `peers` as Burn's. The caller names Burn's op and the
-/// targets (`Outcome { burn_op, targets, ..outcome(..) }`), and NdArray's time where measured.
-pub fn outcome(
-    env: &Env,
+/// A case's outcome: times stridex, the device copy and the host `memcpy` of half `bytes` (as
+/// read, then written), plain Rust and every Burn peer round by round ([`medians`]), and
+/// reports the fastest peer as Burn's. The caller names Burn's op and the targets
+/// (`Outcome { burn_op, targets, ..outcome(..) }`), and NdArray's time where measured.
+pub fn outcome<'a>(
+    env: &'a Env,
     case: &'static str,
     bytes: usize,
-    stridex: f64,
-    rust: f64,
-    peers: Vec<(&'static str, f64)>,
+    stridex: Timer<'a>,
+    rust: Timer<'a>,
+    peers: Vec<(&'static str, Timer<'a>)>,
 ) -> Outcome {
+    let (copy, scale) = env.copy_timer(bytes / 2);
+    let mut timers = vec![stridex, copy, env.memcpy_timer(bytes / 2), rust];
+    let names: Vec<&'static str> = peers.iter().map(|p| p.0).collect();
+    timers.extend(peers.into_iter().map(|p| p.1));
+    let times = medians(env.settings.reps, &mut timers);
+    let mut peers: Vec<(&'static str, f64)> = names.into_iter().zip(times[4..].iter().copied()).collect();
+    peers.sort_by(|a, b| a.1.total_cmp(&b.1));
     let (burn, burn_peer) = peers.first().map_or((None, ""), |&(name, t)| (Some(t), name));
     Outcome {
         case,
         bytes,
-        stridex,
-        copy: env.copy(bytes / 2),
-        memcpy: env.memcpy(bytes / 2),
+        stridex: times[0],
+        copy: times[1] * scale,
+        memcpy: times[2],
         burn,
         burn_peer,
         burn_peers: peers,
         burn_op: "",
-        rust,
+        rust: times[3],
         ndarray: None,
         targets: Targets { copy: 0.0, burn: 0.0 },
     }
@@ -119,12 +126,12 @@ fn embedding_f32(env: &Env) -> Outcome {
     let peers = env.burn_peers(|dev| {
         let bt = Tensor::<2>::from_data(TensorData::new(table.clone(), [rows, dim]), dev);
         let bi = Tensor::<1, Int>::from_data(TensorData::new(ids32.clone(), [n]), dev);
-        let (tb, bo) = env.burn(dev, || bt.clone().select(0, bi.clone()));
-        check("Burn", name, &bo.into_data().try_to_vec::<f32>().unwrap(), &table, n * dim, map);
-        Some(tb)
+        let run = move || bt.clone().select(0, bi.clone());
+        check("Burn", name, &run().into_data().try_to_vec::<f32>().unwrap(), &table, n * dim, map);
+        Some(burn_timer(dev, run))
     });
 
-    let rust = time_rust(env, name, &table, n * dim, map, |table, out| {
+    let rust = rust_timer(name, &table, n * dim, map, |table, out| {
         for (row, &id) in out.chunks_exact_mut(dim).zip(&ids32) {
             row.copy_from_slice(&table[id as usize * dim..][..dim]);
         }
@@ -164,11 +171,11 @@ fn embedding_f16(env: &Env) -> Outcome {
         // Compare the bits Burn returns with the bits of the f16 table it was given.
         let bt = Tensor::<2>::from_data(TensorData::new(table.clone(), [rows, dim]), (dev, DType::F16));
         let bi = Tensor::<1, Int>::from_data(TensorData::new(ids32.clone(), [n]), dev);
-        let (tb, bo) = env.burn(dev, || bt.clone().select(0, bi.clone()));
-        check("Burn", name, &bo.into_data().try_to_vec::<f16>().unwrap(), &table, n * dim, map);
-        Some(tb)
+        let run = move || bt.clone().select(0, bi.clone());
+        check("Burn", name, &run().into_data().try_to_vec::<f16>().unwrap(), &table, n * dim, map);
+        Some(burn_timer(dev, run))
     });
-    let rust = time_rust(env, name, &table, n * dim, map, |table, out| {
+    let rust = rust_timer(name, &table, n * dim, map, |table, out| {
         for (row, &id) in out.chunks_exact_mut(dim).zip(&ids64) {
             row.copy_from_slice(&table[id as usize * dim..][..dim]);
         }
@@ -194,11 +201,11 @@ fn columns_f32(env: &Env) -> Outcome {
     let peers = env.burn_peers(|dev| {
         let bt = Tensor::<2>::from_data(TensorData::new(data.clone(), [rows, cols]), dev);
         let bi = Tensor::<1, Int>::from_data(TensorData::new(ids32.clone(), [n]), dev);
-        let (tb, bo) = env.burn(dev, || bt.clone().select(1, bi.clone()));
-        check("Burn", name, &bo.into_data().try_to_vec::<f32>().unwrap(), &data, rows * n, map);
-        Some(tb)
+        let run = move || bt.clone().select(1, bi.clone());
+        check("Burn", name, &run().into_data().try_to_vec::<f32>().unwrap(), &data, rows * n, map);
+        Some(burn_timer(dev, run))
     });
-    let rust = time_rust(env, name, &data, rows * n, map, |data, out| {
+    let rust = rust_timer(name, &data, rows * n, map, |data, out| {
         for (o, row) in out.chunks_exact_mut(n).zip(data.chunks_exact(cols)) {
             for (y, &id) in o.iter_mut().zip(&ids32) {
                 *y = row[id as usize];
@@ -229,11 +236,11 @@ fn columns_u8(env: &Env) -> Outcome {
         }
         let bt = Tensor::<2, Int>::from_data(TensorData::new(data.clone(), [rows, cols]), (dev, DType::U8));
         let bi = Tensor::<1, Int>::from_data(TensorData::new(ids32.clone(), [n]), dev);
-        let (tb, bo) = env.burn(dev, || bt.clone().select(1, bi.clone()));
-        check("Burn", name, &bo.into_data().try_to_vec::<u8>().unwrap(), &data, rows * n, map);
-        Some(tb)
+        let run = move || bt.clone().select(1, bi.clone());
+        check("Burn", name, &run().into_data().try_to_vec::<u8>().unwrap(), &data, rows * n, map);
+        Some(burn_timer(dev, run))
     });
-    let rust = time_rust(env, name, &data, rows * n, map, |data, out| {
+    let rust = rust_timer(name, &data, rows * n, map, |data, out| {
         for (o, row) in out.chunks_exact_mut(n).zip(data.chunks_exact(cols)) {
             for (y, &id) in o.iter_mut().zip(&ids32) {
                 *y = row[id as usize];
@@ -273,12 +280,12 @@ fn beam_reorder(env: &Env) -> Outcome {
     let peers = env.burn_peers(|dev| {
         let bt = Tensor::<4>::from_data(TensorData::new(cache.clone(), [b, k, s, d]), dev);
         let bi = Tensor::<4, Int>::from_data(TensorData::new(expanded.clone(), [b, k, s, d]), dev);
-        let (tb, bo) = env.burn(dev, || bt.clone().gather(1, bi.clone()));
-        check("Burn", name, &bo.into_data().try_to_vec::<f32>().unwrap(), &cache, b * k * inner, map);
-        Some(tb)
+        let run = move || bt.clone().gather(1, bi.clone());
+        check("Burn", name, &run().into_data().try_to_vec::<f32>().unwrap(), &cache, b * k * inner, map);
+        Some(burn_timer(dev, run))
     });
     // Each (batch, beam) row is contiguous: one copy per row.
-    let rust = time_rust(env, name, &cache, b * k * inner, map, |cache, out| {
+    let rust = rust_timer(name, &cache, b * k * inner, map, |cache, out| {
         for (bk, row) in out.chunks_exact_mut(inner).enumerate() {
             let src = (bk / k) * k + beams[bk] as usize;
             row.copy_from_slice(&cache[src * inner..][..inner]);
@@ -307,11 +314,11 @@ fn gather_elements(env: &Env) -> Outcome {
     let peers = env.burn_peers(|dev| {
         let bt = Tensor::<2>::from_data(TensorData::new(data.clone(), [rows, cols]), dev);
         let bi = Tensor::<2, Int>::from_data(TensorData::new(idx.clone(), [rows, picks]), dev);
-        let (tb, bo) = env.burn(dev, || bt.clone().gather(1, bi.clone()));
-        check("Burn", name, &bo.into_data().try_to_vec::<f32>().unwrap(), &data, rows * picks, map);
-        Some(tb)
+        let run = move || bt.clone().gather(1, bi.clone());
+        check("Burn", name, &run().into_data().try_to_vec::<f32>().unwrap(), &data, rows * picks, map);
+        Some(burn_timer(dev, run))
     });
-    let rust = time_rust(env, name, &data, rows * picks, map, |data, out| {
+    let rust = rust_timer(name, &data, rows * picks, map, |data, out| {
         for (o, (v, &i)) in out.iter_mut().zip(&idx).enumerate() {
             *v = data[(o / picks) * cols + i as usize];
         }
@@ -347,11 +354,11 @@ fn gather_nd(env: &Env) -> Outcome {
     let peers = env.burn_peers(|dev| {
         let bt = Tensor::<3>::from_data(TensorData::new(data.clone(), [b, rows, d]), dev);
         let bi = Tensor::<3, Int>::from_data(TensorData::new(expanded.clone(), [b, t_n, d]), dev);
-        let (tb, bo) = env.burn(dev, || bt.clone().gather(1, bi.clone()));
-        check("Burn", name, &bo.into_data().try_to_vec::<f32>().unwrap(), &data, b * t_n * d, map);
-        Some(tb)
+        let run = move || bt.clone().gather(1, bi.clone());
+        check("Burn", name, &run().into_data().try_to_vec::<f32>().unwrap(), &data, b * t_n * d, map);
+        Some(burn_timer(dev, run))
     });
-    let rust = time_rust(env, name, &data, b * t_n * d, map, |data, out| {
+    let rust = rust_timer(name, &data, b * t_n * d, map, |data, out| {
         for (bt, row) in out.chunks_exact_mut(d).enumerate() {
             let src = (bt / t_n) * rows + idx[bt] as usize;
             row.copy_from_slice(&data[src * d..][..d]);
@@ -391,11 +398,11 @@ fn slice_case<const D: usize, M: Fn(usize) -> usize>(env: &Env, c: SliceCase<D, 
     check("stridex", c.name, &out, c.input, len, &c.map);
     let peers = env.burn_peers(|dev| {
         let bt = Tensor::<D>::from_data(TensorData::new(c.input.to_vec(), c.shape), dev);
-        let (tb, bo) = env.burn(dev, || (c.peer.op)(bt.clone()));
-        check("Burn", c.name, &bo.into_data().try_to_vec::<f32>().unwrap(), c.input, len, &c.map);
-        Some(tb)
+        let run = move || (c.peer.op)(bt.clone());
+        check("Burn", c.name, &run().into_data().try_to_vec::<f32>().unwrap(), c.input, len, &c.map);
+        Some(burn_timer(dev, run))
     });
-    let rust = time_rust(env, c.name, c.input, len, &c.map, c.rust);
+    let rust = rust_timer(c.name, c.input, len, &c.map, c.rust);
     let bytes = 2 * out.len() * 4;
     Outcome { burn_op: c.peer.name, targets: c.targets, ..outcome(env, c.name, bytes, t, rust, peers) }
 }

@@ -21,9 +21,10 @@
 //! device 0), in Burn's fusion stream. On `cpu` the headline cases also run Burn's pure-Rust
 //! CPU backend (Flex), and report the faster of the two.
 //!
-//! Every figure is the median of synced launches after warm-up, and every case checks its
-//! output (stridex's, Burn's and Rust's) once against a host computation: lavapipe caps a
-//! buffer at 128 MiB, and a launch that failed surfaces only when its output is read.
+//! Every figure is the median of synced launches after warm-up (a headline case times its
+//! columns round by round, `measure::medians`, so that drift slows them alike), and every case
+//! checks its output (stridex's, Burn's and Rust's) once against a host computation: lavapipe
+//! caps a buffer at 128 MiB, and a launch that failed surfaces only when its output is read.
 
 mod cases;
 mod chains;

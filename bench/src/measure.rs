@@ -64,24 +64,53 @@ pub fn median(reps: usize, mut f: impl FnMut()) -> f64 {
     times[reps / 2]
 }
 
-/// [`median`] of two ways to compute one result, their calls interleaved (`a`, `b`, `a`, ...) so
-/// that a machine whose speed drifts during the run slows both alike: what a ratio of the two
-/// needs on a noisy machine.
-pub fn medians_interleaved(reps: usize, mut a: impl FnMut(), mut b: impl FnMut()) -> (f64, f64) {
-    let (mut ta, mut tb) = (Vec::with_capacity(reps), Vec::with_capacity(reps));
-    for warm in [true, true].into_iter().chain(std::iter::repeat_n(false, reps)) {
-        let start = Instant::now();
-        a();
-        let mid = Instant::now();
-        b();
-        if !warm {
-            ta.push((mid - start).as_secs_f64());
-            tb.push(mid.elapsed().as_secs_f64());
+/// One implementation's timed call of a case (it ends with a sync where it runs on a device),
+/// owning or borrowing what it needs until the case times them all with [`medians`].
+pub type Timer<'a> = Box<dyn FnMut() + 'a>;
+
+/// Median seconds per call of each of `timers`, called round by round (each once a round, the
+/// first of each round rotating) after two warm-up rounds: a machine whose speed drifts during
+/// a case (lavapipe's copy ranges over 2x within one run) slows every implementation alike, so
+/// their ratios hold where separately timed blocks would not.
+pub fn medians(reps: usize, timers: &mut [Timer]) -> Vec<f64> {
+    let n = timers.len();
+    let mut times = vec![Vec::with_capacity(reps); n];
+    for round in 0..reps + 2 {
+        for k in 0..n {
+            let j = (round + k) % n;
+            let start = Instant::now();
+            (timers[j])();
+            if round >= 2 {
+                times[j].push(start.elapsed().as_secs_f64());
+            }
         }
     }
-    ta.sort_by(f64::total_cmp);
-    tb.sort_by(f64::total_cmp);
-    (ta[reps / 2], tb[reps / 2])
+    times
+        .into_iter()
+        .map(|mut t| {
+            t.sort_by(f64::total_cmp);
+            t[reps / 2]
+        })
+        .collect()
+}
+
+/// [`medians`] of two ways to compute one result.
+pub fn medians_interleaved(reps: usize, a: impl FnMut(), b: impl FnMut()) -> (f64, f64) {
+    let t = medians(reps, &mut [Box::new(a), Box::new(b)]);
+    (t[0], t[1])
+}
+
+/// A timer of Burn's `f` on `device`, which it syncs after each call (draining Burn's fusion
+/// stream). The result lives until the sync (and the next call): a tensor dropped before it
+/// lets the fusion stream skip the op that makes it.
+pub fn burn_timer<'a, O: 'a>(device: &Device, mut f: impl FnMut() -> O + 'a) -> Timer<'a> {
+    let device = device.clone();
+    let mut last = None;
+    Box::new(move || {
+        let out = f();
+        device.sync().expect("burn sync");
+        last.replace(out);
+    })
 }
 
 pub fn sync(client: &Client) {
@@ -193,31 +222,37 @@ impl Env<'_> {
         Probes { bytes: 2 * bytes, vectors: self.copy(bytes), words: time_words, vector_tiles: time_tiles }
     }
 
-    /// A plain copy of `bytes` bytes (rounded up to 16) in 128-bit vectors, one per invocation:
-    /// what the device does with no layout logic at all.
-    /// Seconds of one host `copy_from_slice` of `bytes` (as [`Env::copy`], half the bytes the
-    /// rate credits), one thread.
-    pub fn memcpy(&self, bytes: usize) -> f64 {
+    /// A timer of one host `copy_from_slice` of `bytes` (as [`Env::copy_timer`], half the bytes
+    /// the rate credits), one thread.
+    pub fn memcpy_timer(&self, bytes: usize) -> Timer<'static> {
         let input = vec![1u8; bytes];
         let mut output = vec![0u8; bytes];
-        host(self.settings.reps, || {
+        Box::new(move || {
             output.copy_from_slice(std::hint::black_box(&input));
             std::hint::black_box(&mut output);
         })
     }
 
+    /// A plain copy of `bytes` bytes (rounded up to 16) in 128-bit vectors, one per invocation:
+    /// what the device does with no layout logic at all. Seconds per call.
     pub fn copy(&self, bytes: usize) -> f64 {
-        // A buffer above 128 MiB is more than wgpu binds: the copy of more bytes is timed on
-        // 64 MiB and scaled (a copy this large runs at the device's bandwidth either way).
+        let (timer, scale) = self.copy_timer(bytes);
+        median(self.settings.reps, timer) * scale
+    }
+
+    /// A timer of [`Env::copy`], and what its time is multiplied by: a buffer above 128 MiB is
+    /// more than wgpu binds, so the copy of more bytes is timed on 64 MiB and scaled (a copy
+    /// this large runs at the device's bandwidth either way).
+    pub fn copy_timer(&self, bytes: usize) -> (Timer<'_>, f64) {
         const CHUNK: usize = 64 << 20;
         if bytes > CHUNK {
-            return self.copy(CHUNK) * bytes as f64 / CHUNK as f64;
+            return (self.copy_timer(CHUNK).0, bytes as f64 / CHUNK as f64);
         }
         let vectors = bytes.div_ceil(16);
         let input = self.client.create_from_slice(&vec![1u8; vectors * 16]);
         let output = self.client.empty(vectors * 16);
         let cube = CubeDim::new_1d(CUBE_DIM);
-        median(self.settings.reps, || {
+        let timer = Box::new(move || {
             // SAFETY: both buffers hold `vectors` vectors and the kernel checks the position
             // against the output's length in vectors (its bytes over 16).
             unsafe {
@@ -230,7 +265,8 @@ impl Env<'_> {
                 )
             };
             sync(self.client);
-        })
+        });
+        (timer, 1.0)
     }
 
     /// Copies 64 MiB for about a second, unmeasured.
@@ -250,56 +286,62 @@ impl Env<'_> {
         T::from_bytes(&bytes[..elems * T::DTYPE.size()])
     }
 
-    /// Times `op.launch` on device buffers; returns the median and the output read back once.
-    pub fn gather<T: Element, I: IndexElement>(
-        &self,
-        op: &GatherOp<T, I>,
+    /// A timer of `op.launch` on device buffers, and the output of one launch, read back.
+    pub fn gather<'a, T: Element, I: IndexElement>(
+        &'a self,
+        op: &'a GatherOp<T, I>,
         data: &[T],
         ids: &[I],
-    ) -> (f64, Vec<T>) {
+    ) -> (Timer<'a>, Vec<T>) {
         let d = self.upload(&T::bytes(data), op.buffer_bytes(Operand::Data).unwrap());
         let i = self.upload(&I::bytes(ids), op.buffer_bytes(Operand::Indices).unwrap());
         let o = self.client.empty(op.buffer_bytes(Operand::Output).unwrap());
-        let t = median(self.settings.reps, || {
+        op.launch(self.client, &d, &i, &o).expect("gather launch");
+        let n = op.plan().unwrap().output.num_elements();
+        let out = self.read(o.clone(), n);
+        let timer = Box::new(move || {
             op.launch(self.client, &d, &i, &o).expect("gather launch");
             sync(self.client);
         });
-        let n = op.plan().unwrap().output.num_elements();
-        (t, self.read(o, n))
+        (timer, out)
     }
 
-    /// Times `op.launch` in place on device buffers (each launch scatters into what the last
-    /// left, as a training step's gradient buffer or a KV cache does); returns the median and
-    /// the data after one launch on a fresh copy, read back.
-    pub fn scatter<T: Element, I: IndexElement>(
-        &self,
-        op: &ScatterOp<T, I>,
+    /// A timer of `op.launch` in place on device buffers (each launch scatters into what the
+    /// last left, as a training step's gradient buffer or a KV cache does), and the data after
+    /// one launch on a fresh copy, read back.
+    pub fn scatter<'a, T: Element, I: IndexElement>(
+        &'a self,
+        op: &'a ScatterOp<T, I>,
         data: &[T],
         ids: &[I],
         updates: &[T],
-    ) -> (f64, Vec<T>) {
+    ) -> (Timer<'a>, Vec<T>) {
         let fresh = || self.upload(&T::bytes(data), op.buffer_bytes(Operand::Data).unwrap());
         let i = self.upload(&I::bytes(ids), op.buffer_bytes(Operand::Indices).unwrap());
         let u = self.upload(&T::bytes(updates), op.buffer_bytes(Operand::Updates).unwrap());
         let once = fresh();
         op.launch(self.client, &once, &i, &u).expect("scatter launch");
+        let out = self.read(once, data.len());
         let d = fresh();
-        let t = median(self.settings.reps, || {
+        let timer = Box::new(move || {
             op.launch(self.client, &d, &i, &u).expect("scatter launch");
             sync(self.client);
         });
-        (t, self.read(once, data.len()))
+        (timer, out)
     }
 
-    pub fn slice<T: Element>(&self, op: &SliceOp<T>, input: &[T]) -> (f64, Vec<T>) {
+    /// A timer of `op.launch` on device buffers, and the output of one launch, read back.
+    pub fn slice<'a, T: Element>(&'a self, op: &'a SliceOp<T>, input: &[T]) -> (Timer<'a>, Vec<T>) {
         let d = self.upload(&T::bytes(input), op.buffer_bytes(Operand::Input).unwrap());
         let o = self.client.empty(op.buffer_bytes(Operand::Output).unwrap());
-        let t = median(self.settings.reps, || {
+        op.launch(self.client, &d, &o).expect("slice launch");
+        let n = op.plan().unwrap().output.num_elements();
+        let out = self.read(o.clone(), n);
+        let timer = Box::new(move || {
             op.launch(self.client, &d, &o).expect("slice launch");
             sync(self.client);
         });
-        let n = op.plan().unwrap().output.num_elements();
-        (t, self.read(o, n))
+        (timer, out)
     }
 
     /// Times a Burn op on `device` (`f` returns its result; the device is synced after each
@@ -314,18 +356,13 @@ impl Env<'_> {
         (t, last.expect("ran"))
     }
 
-    /// Runs `peer` (which builds its tensors on the device it is given, times Burn's op there
-    /// with [`Env::burn`], checks the output and returns the median) on each of `self.peers`;
-    /// returns every peer's time, the fastest first.
-    pub fn burn_peers(&self, mut peer: impl FnMut(&Device) -> Option<f64>) -> Vec<(&'static str, f64)> {
-        let mut times: Vec<(&'static str, f64)> =
-            self.peers.iter().filter_map(|p| peer(&p.device).map(|t| (p.name, t))).collect();
-        times.sort_by(|a, b| a.1.total_cmp(&b.1));
-        times
+    /// Runs `peer` on each of `self.peers`: it builds its tensors on the device it is given,
+    /// checks Burn's output and returns a timer of Burn's op there ([`burn_timer`]). Returns
+    /// each peer that could run the op, with its timer.
+    pub fn burn_peers<'a>(
+        &'a self,
+        mut peer: impl FnMut(&'a Device) -> Option<Timer<'a>>,
+    ) -> Vec<(&'static str, Timer<'a>)> {
+        self.peers.iter().filter_map(|p| peer(&p.device).map(|t| (p.name, t))).collect()
     }
-}
-
-/// Host time of `f`, median of `reps` after warm-up (plain Rust computing a case's output).
-pub fn host(reps: usize, f: impl FnMut()) -> f64 {
-    median(reps, f)
 }

@@ -420,7 +420,9 @@ pub fn markdown(device: &str, settings: &Settings, r: &Results) -> String {
     s.push_str("# Benchmark results\n\n");
     s.push_str(&format!(
         "{} on `{}`, one process, `cargo run --release -p stridex-bench{} -- --backend {} --write bench` \
-         (median of {} synced launches per figure, after warm-up).\n\n",
+         (median of {} synced launches per figure, after warm-up; in the first table each \
+         case's columns are timed round by round, one call of each per round, so that the \
+         machine's drift during a case slows them alike and their ratios hold).\n\n",
         today(),
         device,
         match r.backend {

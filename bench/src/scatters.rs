@@ -9,7 +9,7 @@
 //! implementation must move).
 
 use crate::cases::outcome;
-use crate::measure::{host, Env};
+use crate::measure::{burn_timer, Env, Timer};
 use crate::report::{Outcome, Targets};
 use burn::tensor::{DType, Device, IndexingUpdateOp, Int, Tensor, TensorData};
 use half::f16;
@@ -73,6 +73,17 @@ fn scatter_bytes(updates: usize, ids: usize, touched: usize, elem: usize) -> usi
     updates * elem + ids + 2 * touched * elem
 }
 
+/// A timer of Burn's in-place `op` on `device`: each call updates the tensor the last left,
+/// held uniquely between calls so that Burn writes it in place.
+fn in_place<'a, const D: usize>(
+    device: &Device,
+    tensor: Tensor<D>,
+    op: impl Fn(Tensor<D>) -> Tensor<D> + 'a,
+) -> Timer<'a> {
+    let mut acc = Some(tensor);
+    burn_timer(device, move || acc = acc.take().map(&op))
+}
+
 fn distinct(ids: &[i32], size: usize) -> usize {
     let mut seen = vec![false; size];
     ids.iter().filter(|&&i| !std::mem::replace(&mut seen[i as usize], true)).count()
@@ -106,16 +117,14 @@ pub fn embedding_backward(env: &Env) -> Outcome {
         let fresh = || Tensor::<2>::from_data(TensorData::new(table.clone(), [vocab, dim]), dev);
         let bi = Tensor::<1, Int>::from_data(TensorData::new(ids.clone(), [n]), dev);
         let bg = Tensor::<2>::from_data(TensorData::new(grads.clone(), [n, dim]), dev);
-        let add = |t: Tensor<2>| t.select_assign(0, bi.clone(), bg.clone(), IndexingUpdateOp::Add);
+        let add = move |t: Tensor<2>| t.select_assign(0, bi.clone(), bg.clone(), IndexingUpdateOp::Add);
         let got = add(fresh()).into_data().try_to_vec::<f32>().unwrap();
         assert_bits("Burn", name, &got, &expected);
         // The table is held uniquely between calls, so Burn writes it in place too.
-        let mut acc = Some(fresh());
-        let (tb, ()) = env.burn(dev, || acc = acc.take().map(add));
-        Some(tb)
+        Some(in_place(dev, fresh(), add))
     });
     let mut acc = table.clone();
-    let rust = host(env.settings.reps, || {
+    let rust = Box::new(move || {
         serial(&mut acc);
         std::hint::black_box(&mut acc);
     });
@@ -163,15 +172,13 @@ pub fn kv_cache_write(env: &Env) -> Outcome {
             || Tensor::<3>::from_data(TensorData::new(cache.clone(), [slots, 8, 128]), (dev, DType::F16));
         let bi = Tensor::<1, Int>::from_data(TensorData::new(ids.clone(), [n]), dev);
         let bn = Tensor::<3>::from_data(TensorData::new(new.clone(), [n, 8, 128]), (dev, DType::F16));
-        let assign = |t: Tensor<3>| t.select_assign(0, bi.clone(), bn.clone(), IndexingUpdateOp::Assign);
+        let assign = move |t: Tensor<3>| t.select_assign(0, bi.clone(), bn.clone(), IndexingUpdateOp::Assign);
         let got = assign(fresh()).into_data().try_to_vec::<f16>().unwrap();
         assert_bits("Burn", name, &got, &expected);
-        let mut acc = Some(fresh());
-        let (tb, ()) = env.burn(dev, || acc = acc.take().map(assign));
-        Some(tb)
+        Some(in_place(dev, fresh(), assign))
     });
     let mut acc = cache.clone();
-    let rust = host(env.settings.reps, || {
+    let rust = Box::new(move || {
         write(&mut acc);
         std::hint::black_box(&mut acc);
     });
@@ -215,15 +222,13 @@ pub fn elements_add(env: &Env) -> Outcome {
         let fresh = || Tensor::<2>::from_data(TensorData::new(data.clone(), [rows, cols]), dev);
         let bi = Tensor::<2, Int>::from_data(TensorData::new(idx.clone(), [rows, picks]), dev);
         let bv = Tensor::<2>::from_data(TensorData::new(values.clone(), [rows, picks]), dev);
-        let add = |t: Tensor<2>| t.scatter(1, bi.clone(), bv.clone(), IndexingUpdateOp::Add);
+        let add = move |t: Tensor<2>| t.scatter(1, bi.clone(), bv.clone(), IndexingUpdateOp::Add);
         let got = add(fresh()).into_data().try_to_vec::<f32>().unwrap();
         assert_bits("Burn", name, &got, &expected);
-        let mut acc = Some(fresh());
-        let (tb, ()) = env.burn(dev, || acc = acc.take().map(add));
-        Some(tb)
+        Some(in_place(dev, fresh(), add))
     });
     let mut acc = data.clone();
-    let rust = host(env.settings.reps, || {
+    let rust = Box::new(move || {
         serial(&mut acc);
         std::hint::black_box(&mut acc);
     });
@@ -274,23 +279,24 @@ pub fn training_step(env: &Env) -> Outcome {
         let again = step(&x, &ours).into_data().try_to_vec::<f32>().unwrap();
         assert_bits("stridex (repeated)", name, &again, &first);
     }
-    let (t, _) = env.burn(&dev, || step(&x, &ours));
+    let t = burn_timer(&dev, || step(&x, &ours));
 
     let peers = env.burn_peers(|dev| {
         let dev = dev.clone().autodiff();
         let theirs = |t: Tensor<2>, i: Tensor<1, Int>| t.select(0, i);
         let x = inputs(&dev);
         assert_bits("Burn", name, &step(&x, &theirs).into_data().try_to_vec::<f32>().unwrap(), &expected);
-        Some(env.burn(&dev, || step(&x, &theirs)).0)
+        Some(burn_timer(&dev, move || step(&x, &theirs)))
     });
     let (mut rows, ones) = (vec![0.0f32; n * dim], vec![1.0f32; n * dim]);
     let mut grad = vec![0.0f32; vocab * dim];
-    let rust = host(env.settings.reps, || {
-        for (row, &id) in rows.chunks_exact_mut(dim).zip(&ids) {
+    let (table, ids_read) = (&table, &ids);
+    let rust = Box::new(move || {
+        for (row, &id) in rows.chunks_exact_mut(dim).zip(ids_read) {
             row.copy_from_slice(&table[id as usize * dim..][..dim]);
         }
         grad.fill(0.0);
-        for (row, &id) in ones.chunks_exact(dim).zip(&ids) {
+        for (row, &id) in ones.chunks_exact(dim).zip(ids_read) {
             let dest = &mut grad[id as usize * dim..][..dim];
             dest.iter_mut().zip(row).for_each(|(d, g)| *d += g);
         }
