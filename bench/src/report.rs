@@ -282,8 +282,8 @@ fn why_missed(r: &Results) -> String {
              How each runs: the grouped kernel (`backends/src/kernels/scatter.rs`, an embedding's \
              backward pass) reads the indices back (a round trip) and groups them by destination \
              on the host (`ScatterPlan::group`, a radix sort: about 0.6 ms for 16384 ids on a \
-             2-core host, timed 2026-11-25), then applies each row's list in order, one invocation per 16-byte \
-             vector. A ScatterElements of many lines (`kernels/scatter_lines.rs`) and whole rows \
+             2-core host, timed 2026-11-25), then applies each row's list in order, one invocation per four \
+             16-byte vectors. A ScatterElements of many lines (`kernels/scatter_lines.rs`) and whole rows \
              under `none` (`kernels/scatter_rows.rs`, the KV cache) read their indices on the \
              device and need no round trip. A ScatterElements line is walked by one invocation, \
              update after update (a read, a read-modify-write of a scattered word){} The copy \

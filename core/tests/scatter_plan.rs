@@ -10,8 +10,8 @@ fn decl(dtype: DType, sizes: &[usize]) -> TensorDecl {
     TensorDecl::packed(dtype, Dims::new(sizes).unwrap())
 }
 
-/// (vector, run) of the kernel writing the packed output of a scatter along axis 0.
-fn unit(dtype: DType, data: &[usize], ids: usize) -> (u32, u32) {
+/// (vector, run, tile) of the kernel writing the packed output of a scatter along axis 0.
+fn unit(dtype: DType, data: &[usize], ids: usize) -> (u32, u32, u32) {
     let mut updates = vec![ids];
     updates.extend(&data[1..]);
     let desc = ScatterDesc::new(
@@ -24,25 +24,52 @@ fn unit(dtype: DType, data: &[usize], ids: usize) -> (u32, u32) {
     );
     let plan = desc.plan().unwrap();
     let k = ScatterKernelDesc::of(&plan, &plan.output).unwrap();
-    (k.vector, k.run)
+    (k.vector, k.run, k.tile)
 }
 
 #[test]
 fn whole_aligned_blocks_move_as_vectors() {
-    // An embedding's f32 rows of 1024: 256 vectors of 4 words.
-    assert_eq!(unit(DType::F32, &[32000, 1024], 16384), (4, 256));
+    // An embedding's f32 rows of 1024: 256 vectors of 4 words, four per invocation.
+    assert_eq!(unit(DType::F32, &[32000, 1024], 16384), (4, 256, 4));
     // f16 rows of 8 x 128: 128 vectors.
-    assert_eq!(unit(DType::F16, &[64, 8, 128], 4), (4, 128));
-    // Rows of 6 f32: 8-byte blocks are the widest that every row starts on.
-    assert_eq!(unit(DType::F32, &[10, 6], 3), (2, 3));
+    assert_eq!(unit(DType::F16, &[64, 8, 128], 4), (4, 128, 4));
+    // Rows of 6 f32: 8-byte blocks are the widest that every row starts on; 3 of them take
+    // one invocation each.
+    assert_eq!(unit(DType::F32, &[10, 6], 3), (2, 3, 1));
     // Rows of 3 f32 and of 6 f16: single words.
-    assert_eq!(unit(DType::F32, &[10, 3], 3), (1, 3));
-    assert_eq!(unit(DType::F16, &[10, 6], 3), (1, 3));
-    // f64 rows of 3: one element is two words; of 4: two elements per vector.
-    assert_eq!(unit(DType::F64, &[10, 3], 3), (2, 3));
-    assert_eq!(unit(DType::F64, &[10, 4], 3), (4, 2));
+    assert_eq!(unit(DType::F32, &[10, 3], 3), (1, 3, 1));
+    assert_eq!(unit(DType::F16, &[10, 6], 3), (1, 3, 1));
+    // f64 rows of 3: one element is two words; of 4: two elements per vector, both vectors
+    // in one invocation.
+    assert_eq!(unit(DType::F64, &[10, 3], 3), (2, 3, 1));
+    assert_eq!(unit(DType::F64, &[10, 4], 3), (4, 2, 2));
     // u8 rows of 16: one vector.
-    assert_eq!(unit(DType::U8, &[10, 16], 3), (4, 1));
+    assert_eq!(unit(DType::U8, &[10, 16], 3), (4, 1, 1));
+}
+
+/// (vector, run, tile) of a scatter along axis 1 of f32 `[4, 10, inner]`.
+fn along_axis_1(inner: usize) -> (u32, u32, u32) {
+    let desc = ScatterDesc::new(
+        GatherForm::Axis,
+        GatherRules::OpenVino,
+        decl(DType::F32, &[4, 10, inner]),
+        decl(DType::I32, &[3]),
+        decl(DType::F32, &[4, 3, inner]),
+        1,
+    );
+    let plan = desc.plan().unwrap();
+    let k = ScatterKernelDesc::of(&plan, &plan.output).unwrap();
+    (k.vector, k.run, k.tile)
+}
+
+/// A tile never leaves the innermost dimension: a run of `[4, 10, 8]` along axis 1 is 4 rows
+/// of 2 vectors, 20 vectors apart in the output, so a tile is one row's 2; rows of 6 are 3
+/// 8-byte units, which no wider tile divides.
+#[test]
+fn tiles_stay_in_the_packed_innermost_dimension() {
+    assert_eq!(along_axis_1(8), (4, 8, 2));
+    assert_eq!(along_axis_1(6), (2, 12, 1));
+    assert_eq!(along_axis_1(16), (4, 16, 4));
 }
 
 /// 300000 ids into 70000 rows (two radix passes: keys past 2^16) and into 50 rows (one):

@@ -1,6 +1,7 @@
-//! The scatter kernel: invocation `p` takes unit `p % run` of destination run `p / run` (a
-//! vector of 4, 2 or 1 32-bit words: 16 bytes where every run is whole aligned 16-byte blocks,
-//! as an embedding's rows are) and applies that run's list of updates in order: under `none`
+//! The scatter kernel: invocation `p` takes tile `p % (run / tile)` of destination run
+//! `p / (run / tile)` (1, 2 or 4 consecutive units, each a vector of 4, 2 or 1 32-bit words:
+//! 16 bytes where every run is whole aligned 16-byte blocks, as an embedding's rows are) and
+//! applies that run's list of updates in order: under `none`
 //! the last one's bits, else each combined with what the destination holds, starting from it.
 //! No two invocations write one word (runs are distinct, and the plan keeps 8- and 16-bit runs
 //! in whole words), so the result needs no atomics and is the same every run.
@@ -20,7 +21,9 @@ use stridex_core::{DType, Reduction};
 
 /// `updates` and `dest` are arrays of vectors of `k.vector` 32-bit words; `keys`, `starts`
 /// and `members` the runs' lists (see `ScatterGroups`), `groups` runs long.
-#[allow(clippy::too_many_arguments)]
+// `#[cube]` has neither slice copies nor iterators: a tile moves unit by unit, and the
+// members loop over their index range.
+#[allow(clippy::too_many_arguments, clippy::manual_memcpy, clippy::needless_range_loop)]
 #[cube(launch_unchecked)]
 pub fn scatter_kernel<N: Size>(
     updates: &[Vector<u32, N>],
@@ -36,14 +39,17 @@ pub fn scatter_kernel<N: Size>(
     if pos == 0 {
         status[1] = comptime!(RAN_MARKER);
     }
-    let run = comptime!(k.run as usize);
     if comptime!(k.lane_words) {
         if pos < usize::cast_from(groups) {
             lane_word(updates, keys, starts, members, dest, pos, k);
         }
-    } else if pos < usize::cast_from(groups) * run {
-        let g = pos / run;
-        let mut rem = pos % run;
+    } else if pos < usize::cast_from(groups) * comptime!((k.run / k.tile) as usize) {
+        let tile = comptime!(k.tile as usize);
+        let tiles = comptime!((k.run / k.tile) as usize);
+        let g = pos / tiles;
+        // A tile's first unit: its units are consecutive in the innermost dimension, which
+        // is packed in both buffers (`ScatterKernelDesc::tile`).
+        let mut rem = (pos % tiles) * tile;
         let mut du = 0usize;
         let mut dd = 0usize;
         #[unroll]
@@ -61,22 +67,41 @@ pub fn scatter_kernel<N: Size>(
         let end = usize::cast_from(starts[g + 1]);
         if comptime!(k.reduction == Reduction::None) {
             // The list holds the last update alone.
-            dest[at] = updates[usize::cast_from(members[end - 1]) * per / vector + du];
+            let from = usize::cast_from(members[end - 1]) * per / vector + du;
+            #[unroll]
+            for t in 0..tile {
+                dest[at + t] = updates[from + t];
+            }
         } else {
             let start = usize::cast_from(starts[g]);
-            let mut acc = dest[at];
+            let mut acc = Array::<Vector<u32, N>>::new(tile);
             let mut from = start;
-            if comptime!(!k.use_init_val) {
+            if comptime!(k.use_init_val) {
+                #[unroll]
+                for t in 0..tile {
+                    acc[t] = dest[at + t];
+                }
+            } else {
                 // The data's element stays out: the run's first update starts the reduction
                 // (a run's list is never empty).
-                acc = updates[usize::cast_from(members[start]) * per / vector + du];
+                let first = usize::cast_from(members[start]) * per / vector + du;
+                #[unroll]
+                for t in 0..tile {
+                    acc[t] = updates[first + t];
+                }
                 from = start + 1;
             }
             for m in from..end {
-                let u = updates[usize::cast_from(members[m]) * per / vector + du];
+                let base = usize::cast_from(members[m]) * per / vector + du;
                 #[unroll]
-                for w in 0..vector {
-                    acc.insert(w, combine_word(acc.extract(w), u.extract(w), k.clone()));
+                for t in 0..tile {
+                    let u = updates[base + t];
+                    let mut a = acc[t];
+                    #[unroll]
+                    for w in 0..vector {
+                        a.insert(w, combine_word(a.extract(w), u.extract(w), k.clone()));
+                    }
+                    acc[t] = a;
                 }
             }
             if comptime!(k.mean) {
@@ -87,11 +112,19 @@ pub fn scatter_kernel<N: Size>(
                 // A mean is ScatterElements' alone, whose runs are single elements: 8- and
                 // 16-bit ones take `lane_word`, so every word here is one 32-bit element.
                 #[unroll]
-                for w in 0..vector {
-                    acc.insert(w, mean_of(acc.extract(w), n, k.dtype));
+                for t in 0..tile {
+                    let mut a = acc[t];
+                    #[unroll]
+                    for w in 0..vector {
+                        a.insert(w, mean_of(a.extract(w), n, k.dtype));
+                    }
+                    acc[t] = a;
                 }
             }
-            dest[at] = acc;
+            #[unroll]
+            for t in 0..tile {
+                dest[at + t] = acc[t];
+            }
         }
     }
 }
@@ -336,7 +369,7 @@ pub(crate) unsafe fn queue(
     let words = |h: &Handle| h.size_in_used() as usize / 4;
     // Whole vectors only: every run lies in them (the plan's blocks are aligned vectors).
     let vectors = |h: &Handle| h.size_in_used() as usize / (4 * k.vector as usize);
-    let invocations = groups.saturating_mul(k.run);
+    let invocations = groups.saturating_mul(k.run / k.tile);
     unsafe {
         // SAFETY: (of the caller) the lists hold in-bounds runs of buffers this long.
         scatter_kernel::launch_unchecked(

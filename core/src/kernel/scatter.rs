@@ -27,6 +27,10 @@ pub struct ScatterKernelDesc {
     /// 32-bit words per unit: 4 (128 bits) where every run is whole, aligned 16-byte blocks in
     /// the updates and the destination, else 2 (8-byte blocks, or one 64-bit element), else 1.
     pub vector: u32,
+    /// Consecutive units one invocation applies its run's list to (4, 2 or 1; a divisor of
+    /// `run`): where the innermost free dimension is packed in both buffers and whole tiles
+    /// long, each member's offset is read once per tile, not once per unit.
+    pub tile: u32,
     /// Elements per word: 4 (8-bit), 2 (16-bit) or 1.
     pub lanes: u32,
     /// 32-bit words per offset of the runs' lists (`ScatterGroups`): 2 for 64-bit elements,
@@ -72,6 +76,7 @@ impl ScatterKernelDesc {
                 dims,
                 run,
                 vector,
+                tile: 1,
                 lanes,
                 words,
                 lane_words,
@@ -100,10 +105,12 @@ impl ScatterKernelDesc {
                 let unit = |s: usize| if s == 1 { 1 } else { (s / block) as u32 };
                 ScatterDim { step: step as u32, updates_stride: unit(updates), dest_stride: unit(dest) }
             })
-            .collect();
+            .collect::<Vec<_>>();
+        let run = (run / block) as u32;
         Some(ScatterKernelDesc {
+            tile: tile_of(&dims, run),
             dims,
-            run: (run / block) as u32,
+            run,
             vector: vector as u32,
             lanes,
             words: words as u32,
@@ -114,4 +121,17 @@ impl ScatterKernelDesc {
             use_init_val,
         })
     }
+}
+
+/// The widest tile (4 or 2 units, else 1) that lies in the innermost free dimension of a run
+/// when it is packed in the updates and the destination: tiles of consecutive units at
+/// consecutive addresses in both, which never cross into the next row of that dimension.
+fn tile_of(dims: &[ScatterDim], run: u32) -> u32 {
+    let Some((last, outer)) = dims.split_last() else { return 1 };
+    if (last.step, last.updates_stride, last.dest_stride) != (1, 1, 1) {
+        return 1;
+    }
+    // Units of the innermost dimension: the step of the one outside it (the run's, if none).
+    let size = outer.last().map_or(run, |d| d.step);
+    [4, 2].into_iter().find(|t| size % t == 0).unwrap_or(1)
 }
