@@ -9,7 +9,7 @@
 //! together. An index position and its destination therefore carry a whole run of elements
 //! (an embedding row, a KV-cache slot): [`ScatterPlan::group`] lists, per destination run, the
 //! positions that write it, in the indices' row-major order, and one kernel invocation per
-//! element of a run applies its list in that order. That order is the serial reference's, so
+//! tile of a run (up to four 16-byte units) applies its list in that order. That order is the serial reference's, so
 //! every run and every thread count gives the same bits, with no atomics.
 
 use crate::dtype::DType;

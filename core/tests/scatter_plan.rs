@@ -47,8 +47,9 @@ fn whole_aligned_blocks_move_as_vectors() {
     assert_eq!(unit(DType::U8, &[10, 16], 3), (4, 1, 1));
 }
 
-/// (vector, run, tile) of a scatter along axis 1 of f32 `[4, 10, inner]`.
-fn along_axis_1(inner: usize) -> (u32, u32, u32) {
+/// (vector, run, tile, units of the innermost dimension) of a scatter along axis 1 of f32
+/// `[4, 10, inner]`.
+fn along_axis_1(inner: usize) -> (u32, u32, u32, u32) {
     let desc = ScatterDesc::new(
         GatherForm::Axis,
         GatherRules::OpenVino,
@@ -59,7 +60,7 @@ fn along_axis_1(inner: usize) -> (u32, u32, u32) {
     );
     let plan = desc.plan().unwrap();
     let k = ScatterKernelDesc::of(&plan, &plan.output).unwrap();
-    (k.vector, k.run, k.tile)
+    (k.vector, k.run, k.tile, k.inner)
 }
 
 /// A tile never leaves the innermost dimension: a run of `[4, 10, 8]` along axis 1 is 4 rows
@@ -67,9 +68,9 @@ fn along_axis_1(inner: usize) -> (u32, u32, u32) {
 /// 8-byte units, which no wider tile divides.
 #[test]
 fn tiles_stay_in_the_packed_innermost_dimension() {
-    assert_eq!(along_axis_1(8), (4, 8, 2));
-    assert_eq!(along_axis_1(6), (2, 12, 1));
-    assert_eq!(along_axis_1(16), (4, 16, 4));
+    assert_eq!(along_axis_1(8), (4, 8, 2, 2));
+    assert_eq!(along_axis_1(6), (2, 12, 1, 3));
+    assert_eq!(along_axis_1(16), (4, 16, 4, 4));
 }
 
 /// 300000 ids into 70000 rows (two radix passes: keys past 2^16) and into 50 rows (one):

@@ -95,6 +95,22 @@ pub(crate) trait OpKernel: Launch + Clone + std::fmt::Debug + Send + Sync + Size
     }
 }
 
+/// Whether a kernel's tile spreads through its row (a row kernel's lines, the grouped
+/// scatter's units: neighbouring invocations on neighbouring ones, what GPUs coalesce) or
+/// takes consecutive ones (measured faster on lavapipe, where an invocation is a SIMD lane of
+/// a CPU thread). GPUs spread; wgpu's adapters are mostly GPUs, but stridex cannot tell
+/// lavapipe from one through a bare client, and its CI device is lavapipe: wgpu takes
+/// consecutive ones unless `STRIDEX_TILE=spread`.
+pub(crate) fn tile_spread(client: &Client) -> bool {
+    static FORCED: std::sync::OnceLock<Option<bool>> = std::sync::OnceLock::new();
+    let forced = *FORCED.get_or_init(|| match std::env::var("STRIDEX_TILE").as_deref() {
+        Ok("spread") => Some(true),
+        Ok("consecutive") => Some(false),
+        _ => None,
+    });
+    forced.unwrap_or_else(|| matches!(client.name(), "cuda" | "hip"))
+}
+
 /// Bytes of a gather's index buffer.
 pub(crate) fn index_bytes(g: &GatherPlan) -> usize {
     word_bytes(&g.indices, g.index_type.words() * 4)

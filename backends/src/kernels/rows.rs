@@ -818,7 +818,7 @@ pub(super) unsafe fn queue(
     // shares one compiled kernel, bounded by `limit`, with buffers of this count's lengths.
     let (mut limit, src_units, out_units) = (w.invocations, w.src_words as usize, w.out_words as usize);
     let mut w = w.count_free();
-    w.spread = tile_spread(client);
+    w.spread = super::tile_spread(client);
     if cpu {
         if let Some((tile, invocations)) = cpu_tile(&w, limit) {
             limit = invocations;
@@ -866,19 +866,4 @@ pub(super) fn definition(w: &RowWalk) -> KernelDefinition {
         w.line as usize,
         w.count_free(),
     )
-}
-
-/// Whether a row kernel's tile spreads through its row (neighbouring invocations on
-/// neighbouring lines: what GPUs coalesce) or takes consecutive lines (measured faster on
-/// lavapipe, where an invocation is a SIMD lane of a CPU thread). GPUs spread; wgpu's adapters
-/// are mostly GPUs, but stridex cannot tell lavapipe from one through a bare client, and its CI
-/// device is lavapipe: wgpu takes consecutive lines unless `STRIDEX_TILE=spread`.
-fn tile_spread(client: &Client) -> bool {
-    static FORCED: std::sync::OnceLock<Option<bool>> = std::sync::OnceLock::new();
-    let forced = *FORCED.get_or_init(|| match std::env::var("STRIDEX_TILE").as_deref() {
-        Ok("spread") => Some(true),
-        Ok("consecutive") => Some(false),
-        _ => None,
-    });
-    forced.unwrap_or_else(|| matches!(client.name(), "cuda" | "hip"))
 }

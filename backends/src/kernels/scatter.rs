@@ -47,9 +47,15 @@ pub fn scatter_kernel<N: Size>(
         let tile = comptime!(k.tile as usize);
         let tiles = comptime!((k.run / k.tile) as usize);
         let g = pos / tiles;
-        // A tile's first unit: its units are consecutive in the innermost dimension, which
-        // is packed in both buffers (`ScatterKernelDesc::tile`).
-        let mut rem = (pos % tiles) * tile;
+        // A tile's first unit, and the units between two of its units: the tile lies in the
+        // innermost dimension, packed in both buffers (`ScatterKernelDesc::tile`), its units
+        // consecutive or spread through it.
+        let i = pos % tiles;
+        let gap = comptime!(if k.spread { (k.inner / k.tile) as usize } else { 1usize });
+        let mut rem = i * tile;
+        if comptime!(k.spread) {
+            rem = (i / gap) * comptime!(k.inner as usize) + i % gap;
+        }
         let mut du = 0usize;
         let mut dd = 0usize;
         #[unroll]
@@ -70,7 +76,7 @@ pub fn scatter_kernel<N: Size>(
             let from = usize::cast_from(members[end - 1]) * per / vector + du;
             #[unroll]
             for t in 0..tile {
-                dest[at + t] = updates[from + t];
+                dest[at + t * gap] = updates[from + t * gap];
             }
         } else {
             let start = usize::cast_from(starts[g]);
@@ -79,7 +85,7 @@ pub fn scatter_kernel<N: Size>(
             if comptime!(k.use_init_val) {
                 #[unroll]
                 for t in 0..tile {
-                    acc[t] = dest[at + t];
+                    acc[t] = dest[at + t * gap];
                 }
             } else {
                 // The data's element stays out: the run's first update starts the reduction
@@ -87,7 +93,7 @@ pub fn scatter_kernel<N: Size>(
                 let first = usize::cast_from(members[start]) * per / vector + du;
                 #[unroll]
                 for t in 0..tile {
-                    acc[t] = updates[first + t];
+                    acc[t] = updates[first + t * gap];
                 }
                 from = start + 1;
             }
@@ -95,7 +101,7 @@ pub fn scatter_kernel<N: Size>(
                 let base = usize::cast_from(members[m]) * per / vector + du;
                 #[unroll]
                 for t in 0..tile {
-                    let u = updates[base + t];
+                    let u = updates[base + t * gap];
                     let mut a = acc[t];
                     #[unroll]
                     for w in 0..vector {
@@ -123,7 +129,7 @@ pub fn scatter_kernel<N: Size>(
             }
             #[unroll]
             for t in 0..tile {
-                dest[at + t] = acc[t];
+                dest[at + t * gap] = acc[t];
             }
         }
     }
@@ -370,6 +376,7 @@ pub(crate) unsafe fn queue(
     // Whole vectors only: every run lies in them (the plan's blocks are aligned vectors).
     let vectors = |h: &Handle| h.size_in_used() as usize / (4 * k.vector as usize);
     let invocations = groups.saturating_mul(k.run / k.tile);
+    let k = ScatterKernelDesc { spread: super::tile_spread(client), ..k.clone() };
     unsafe {
         // SAFETY: (of the caller) the lists hold in-bounds runs of buffers this long.
         scatter_kernel::launch_unchecked(

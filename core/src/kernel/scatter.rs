@@ -17,8 +17,9 @@ pub struct ScatterDim {
     pub dest_stride: u32,
 }
 
-/// A scatter kernel, specialized on a plan and the layout it writes. Invocation `p` takes unit
-/// `p % run` of run `p / run`; the run's list of updates is a launch argument.
+/// A scatter kernel, specialized on a plan and the layout it writes. Invocation `p` takes tile
+/// `p % (run / tile)` of run `p / (run / tile)`; the run's list of updates is a launch
+/// argument.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ScatterKernelDesc {
     pub dims: Vec<ScatterDim>,
@@ -27,10 +28,18 @@ pub struct ScatterKernelDesc {
     /// 32-bit words per unit: 4 (128 bits) where every run is whole, aligned 16-byte blocks in
     /// the updates and the destination, else 2 (8-byte blocks, or one 64-bit element), else 1.
     pub vector: u32,
-    /// Consecutive units one invocation applies its run's list to (4, 2 or 1; a divisor of
-    /// `run`): where the innermost free dimension is packed in both buffers and whole tiles
-    /// long, each member's offset is read once per tile, not once per unit.
+    /// Units one invocation applies its run's list to (4, 2 or 1; a divisor of `inner`):
+    /// where the innermost free dimension is packed in both buffers and whole tiles long, each
+    /// member's offset is read once per tile, not once per unit.
     pub tile: u32,
+    /// Units of the innermost free dimension, the one a tile lies in (`run` where there is one
+    /// free dimension).
+    pub inner: u32,
+    /// Whether a tile's units are spread through the innermost dimension (`inner / tile`
+    /// apart, so that neighbouring invocations take neighbouring units: what a GPU coalesces)
+    /// rather than consecutive (what a CPU thread's SIMD lanes take best). The backend sets it
+    /// per runtime, as for the row kernels' tiles.
+    pub spread: bool,
     /// Elements per word: 4 (8-bit), 2 (16-bit) or 1.
     pub lanes: u32,
     /// 32-bit words per offset of the runs' lists (`ScatterGroups`): 2 for 64-bit elements,
@@ -77,6 +86,8 @@ impl ScatterKernelDesc {
                 run,
                 vector,
                 tile: 1,
+                inner: 1,
+                spread: false,
                 lanes,
                 words,
                 lane_words,
@@ -107,8 +118,11 @@ impl ScatterKernelDesc {
             })
             .collect::<Vec<_>>();
         let run = (run / block) as u32;
+        let (tile, inner) = tile_of(&dims, run);
         Some(ScatterKernelDesc {
-            tile: tile_of(&dims, run),
+            tile,
+            inner,
+            spread: false,
             dims,
             run,
             vector: vector as u32,
@@ -124,14 +138,15 @@ impl ScatterKernelDesc {
 }
 
 /// The widest tile (4 or 2 units, else 1) that lies in the innermost free dimension of a run
-/// when it is packed in the updates and the destination: tiles of consecutive units at
-/// consecutive addresses in both, which never cross into the next row of that dimension.
-fn tile_of(dims: &[ScatterDim], run: u32) -> u32 {
-    let Some((last, outer)) = dims.split_last() else { return 1 };
-    if (last.step, last.updates_stride, last.dest_stride) != (1, 1, 1) {
-        return 1;
-    }
+/// when it is packed in the updates and the destination, and that dimension's units: a tile's
+/// units are at consecutive addresses in both, or equally spaced, and never cross into the
+/// next row of that dimension.
+fn tile_of(dims: &[ScatterDim], run: u32) -> (u32, u32) {
+    let Some((last, outer)) = dims.split_last() else { return (1, run) };
     // Units of the innermost dimension: the step of the one outside it (the run's, if none).
-    let size = outer.last().map_or(run, |d| d.step);
-    [4, 2].into_iter().find(|t| size % t == 0).unwrap_or(1)
+    let inner = outer.last().map_or(run, |d| d.step);
+    if (last.step, last.updates_stride, last.dest_stride) != (1, 1, 1) {
+        return (1, inner);
+    }
+    ([4, 2].into_iter().find(|t| inner % t == 0).unwrap_or(1), inner)
 }
