@@ -68,16 +68,25 @@ pub fn median(reps: usize, mut f: impl FnMut()) -> f64 {
 /// owning or borrowing what it needs until the case times them all with [`medians`].
 pub type Timer<'a> = Box<dyn FnMut() + 'a>;
 
-/// Median seconds per call of each of `timers`, called round by round (each once a round, the
-/// first of each round rotating) after two warm-up rounds: a machine whose speed drifts during
+/// Median seconds per call of each of `timers`, called round by round (each once a round, in
+/// an order shuffled per round) after two warm-up rounds: a machine whose speed drifts during
 /// a case (lavapipe's copy ranges over 2x within one run) slows every implementation alike, so
-/// their ratios hold where separately timed blocks would not.
+/// their ratios hold where separately timed blocks would not; and no column always follows the
+/// same other one (whose cache state it would inherit).
 pub fn medians(reps: usize, timers: &mut [Timer]) -> Vec<f64> {
     let n = timers.len();
     let mut times = vec![Vec::with_capacity(reps); n];
+    let mut order: Vec<usize> = (0..n).collect();
+    // xorshift64: the same rounds every run.
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
     for round in 0..reps + 2 {
-        for k in 0..n {
-            let j = (round + k) % n;
+        for i in (1..n).rev() {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            order.swap(i, (state % (i as u64 + 1)) as usize);
+        }
+        for &j in &order {
             let start = Instant::now();
             (timers[j])();
             if round >= 2 {

@@ -282,8 +282,8 @@ fn why_missed(r: &Results) -> String {
              How each runs: the grouped kernel (`backends/src/kernels/scatter.rs`, an embedding's \
              backward pass) reads the indices back (a round trip) and groups them by destination \
              on the host (`ScatterPlan::group`, a radix sort: about 0.6 ms for 16384 ids on a \
-             2-core host, timed 2026-11-25), then applies each row's list in order, one invocation per four \
-             16-byte vectors. A ScatterElements of many lines (`kernels/scatter_lines.rs`) and whole rows \
+             2-core host, timed 2026-11-25), then applies each row's list in order, one invocation per tile of \
+             up to four 16-byte vectors. A ScatterElements of many lines (`kernels/scatter_lines.rs`) and whole rows \
              under `none` (`kernels/scatter_rows.rs`, the KV cache) read their indices on the \
              device and need no round trip. A ScatterElements line is walked by one invocation, \
              update after update (a read, a read-modify-write of a scattered word){} The copy \
@@ -421,8 +421,9 @@ pub fn markdown(device: &str, settings: &Settings, r: &Results) -> String {
     s.push_str(&format!(
         "{} on `{}`, one process, `cargo run --release -p stridex-bench{} -- --backend {} --write bench` \
          (median of {} synced launches per figure, after warm-up; in the first table each \
-         case's columns are timed round by round, one call of each per round, so that the \
-         machine's drift during a case slows them alike and their ratios hold).\n\n",
+         case's columns are timed round by round, one call of each per round in a shuffled \
+         order, so that the machine's drift during a case slows them alike and their ratios \
+         hold).\n\n",
         today(),
         device,
         match r.backend {
