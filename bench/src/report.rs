@@ -291,7 +291,15 @@ fn why_missed(r: &Results) -> String {
              could reach: {}.\n",
             scatters.join(", "),
             if r.backend == "wgpu" {
-                ": on lavapipe a 32-bit load costs about what a 16-byte one does, which bounds it."
+                ": on lavapipe a 32-bit load costs about what a 16-byte one does, which bounds it. \
+                 Each update is four scattered 32-bit accesses (its index, its value, the \
+                 destination word read and written) and, under `error`, a fifth in the index \
+                 check that runs first, for 16 bytes credited: at the word copy's rate (probes \
+                 below) that is about 0.4x the vector copy before any cache miss. The KV-cache \
+                 write's two kernels, timed apart on this machine (2026-11-27): the claim kernel \
+                 alone at 4.0-4.3x the copy's rate over the case's bytes, the write kernel alone \
+                 at 0.82-0.85x; the write's rows land at random slots of a 64 MiB cache, the \
+                 copy's in a compact 4 MiB buffer that stays in the host's cache."
             } else {
                 "."
             },
