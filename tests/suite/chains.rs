@@ -599,8 +599,8 @@ fn a_chain_ends_in_a_scatter() {
 /// A gather of rows, then a scatter of those rows along axis 0 (an MoE combine) under a
 /// reduction: the host folds the gather into the scatter's lists and the scatter reads the
 /// rows from the data itself (`GatheredRows`), one kernel and no intermediate. Drawn at
-/// random (padded and packed rows, f32 and f16, i32 and i64 indices, every reduction, both
-/// gather policies the fold takes and one it does not, hostile indices, heavy duplication):
+/// random (padded and packed rows, f32 and f16, i32 and i64 indices, every reduction, the
+/// gather's `error`, `clamp` and `zero`, hostile indices, heavy duplication):
 /// each equals the gather op then the scatter op, value for value, by `run_into` and
 /// `launch`, with the same stage's error where one fails.
 #[test]
@@ -639,6 +639,35 @@ fn a_gather_folds_into_the_scatter() {
     let source = combine.kernel_source(Dialect::Wgsl).unwrap().unwrap();
     assert_eq!(source.matches("@compute").count(), 1, "{source}");
     assert!(combine.describe().contains("folds the gather"), "{}", combine.describe());
+
+    // Under the gather's `zero`, a row out of range is zeros, taken in its place in the list:
+    // the max of a token's negative row and a zero row is 0, and -0.0 + 0.0 is 0.0.
+    let padded = stridex::chain! {
+        data: f32[3, 2],
+        gather { indices: i32[5], axis: 0, out_of_range: zero },
+        scatter { into: f32[2, 2], indices: i32[5], axis: 0, reduction: max, out_of_range: error },
+    };
+    assert!(padded.is_fused().unwrap());
+    let data = [-1.0f32, -2.0, -3.0, -4.0, -5.0, -6.0];
+    let picks = [2i32, 7, 0, -9, 1];
+    let tokens = [0i32, 0, 1, 1, 1];
+    let raw = [i32::bytes(&picks).into_owned(), i32::bytes(&tokens).into_owned()];
+    let dest = [-10.0f32, -20.0, -30.0, -40.0];
+    let got = scattered(&padded, &data, (&picks[..], &tokens[..]), &[&raw[0], &raw[1]], &dest).unwrap();
+    // Token 0: max(-10, -5, 0) and max(-20, -6, 0); token 1: max(-30, -1, 0, -3) and so on.
+    assert_eq!(got, [0.0, 0.0, 0.0, 0.0]);
+    let summed = stridex::chain! {
+        data: f32[3, 2],
+        gather { indices: i32[2], axis: 0, out_of_range: zero },
+        scatter { into: f32[2, 2], indices: i32[2], axis: 0, reduction: add, out_of_range: error },
+    };
+    assert!(summed.is_fused().unwrap());
+    let (picks, tokens) = ([5i32, 1], [0i32, 1]);
+    let raw = [i32::bytes(&picks).into_owned(), i32::bytes(&tokens).into_owned()];
+    let dest = [-0.0f32, 1.0, 2.0, 3.0];
+    let got = scattered(&summed, &data, (&picks[..], &tokens[..]), &[&raw[0], &raw[1]], &dest).unwrap();
+    // Token 0 adds the zero row: -0.0 + 0.0 is +0.0 (dropping the position would keep -0.0).
+    assert_eq!(f32::bytes(&got), f32::bytes(&[0.0f32, 1.0, -1.0, -1.0]));
 }
 
 /// One drawn gather-then-scatter chain checked against its two ops: whether it folded, and

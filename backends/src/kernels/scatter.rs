@@ -16,7 +16,7 @@ use super::{offline_definition, read_lane};
 use crate::launch::{self, Queued, RAN_MARKER};
 use cubecl::prelude::*;
 use cubecl::server::Handle;
-use stridex_core::kernel::ScatterKernelDesc;
+use stridex_core::kernel::{ScatterKernelDesc, ZERO_MEMBER};
 use stridex_core::{DType, Reduction};
 
 /// `updates` and `dest` are arrays of vectors of `k.vector` 32-bit words; `keys`, `starts`
@@ -73,10 +73,11 @@ pub fn scatter_kernel<N: Size>(
         let end = usize::cast_from(starts[g + 1]);
         if comptime!(k.reduction == Reduction::None) {
             // The list holds the last update alone.
-            let from = usize::cast_from(members[end - 1]) * per / vector + du;
+            let last = members[end - 1];
+            let from = usize::cast_from(last) * per / vector + du;
             #[unroll]
             for t in 0..tile {
-                dest[at + t * gap] = updates[from + t * gap];
+                dest[at + t * gap] = update_unit(updates, last, from + t * gap, k.zero_members);
             }
         } else {
             let start = usize::cast_from(starts[g]);
@@ -90,18 +91,20 @@ pub fn scatter_kernel<N: Size>(
             } else {
                 // The data's element stays out: the run's first update starts the reduction
                 // (a run's list is never empty).
-                let first = usize::cast_from(members[start]) * per / vector + du;
+                let member = members[start];
+                let first = usize::cast_from(member) * per / vector + du;
                 #[unroll]
                 for t in 0..tile {
-                    acc[t] = updates[first + t * gap];
+                    acc[t] = update_unit(updates, member, first + t * gap, k.zero_members);
                 }
                 from = start + 1;
             }
             for m in from..end {
-                let base = usize::cast_from(members[m]) * per / vector + du;
+                let member = members[m];
+                let base = usize::cast_from(member) * per / vector + du;
                 #[unroll]
                 for t in 0..tile {
-                    let u = updates[base + t * gap];
+                    let u = update_unit(updates, member, base + t * gap, k.zero_members);
                     let mut a = acc[t];
                     #[unroll]
                     for w in 0..vector {
@@ -133,6 +136,26 @@ pub fn scatter_kernel<N: Size>(
             }
         }
     }
+}
+
+/// The update unit at `at` of `member`'s update; zeros, with no load, for [`ZERO_MEMBER`]
+/// where the lists may hold it (`zero_members`, a folded gather's `zero` policy).
+#[cube]
+fn update_unit<N: Size>(
+    updates: &[Vector<u32, N>],
+    member: u32,
+    at: usize,
+    #[comptime] zero_members: bool,
+) -> Vector<u32, N> {
+    let mut u = Vector::new(0u32);
+    if comptime!(zero_members) {
+        if member != comptime!(ZERO_MEMBER) {
+            u = updates[at];
+        }
+    } else {
+        u = updates[at];
+    }
+    u
 }
 
 /// Destination word `keys[g]` of 8- or 16-bit elements written one by one: each member is

@@ -34,6 +34,8 @@ impl ScatterKernel {
     /// is built, and can fail to build, on its own.
     pub(crate) fn tag(&self) -> u64 {
         match self {
+            // Lists that may hold an update of zeros (a folded gather's) take a variant.
+            ScatterKernel::Grouped(k) if k.zero_members => 3,
             ScatterKernel::Grouped(_) => 0,
             ScatterKernel::OnDevice(k) => k.tag(),
         }

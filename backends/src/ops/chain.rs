@@ -359,14 +359,16 @@ fn gathered_rows<T: Element, J: IndexElement>(
     let gathered = super::index_buffers::erased(g.index_type.dtype(), &read[0]);
     let values = super::index_values::<J>(&read[1], &s.map.indices);
     let mut writes = op.group(&values, s.map.data).map_err(staged)?;
-    // Every gather index is in range (checked above under `error`) or clamped into it.
+    // Every gather index is in range (checked above under `error`), clamped into it, or (under
+    // `zero`) out of range and an update of zeros.
     f.fold(writes.members_mut(), |p| gathered.value(p)).map_err(|(p, value)| {
         in_stage(1, Error::IndexOutOfRange { position: vec![p], value, axis_size: f.axis_size() })
     })?;
     // SAFETY: each member now names data row `g[p]`, normalized into the gather's axis, whose
     // run lies in the data's span (`GatheredRows::of_chain`: rows packed as the updates'),
-    // and `data` was checked against the chain's data.
-    unsafe { op.launch_writes_from(client, &writes, data, dest) }.map_err(staged)
+    // or is `ZERO_MEMBER` where the kernel takes it as zeros (`f.kernel.zero_members`), and
+    // `data` was checked against the chain's data.
+    unsafe { op.launch_writes_from(client, &writes, data, dest, f.kernel.zero_members) }.map_err(staged)
 }
 
 impl<T, I, O: 'static> ChainOp<T, I, O> {

@@ -164,24 +164,29 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
         launch::check_handle(Operand::Updates, updates, self.buffer_bytes(Operand::Updates)?)?;
         // SAFETY: `writes` came from `group`, so its members are runs of the updates' layout,
         // which `updates` was just checked to hold.
-        unsafe { self.launch_writes_from(client, writes, updates, dest) }
+        unsafe { self.launch_writes_from(client, writes, updates, dest, false) }
     }
 
     /// [`ScatterOp::launch_writes`] reading each member's update from `source`, unchecked
-    /// (a chain that folds its gather into the lists reads the rows from its data).
+    /// (a chain that folds its gather into the lists reads the rows from its data); where
+    /// `zero_members`, a member may be `ZERO_MEMBER`, an update of zeros.
     ///
     /// # Safety
-    /// Every member of `writes` names a run that lies inside `source`.
+    /// Every member of `writes` names a run that lies inside `source` (or is `ZERO_MEMBER`
+    /// where `zero_members`: the kernel loads nothing for it).
     pub(crate) unsafe fn launch_writes_from(
         &self,
         client: &Client,
         writes: &Writes,
         source: &Handle,
         dest: &Handle,
+        zero_members: bool,
     ) -> Result<(), Error> {
         let plan = self.plan()?;
         // Grouped runs take the grouped kernel, whatever `launch` would choose for `dest`.
-        let Some(k) = ScatterKernelDesc::of(plan, &writes.dest).map(ScatterKernel::Grouped) else {
+        let Some(k) = ScatterKernelDesc::of(plan, &writes.dest)
+            .map(|k| ScatterKernel::Grouped(ScatterKernelDesc { zero_members, ..k }))
+        else {
             return Ok(());
         };
         if writes.groups.keys.is_empty() {

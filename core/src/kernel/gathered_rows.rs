@@ -8,8 +8,10 @@
 //! Its member can name that row in the data itself: the host, which reads the scatter's
 //! indices back to group them anyway, reads the gather's too and moves each member there. The
 //! kernel, unchanged, then reads the rows where they lie, and no intermediate is written.
+//! Under the gather's `zero` policy a position whose index is out of range reads a row of
+//! zeros: its member becomes [`ZERO_MEMBER`], which the kernel takes as zeros without a load.
 
-use super::{ScatterKernelDesc, ScatterLinesDesc, ScatterRowsDesc};
+use super::{ScatterKernelDesc, ScatterLinesDesc, ScatterRowsDesc, ZERO_MEMBER};
 use crate::chain::{ChainPlan, StagePlan};
 use crate::rules::{GatherForm, OutOfRange};
 
@@ -26,7 +28,8 @@ pub struct GatheredRows {
     data_row: usize,
     /// From one gather index to the next in its buffer (any stride, 0 for a broadcast one).
     index_stride: usize,
-    /// The gather's axis size, and its policy: `error` (checked before the fold) or `clamp`.
+    /// The gather's axis size, and its policy: `error` (checked before the fold), `clamp` or
+    /// `zero`.
     axis_size: usize,
     policy: OutOfRange,
 }
@@ -36,15 +39,16 @@ impl GatheredRows {
     /// (of any stride), then a scatter along axis 0 by one-dimensional indices that the grouped
     /// kernel runs (a reduction, or `none` where the kernels that read their indices on the
     /// device do not apply), where each data row is packed as the updates' rows are and starts where the
-    /// kernel's vectors do. The gather's policy is `error` or `clamp`: every position then
-    /// reads a data row (`zero` would read a row of zeros no buffer holds).
+    /// kernel's vectors do. Under the gather's `error` and `clamp` every position reads a data
+    /// row; under `zero` one out of range reads zeros ([`ZERO_MEMBER`], the kernel's
+    /// `zero_members`).
     pub fn of_chain(chain: &ChainPlan) -> Option<GatheredRows> {
         let [StagePlan::Gather(g), StagePlan::Scatter(s)] = chain.stages.as_slice() else { return None };
         let s = &**s;
         let one_dim = |form, axis, rank| form == GatherForm::Axis && axis == 0 && rank == 1;
         if !one_dim(g.form, g.axis, g.indices.rank())
             || !one_dim(s.map.form, s.map.axis, s.map.indices.rank())
-            || !matches!(g.out_of_range, OutOfRange::Error | OutOfRange::Clamp)
+            || !matches!(g.out_of_range, OutOfRange::Error | OutOfRange::Clamp | OutOfRange::Zero)
             || g.dynamic_leading
             || g.data.sizes[0] == 0
             || !s.updates.is_packed()
@@ -57,6 +61,7 @@ impl GatheredRows {
         if kernel.lane_words {
             return None;
         }
+        let kernel = ScatterKernelDesc { zero_members: g.out_of_range == OutOfRange::Zero, ..kernel };
         // The row (every dimension after the axis) packed in the data, as in the packed
         // updates the gather would write.
         let span = g.data.packed_row_span()?;
@@ -84,10 +89,10 @@ impl GatheredRows {
 
     /// Moves each member (position `p`'s first updates unit) to data row `g[p]`'s: `index(i)`
     /// is element `i` of the gather's index buffer (position `p`'s is at `p` times the indices'
-    /// stride), normalized here under its policy. `Err((p,
-    /// g[p]))` for an index out of range under `error` (the caller checks them first, in
-    /// row-major order, so none is) or a row whose offset leaves 32 bits (the plan keeps the
-    /// data's elements below 2^32, so none does).
+    /// stride), normalized here under its policy (out of range under `zero`: [`ZERO_MEMBER`]).
+    /// `Err((p, g[p]))` for an index out of range under `error` (the caller checks them first,
+    /// in row-major order, so none is) or a row whose offset leaves 32 bits or is
+    /// [`ZERO_MEMBER`] (the plan keeps the data's elements below 2^32, so none does).
     pub fn fold(&self, members: &mut [u32], index: impl Fn(usize) -> i128) -> Result<(), (usize, i128)> {
         let s = self.axis_size as i128;
         for m in members {
@@ -97,10 +102,14 @@ impl GatheredRows {
             let row = match self.policy {
                 OutOfRange::Clamp => normalized.clamp(0, s - 1),
                 _ if (0..s).contains(&normalized) => normalized,
+                OutOfRange::Zero => {
+                    *m = ZERO_MEMBER;
+                    continue;
+                }
                 _ => return Err((p, v)),
             };
             let at = (row as usize).checked_mul(self.data_row);
-            *m = at.and_then(|a| u32::try_from(a).ok()).ok_or((p, v))?;
+            *m = at.and_then(|a| u32::try_from(a).ok()).filter(|&a| a != ZERO_MEMBER).ok_or((p, v))?;
         }
         Ok(())
     }

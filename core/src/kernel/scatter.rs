@@ -57,7 +57,16 @@ pub struct ScatterKernelDesc {
     pub mean: bool,
     /// A reduction starts from the destination's element; else from the run's first update.
     pub use_init_val: bool,
+    /// A member may be [`ZERO_MEMBER`]: an update of zeros that no buffer holds (a folded
+    /// gather's index out of range under `zero`, `GatheredRows`). Off for every op's own
+    /// lists.
+    pub zero_members: bool,
 }
+
+/// The member that stands for an update of zeros where [`ScatterKernelDesc::zero_members`]:
+/// never an offset, since a run starts below the last element (the plan keeps every tensor's
+/// elements below 2^32).
+pub const ZERO_MEMBER: u32 = u32::MAX;
 
 impl ScatterKernelDesc {
     /// The kernel of `plan` writing `dest` (the packed output, or the data in place); `None`
@@ -95,6 +104,7 @@ impl ScatterKernelDesc {
                 reduction,
                 mean,
                 use_init_val,
+                zero_members: false,
             });
         }
         // The widest vector whose blocks every run is made of: one invocation moves 16 bytes
@@ -133,6 +143,7 @@ impl ScatterKernelDesc {
             reduction,
             mean,
             use_init_val,
+            zero_members: false,
         })
     }
 }
