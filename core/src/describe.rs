@@ -323,7 +323,10 @@ pub fn chain(desc: &ChainDesc, p: &ChainPlan) -> String {
             s += "  no intermediate is written: the scatter's write reads each row from the data, where the slices put it\n"
         }
         _ if crate::kernel::GatheredRows::of_chain(p).is_some() => {
-            s += "  no intermediate is written: the host folds the gather into the scatter's lists, and the scatter reads each gathered row from the data\n"
+            s += "  no intermediate is written: the host folds the gather into the scatter's lists, and the scatter reads each gathered row from the data\n";
+            if matches!(p.stages.first(), Some(StagePlan::Gather(g)) if g.out_of_range == OutOfRange::Zero) {
+                s += "  a row the gather's `zero` policy makes zeros is read from no buffer: the scatter takes it as zeros\n";
+            }
         }
         Ok(Some(_)) => s += "  runs as one kernel: no intermediate is written\n",
         Ok(None) => s += "  the output is empty: nothing runs\n",

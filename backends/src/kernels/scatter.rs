@@ -387,7 +387,9 @@ pub(crate) struct ScatterBuffers<'a> {
 /// The kernel reads `keys[..groups]`, `starts[..=groups]` and the members those name, the
 /// updates words each member's run spans, and writes the destination words of each key's run:
 /// the caller built the lists with `ScatterPlan::group` for this kernel's plan and destination
-/// layout (so every key and member is an in-bounds run), and sized every buffer to hold them.
+/// layout (so every key and member is an in-bounds run; a fold's members name runs of its
+/// data, or are `ZERO_MEMBER` where `k.zero_members`, which loads nothing), and sized every
+/// buffer to hold them.
 pub(crate) unsafe fn queue(
     client: &Client,
     k: &ScatterKernelDesc,

@@ -76,7 +76,8 @@ impl ScatterKernel {
     /// # Safety
     /// `self` is the grouped kernel of a plan and the layout `dest` holds, and the lists came
     /// from `ScatterPlan::group` on that plan and layout: every key is a run of `dest` and every
-    /// member a run of the updates (a buffer checked against their layout).
+    /// member a run of the updates (a buffer checked against their layout; after a fold, of the
+    /// chain's data, or `ZERO_MEMBER` where `self` has `zero_members`).
     pub(crate) unsafe fn queue_grouped(
         &self,
         client: &Client,

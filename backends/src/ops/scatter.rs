@@ -239,7 +239,8 @@ impl Writes {
 /// `groups` came from `ScatterPlan::group` on the plan `k` was made of and on the layout `dest`
 /// holds (the packed output `run` uploaded, or a buffer `launch_writes_from` checked against
 /// that layout's length), so every key is a run of `dest`; every member is a run inside
-/// `updates` (checked against the updates' layout, or moved into the data by a fold).
+/// `updates` (checked against the updates' layout, or moved into the data by a fold), or
+/// `ZERO_MEMBER` where `k` takes it as zeros (`zero_members`: nothing is loaded for it).
 unsafe fn queue(
     client: &Client,
     k: &ScatterKernel,

@@ -7,7 +7,7 @@
 //! update is the gathered row `p`, which is data row `g[p]` (the gather's index, normalized).
 //! Its member can name that row in the data itself: the host, which reads the scatter's
 //! indices back to group them anyway, reads the gather's too and moves each member there. The
-//! kernel, unchanged, then reads the rows where they lie, and no intermediate is written.
+//! kernel then reads the rows where they lie, and no intermediate is written.
 //! Under the gather's `zero` policy a position whose index is out of range reads a row of
 //! zeros: its member becomes [`ZERO_MEMBER`], which the kernel takes as zeros without a load.
 
@@ -20,7 +20,8 @@ use crate::rules::{GatherForm, OutOfRange};
 /// lanes ([`crate::ScatterPlan::lanes`]).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct GatheredRows {
-    /// The scatter's grouped kernel, the one the scatter alone would take.
+    /// The scatter's grouped kernel, the one the scatter alone would take (its `zero_members`
+    /// variant under the gather's `zero`).
     pub kernel: ScatterKernelDesc,
     /// From one position's update to the next.
     updates_row: usize,
