@@ -421,6 +421,10 @@ fn scattered<'a, T: Element, I: stridex::IndexTypes>(
     let mut out = dest.to_vec();
     op.run_into(data, indices, &mut out)?;
     let device = device();
+    // Between guard regions, which come back untouched, as the data and indices do.
+    let bytes: Vec<Vec<u8>> = raw.iter().map(|b| b.to_vec()).collect();
+    let guarded = op.__launch_guarded_into(device, data, &bytes, dest)?;
+    assert_eq!(T::bytes(&guarded), T::bytes(&out), "a guarded launch and run_into disagree");
     let c = device.client();
     let d = stridex::buffers::upload(c, data, op.buffer_bytes(Operand::Data)?);
     let ix: Vec<_> = raw.iter().map(|b| c.create_from_slice(b)).collect();
@@ -668,6 +672,23 @@ fn a_gather_folds_into_the_scatter() {
     let got = scattered(&summed, &data, (&picks[..], &tokens[..]), &[&raw[0], &raw[1]], &dest).unwrap();
     // Token 0 adds the zero row: -0.0 + 0.0 is +0.0 (dropping the position would keep -0.0).
     assert_eq!(f32::bytes(&got), f32::bytes(&[0.0f32, 1.0, -1.0, -1.0]));
+    assert!(summed.describe().contains("takes it as zeros"), "{}", summed.describe());
+    // A product with a zero row: -0.0 * 0.0 is -0.0, 1.0 * 0.0 is 0.0.
+    let multiplied = Chain::data::<f32>(&[3, 2])
+        .gather(Gather::onnx().indices::<i32>(&[2]).axis(0).out_of_range(OutOfRange::Zero))
+        .scatter(
+            stridex::Scatter::openvino()
+                .data::<f32>(&[2, 2])
+                .indices::<i32>(&[2])
+                .reduction(stridex::Reduction::Mul),
+        )
+        .build()
+        .unwrap();
+    assert!(multiplied.is_fused().unwrap());
+    let (picks, tokens) = ([-4i32, 1], [0i32, 1]);
+    let raw = [i32::bytes(&picks).into_owned(), i32::bytes(&tokens).into_owned()];
+    let got = scattered(&multiplied, &data, (&picks[..], &tokens[..]), &[&raw[0], &raw[1]], &dest).unwrap();
+    assert_eq!(f32::bytes(&got), f32::bytes(&[-0.0f32, 0.0, -6.0, -12.0]));
 }
 
 /// One drawn gather-then-scatter chain checked against its two ops: whether it folded, and

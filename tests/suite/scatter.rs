@@ -612,11 +612,33 @@ fn build<T: Combine, J: stridex::IndexElement>(
     Ok(Some((op, data, updates)))
 }
 
+/// `launch` in place on buffers between guard regions (which must come back untouched, as the
+/// indices and updates must) gives what `run` gave: the same data, or the same `Err`.
+fn guarded_agrees<T: Combine, J: stridex::IndexElement>(
+    op: &ScatterOp<T, J>,
+    (data, ids, updates): (&[T], &[J], &[T]),
+    got: &Result<stridex::Tensor<T>, Error>,
+) -> Result<(), String> {
+    let device = Device::default_device().map_err(|e| e.to_string())?;
+    let guarded = op.__run_guarded(device, data, ids, updates);
+    match (got, &guarded) {
+        (Ok(a), Ok(b)) if a.data() == b.data() => Ok(()),
+        (Err(a), Err(b)) if a.to_string() == b.to_string() => Ok(()),
+        _ => Err(format!(
+            "{:?}
+run {got:?}
+guarded launch {guarded:?}",
+            op.desc()
+        )),
+    }
+}
+
 fn check_case<T: Combine>(choices: Vec<u64>, seed: u64, dtype: DType) -> Result<(), String> {
     let mut rng = Rng::from_choices(choices, seed);
     let c = draw(&mut rng, dtype);
     let Some((op, data, updates)) = build::<T, i64>(&c, &mut rng, dtype)? else { return Ok(()) };
     let got = op.run(&data, &c.values, &updates);
+    guarded_agrees(&op, (&data, &c.values, &updates), &got)?;
     match (reference(&c, &data, &updates), got) {
         (Some(expected), Ok(y)) if y.data() == expected.as_slice() => Ok(()),
         (None, Err(Error::IndexOutOfRange { .. })) => Ok(()),
@@ -779,6 +801,7 @@ fn check_drawn<T: Combine, J: stridex::IndexElement>(
     // `run`, then `launch` in place on device buffers: the same result, or the same `Err` with
     // the data untouched.
     let got = op.run(&data, &ids, &updates);
+    guarded_agrees(&op, (&data, &ids, &updates), &got)?;
     let client = Device::default_device().map_err(|e| e.to_string())?.client();
     // Buffers of whole words, as `buffer_bytes` says.
     let padded = |bytes: &[u8], tensor| {

@@ -1,12 +1,12 @@
 //! Test support (feature `test-support`): runs with every buffer between guard regions that
 //! must come back untouched, and inputs that must come back unchanged.
 
-use super::{first_bad_index, GatherOp, SliceOp};
+use super::{first_bad_index, GatherOp, ScatterOp, SliceOp};
 use crate::device::{with_client, Device};
 use crate::element::{Element, IndexElement};
 use crate::error::Error;
 use crate::kernels::Launch;
-use crate::launch::{read, wait_all};
+use crate::launch::{exclusive, read, wait_all};
 use crate::tensor::Tensor;
 use cubecl::prelude::*;
 use cubecl::server::Handle;
@@ -72,6 +72,55 @@ impl<T: Element> SliceOp<T> {
     }
 }
 
+impl<T: Element, I: IndexElement> ScatterOp<T, I> {
+    /// [`ScatterOp::launch`] in place on a guarded copy of `data` (packed), with guarded
+    /// indices and updates that must come back unchanged: the scattered data, as
+    /// [`ScatterOp::run_on`] returns it (feature `test-support`; not a stable API).
+    #[doc(hidden)]
+    pub fn __run_guarded(
+        &self,
+        device: &Device,
+        data: &[T],
+        indices: &[I],
+        updates: &[T],
+    ) -> Result<Tensor<T>, Error> {
+        let plan = self.plan()?;
+        if !plan.map.data.is_packed() {
+            return Err(Error::Device("a guarded scatter run takes packed data".into()));
+        }
+        let bytes_of = |t| self.buffer_bytes(t);
+        let inputs = [
+            (Operand::Indices, padded(&I::bytes(indices), bytes_of(Operand::Indices)?)),
+            (Operand::Updates, padded(&T::bytes(updates), bytes_of(Operand::Updates)?)),
+        ];
+        let dest = padded(&T::bytes(data), bytes_of(Operand::Data)?);
+        let out = launch_guarded(device, &inputs, &dest, |c, v, d| self.launch(c, d, v[0], v[1]))?;
+        Ok(Tensor::from_bytes(&plan.map.data, &out))
+    }
+}
+
+/// Runs `launch` (which takes stridex's device lock itself) on guarded copies of `inputs`, which
+/// must come back unchanged, and of `dest`, updated in place: the new bytes of `dest`.
+fn launch_guarded(
+    device: &Device,
+    inputs: &[(Operand, Vec<u8>)],
+    dest: &[u8],
+    launch: impl FnOnce(&Client, &[&Handle], &Handle) -> Result<(), Error>,
+) -> Result<Vec<u8>, Error> {
+    let c = device.client();
+    device.on_stream(|| {
+        let buffers: Vec<Guarded> = exclusive(|| inputs.iter().map(|(_, bytes)| guarded(c, bytes)).collect());
+        let d = exclusive(|| guarded(c, dest));
+        launch(c, &buffers.iter().map(|g| &g.view).collect::<Vec<_>>(), &d.view)?;
+        for (g, (tensor, bytes)) in buffers.into_iter().zip(inputs) {
+            if exclusive(|| unguard(c, g, *tensor))?[..bytes.len()] != bytes[..] {
+                return Err(Error::Device(format!("the `{tensor}` buffer was written")));
+            }
+        }
+        exclusive(|| unguard(c, d, Operand::Output))
+    })
+}
+
 /// Bytes of a known pattern on each side of a guarded buffer; a multiple of every backend's
 /// storage-buffer offset alignment.
 const GUARD_BYTES: u64 = 256;
@@ -123,6 +172,10 @@ impl<T: Element, I: super::IndexTypes, O: Element> super::ChainOp<T, I, O> {
         if !guarded_run {
             return self.run_buffers(device, data, buffers, super::NewTensor);
         }
+        if self.plan()?.scatter().is_some() {
+            // It has a destination to be given: `__launch_guarded_into`.
+            return Err(Error::DestinationNeeded { call: "__run_erased" });
+        }
         let lens: Vec<usize> = buffers.iter().map(|b: &super::IndexBuffer| b.len).collect();
         let count = self.count_of(data.len(), &lens)?;
         let (plan, kernel) = self.at(count, "run")?;
@@ -149,5 +202,29 @@ impl<T: Element, I: super::IndexTypes, O: Element> super::ChainOp<T, I, O> {
             }
             Ok(Tensor::from_bytes(&plan.output, &unguard(c, o, Operand::Output)?))
         })
+    }
+}
+
+impl<T: Element, I: super::IndexTypes, O: Element> super::ChainOp<T, I, O> {
+    /// [`super::ChainOp::launch`] of a chain that ends in a scatter, on a guarded copy of
+    /// `dest` (its destination, in place) and guarded data and index buffers (given as bytes,
+    /// in stage order) that must come back unchanged: the destination's new values (feature
+    /// `test-support`; not a stable API).
+    #[doc(hidden)]
+    pub fn __launch_guarded_into(
+        &self,
+        device: &Device,
+        data: &[T],
+        indices: &[Vec<u8>],
+        dest: &[O],
+    ) -> Result<Vec<O>, Error> {
+        let plan = self.plan()?;
+        let mut inputs = vec![(Operand::Data, padded(&T::bytes(data), self.buffer_bytes(Operand::Data)?))];
+        for (g, bytes) in indices.iter().enumerate() {
+            inputs.push((Operand::Indices, padded(bytes, Self::index_bytes_of(plan, g)?)));
+        }
+        let out = padded(&O::bytes(dest), self.buffer_bytes(Operand::Output)?);
+        let out = launch_guarded(device, &inputs, &out, |c, v, d| self.launch(c, v[0], &v[1..], d))?;
+        Ok(O::from_bytes(&out[..dest.len() * O::DTYPE.size()]))
     }
 }
