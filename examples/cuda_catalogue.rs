@@ -115,6 +115,14 @@ fn scatters() -> Vec<(&'static str, Desc)> {
                 )),
         ),
         (
+            // Fused: the gather folded into the grouped kernel's lists; under `zero` its variant
+            // that takes an out-of-range row as zeros.
+            "chain_moe_combine_zero_rows_f32",
+            cs(Chain::data::<f32>(&[64, 256])
+                .gather(Gather::onnx().indices::<i32>(&[32]).axis(0).out_of_range(OutOfRange::Zero))
+                .scatter(ov().data::<f32>(&[16, 256]).indices::<i32>(&[32]).reduction(Reduction::Add))),
+        ),
+        (
             "scatter_rows_of_6_max_i32",
             sc(ov().data::<i32>(&[100, 6]).indices::<i64>(&[9]).updates(&[9, 6]).reduction(Reduction::Max)),
         ),

@@ -23,7 +23,12 @@ if [ ! -x "$root/bin/ptxas" ] || [ ! -e "$cache/complete" ]; then
     touch "$cache/complete"
 fi
 
-out="target/cuda-catalogue"
-rm -rf "$out"
-cargo run -q --features "${STRIDEX_CUDA_FEATURES:-cuda}" --example cuda_catalogue -- "$out"
-python3 scripts/cuda-offline.py "$root" "$out"
+# Twice: the tiles as the definitions show them (consecutive), and spread through their rows,
+# as CUDA launches them (`kernels::tile_spread`).
+for tiles in consecutive spread; do
+    out="target/cuda-catalogue-$tiles"
+    rm -rf "$out"
+    STRIDEX_TILE=$tiles cargo run -q --features "${STRIDEX_CUDA_FEATURES:-cuda}" --example cuda_catalogue -- "$out"
+    echo "cuda-offline: tiles $tiles"
+    python3 scripts/cuda-offline.py "$root" "$out"
+done

@@ -49,6 +49,9 @@ fn props(c: &Client) -> (Arc<DeviceProperties>, Arc<TargetProperties>) {
 fn rows(c: &Client, w: &RowWalk) -> String {
     let (ni, no) = (w.src_line() as usize, w.line as usize);
     let (device, target) = props(c);
+    // Off the CPU runtime the launcher spreads tiles only where STRIDEX_TILE says (wgpu).
+    let mut free = w.count_free();
+    free.spread = std::env::var("STRIDEX_TILE").as_deref() == Ok("spread");
     let kernel = rows_kernel::RowsKernel::<u32>::new(
         settings(),
         device,
@@ -63,7 +66,7 @@ fn rows(c: &Client, w: &RowWalk) -> String {
         (),
         ni,
         no,
-        w.count_free(),
+        free,
     );
     wgsl(kernel.define())
 }

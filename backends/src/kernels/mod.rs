@@ -102,13 +102,23 @@ pub(crate) trait OpKernel: Launch + Clone + std::fmt::Debug + Send + Sync + Size
 /// lavapipe from one through a bare client, and its CI device is lavapipe: wgpu takes
 /// consecutive ones unless `STRIDEX_TILE=spread`.
 pub(crate) fn tile_spread(client: &Client) -> bool {
+    forced_tile_spread().unwrap_or_else(|| matches!(client.name(), "cuda" | "hip"))
+}
+
+/// The tiles of a definition written for `explain`, with no client: consecutive, unless
+/// `STRIDEX_TILE` says (so `STRIDEX_TILE=spread` shows, and CI's CUDA offline check compiles,
+/// the kernels CUDA runs).
+pub(crate) fn offline_tile_spread() -> bool {
+    forced_tile_spread().unwrap_or(false)
+}
+
+fn forced_tile_spread() -> Option<bool> {
     static FORCED: std::sync::OnceLock<Option<bool>> = std::sync::OnceLock::new();
-    let forced = *FORCED.get_or_init(|| match std::env::var("STRIDEX_TILE").as_deref() {
+    *FORCED.get_or_init(|| match std::env::var("STRIDEX_TILE").as_deref() {
         Ok("spread") => Some(true),
         Ok("consecutive") => Some(false),
         _ => None,
-    });
-    forced.unwrap_or_else(|| matches!(client.name(), "cuda" | "hip"))
+    })
 }
 
 /// Bytes of a gather's index buffer.

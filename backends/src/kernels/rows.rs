@@ -856,14 +856,17 @@ pub(super) unsafe fn queue(
     }
 }
 
-/// The row kernel's definition for `w`, as its launcher specializes it (for `explain`).
+/// The row kernel's definition for `w`, as its launcher specializes it off the CPU runtime
+/// (for `explain`; tiles as [`super::offline_tile_spread`] says).
 pub(super) fn definition(w: &RowWalk) -> KernelDefinition {
+    let mut free = w.count_free();
+    free.spread = super::offline_tile_spread();
     offline_definition!(
         rows_kernel::RowsKernel<u32>,
         buffers[data index0 index1 index2 index3 output status],
         (),
         w.src_line() as usize,
         w.line as usize,
-        w.count_free(),
+        free,
     )
 }

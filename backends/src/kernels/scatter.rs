@@ -422,8 +422,10 @@ pub(crate) unsafe fn queue(
     Queued::new(status)
 }
 
-/// The scatter kernel's definition for `k`, as its launcher specializes it (for `explain`).
+/// The scatter kernel's definition for `k`, as its launcher specializes it (for `explain`; tiles
+/// as `offline_tile_spread` says).
 pub(crate) fn definition(k: &ScatterKernelDesc) -> KernelDefinition {
+    let k = &ScatterKernelDesc { spread: super::offline_tile_spread(), ..k.clone() };
     offline_definition!(
         scatter_kernel::ScatterKernel,
         buffers[updates keys starts members dest status],
