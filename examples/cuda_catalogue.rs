@@ -288,6 +288,15 @@ fn others() -> Vec<(&'static str, Desc)> {
                 .window(&[0, 0, 0, 1], &[0, 3, 8, 3], &[1, 1, 1, 1])
                 .dynamic_leading()),
         ),
+        // Windows read backwards under a `_` count: the walk NVRTC once compiled to a read 16 GiB
+        // past its buffer while its base was a constant (`rows::rows_kernel` says why).
+        (
+            "dynamic_reversed_window_i32",
+            s(Slice::directml()
+                .input::<i32>(&[0, 2, 2, 3, 4])
+                .window(&[0, 0, 0, 0, 0], &[0, 2, 2, 1, 2], &[1, 1, -1, 2, -3])
+                .dynamic_leading()),
+        ),
         // Fused chains.
         (
             "chain_embedding_last_token_f16",

@@ -97,6 +97,26 @@ fn batch_crops_of_any_count() {
     assert_eq!(op.run(&[]).unwrap().shape(), [0, 3, 4, 3]);
 }
 
+/// A count with windows read backwards inside it (DirectML's `CopyStart` at each reversed
+/// window's end). On CUDA this walk once faulted with an illegal address where the same window
+/// at a fixed count ran (bench/RESULTS-cuda.md), so it is a test of its own.
+#[test]
+fn a_count_reads_windows_backwards() {
+    let op = stridex::slice! {
+        input: i32[_, 2, 2, 3, 4], offsets: [0, 0, 0, 0, 0], sizes: [_, 2, 2, 1, 2], strides: [1, 1, -1, 2, -3]
+    };
+    for count in [1usize, 2, 5] {
+        let x: Vec<i32> = (0..count as i32 * 48).collect();
+        let y = op.run(&x).unwrap();
+        assert_eq!(y.shape(), [count, 2, 2, 1, 1]);
+        // Dim 2 from its window's end (1, then 0); dim 4's one element at 0 + (2 - 1).
+        let expected: Vec<i32> = (0..count as i32)
+            .flat_map(|n| (0..2).flat_map(move |a| [1, 0].map(move |b| ((n * 2 + a) * 2 + b) * 12 + 1)))
+            .collect();
+        assert_eq!(y.data(), expected, "count {count}");
+    }
+}
+
 #[test]
 fn ranges_and_onnx_windows_take_the_count_whole() {
     let flip = stridex::slice! { input: u8[_, 4, 16], s[.., 1..3, ..;-1] };

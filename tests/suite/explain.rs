@@ -52,6 +52,8 @@ fn rows(c: &Client, w: &RowWalk) -> String {
     // Off the CPU runtime the launcher spreads tiles only where STRIDEX_TILE says (wgpu).
     let mut free = w.count_free();
     free.spread = std::env::var("STRIDEX_TILE").as_deref() == Ok("spread");
+    // The base is a launch argument: the walk the kernel is specialized on has none.
+    free.base = 0;
     let kernel = rows_kernel::RowsKernel::<u32>::new(
         settings(),
         device,
@@ -63,6 +65,7 @@ fn rows(c: &Client, w: &RowWalk) -> String {
         BUFFER,
         BUFFER,
         BUFFER,
+        (),
         (),
         ni,
         no,

@@ -179,7 +179,7 @@ fn scatter_on_cube<T: Element, I: IndexElement>(
     let dest = if data.can_mut() && writes.dest() == &plan.map.data {
         lay_out(Operand::Data, data, &plan.map.data)?
     } else if writes.dest() == &plan.output {
-        packed_copy(data, writes.dest())?
+        packed_copy(data)?
     } else {
         return Err(Error::BurnTensor {
             tensor: Operand::Data,
@@ -227,11 +227,8 @@ fn scatter_on_device<T: Element, I: IndexElement>(
     let updates = lay_out(Operand::Updates, updates, &plan.updates)?;
     let indices = lay_out(Operand::Indices, burn_cubecl::kernel::untile(indices), &plan.map.indices)?;
     let data = burn_cubecl::kernel::untile(data);
-    let dest = if data.can_mut() {
-        lay_out(Operand::Data, data, &plan.map.data)?
-    } else {
-        packed_copy(data, &plan.output)?
-    };
+    let dest =
+        if data.can_mut() { lay_out(Operand::Data, data, &plan.map.data)? } else { packed_copy(data)? };
     let client = &dest.client;
     let u = padded(client, &updates.handle, op.buffer_bytes(Operand::Updates)?)?;
     let i = padded(client, &indices.handle, op.buffer_bytes(Operand::Indices)?)?;
@@ -239,14 +236,12 @@ fn scatter_on_device<T: Element, I: IndexElement>(
     Ok(dest)
 }
 
-/// A packed tensor of `data`'s values in a buffer of its own.
-fn packed_copy(data: CubeTensor, packed: &TensorLayout) -> Result<CubeTensor, Error> {
-    if super::check_strides(Operand::Data, data.meta.strides(), packed).is_ok() {
-        return Ok(data.copy());
-    }
-    // Any other layout is copied into a buffer of its own, packed: the layout the writes were
-    // grouped for.
-    fusion::laid_out(Operand::Data, data, packed)
+/// A packed tensor of `data`'s values in a buffer of its own (the layout the writes were grouped
+/// for), copied by stridex's slice kernel whatever `data`'s layout. Burn's own copy (`copy`)
+/// allocates as Burn does: on CUDA with rows padded (a `[5, 3]` f32 copy has strides `[4, 1]`),
+/// and writes grouped for the packed layout then landed in the padding and the wrong rows.
+fn packed_copy(data: CubeTensor) -> Result<CubeTensor, Error> {
+    fusion::packed_operand(Operand::Data, data)
 }
 
 /// A scatter as Burn's fusion stream runs it, with its writes grouped before it was registered.

@@ -21,7 +21,8 @@ const CPU_TILE_MAX: u32 = 1024;
 
 /// `data` is an array of 32-bit words, `output` of vectors of `NO` words (the walk's `line`);
 /// `index0..index3` are the index buffers the walk's reads name (unused ones may be any
-/// buffer). Offsets are wrapping 32-bit sums of signed coefficients, as in the row kernel;
+/// buffer). Offsets are wrapping 32-bit sums of signed coefficients from a `base` passed at
+/// launch, as in the row kernel;
 /// chains check `error`-policy indices on the host, so this kernel only keeps every read in
 /// bounds (an index out of range reads element 0 of its axis, and its element converts 0).
 #[allow(clippy::too_many_arguments)]
@@ -35,13 +36,14 @@ pub fn convert_kernel<NO: Size>(
     output: &mut [Vector<u32, NO>],
     status: &mut [u32],
     limit: u32,
+    base: u32,
     #[comptime] w: ConvertWalk,
 ) {
     let pos = ABSOLUTE_POS;
     if start(pos, status, limit, w.dynamic, w.invocations) {
         let tiles = comptime!(w.row_len.div_ceil(w.tile) as usize);
         let first = (pos % tiles) * comptime!(w.tile as usize);
-        tile(data, index0, index1, index2, index3, output, pos / tiles, first, w);
+        tile(data, index0, index1, index2, index3, output, pos / tiles, first, base, w);
     }
 }
 
@@ -57,12 +59,13 @@ fn tile<NO: Size>(
     output: &mut [Vector<u32, NO>],
     row: usize,
     first: usize,
+    base: u32,
     #[comptime] w: ConvertWalk,
 ) {
     let slots = comptime!(w.reads.len().max(1));
     let mut ats = Array::<u32>::new(slots);
     let mut vals = Array::<u32>::new(slots);
-    let (out_row, src, channel) = row_start(row, &mut ats, w.clone());
+    let (out_row, src, channel) = row_start(row, base, &mut ats, w.clone());
     let mut row_src = src;
     let mut row_ok = true;
     #[unroll]
@@ -163,7 +166,7 @@ fn store<NO: Size>(
 /// its channel (0 when the channel is not a row coordinate); each read's row part into `ats`.
 /// Innermost dimension first; the outermost takes what is left, undivided.
 #[cube]
-fn row_start(row: usize, ats: &mut Array<u32>, #[comptime] w: ConvertWalk) -> (usize, u32, u32) {
+fn row_start(row: usize, base: u32, ats: &mut Array<u32>, #[comptime] w: ConvertWalk) -> (usize, u32, u32) {
     let n = comptime!(w.outer.len());
     let reads = comptime!(w.reads.len());
     #[unroll]
@@ -172,10 +175,10 @@ fn row_start(row: usize, ats: &mut Array<u32>, #[comptime] w: ConvertWalk) -> (u
     }
     let mut rem = row;
     let mut out = 0usize;
+    // The base is a launch argument, as in the row kernel (`rows::rows_kernel` says why); added
+    // to a new variable, so that `base` itself is not bound.
     let mut src = 0u32;
-    if comptime!(w.base != 0) {
-        src = comptime!(w.base as u32);
-    }
+    src += base;
     let mut channel = 0u32;
     #[unroll]
     for i in 0..n {
@@ -472,6 +475,9 @@ pub(super) unsafe fn queue(
 ) {
     let (mut limit, src_words, out_words) = (w.invocations, w.src_words as usize, w.out_words as usize);
     let mut w = w.count_free();
+    // A launch argument (see `rows::rows_kernel`), in two's complement.
+    let base = w.base as u32;
+    w.base = 0;
     if launch::is_cpu(client) {
         if let Some((tile, invocations)) = cpu_tile(&w, limit) {
             limit = invocations;
@@ -497,6 +503,7 @@ pub(super) unsafe fn queue(
             BufferArg::from_raw_parts(output.clone(), out_words),
             BufferArg::from_raw_parts(status.clone(), 2),
             limit,
+            base,
             w,
         );
     }
@@ -508,7 +515,8 @@ pub(super) fn definition(w: &ConvertWalk) -> KernelDefinition {
         convert_kernel::ConvertKernel,
         buffers[data index0 index1 index2 index3 output status],
         (),
+        (),
         w.line as usize,
-        w.count_free(),
+        ConvertWalk { base: 0, ..w.count_free() },
     )
 }

@@ -20,6 +20,14 @@ use stridex_core::kernel::{ReadDesc, RowAccess, RowWalk};
 ///
 /// `limit` bounds the invocations of a walk with a `_` leading dimension (its count is not a
 /// constant); other walks are bounded by their constant invocation count and ignore it.
+///
+/// `base` is the walk's base position ([`RowWalk::base`], two's complement), passed at launch
+/// and not baked in: NVRTC (CUDA 13.0 and 13.5, seen on an H200 and offline) splits a constant
+/// term out of a 32-bit offset before widening it to an address, `zext(x + 13 - 12)` becoming
+/// `zext(x - 12) + 13`, so a reversed walk whose first element lies at `base` read 16 GiB past
+/// its buffer. With the base unknown to the compiler, the constants left in an offset are the
+/// steps between a row's elements, and what remains after splitting them off is the offset of
+/// another element of the same row: in `0..2^32`, so widening it is exact.
 #[allow(clippy::too_many_arguments)]
 #[cube(launch_unchecked)]
 pub fn rows_kernel<E: Int, NI: Size, NO: Size>(
@@ -31,6 +39,7 @@ pub fn rows_kernel<E: Int, NI: Size, NO: Size>(
     output: &mut [Vector<E, NO>],
     status: &mut [u32],
     limit: u32,
+    base: u32,
     #[comptime] w: RowWalk,
 ) {
     let pos = ABSOLUTE_POS;
@@ -49,6 +58,7 @@ pub fn rows_kernel<E: Int, NI: Size, NO: Size>(
                     status,
                     pos * block + k,
                     0,
+                    base,
                     w.clone(),
                 );
             }
@@ -69,6 +79,7 @@ pub fn rows_kernel<E: Int, NI: Size, NO: Size>(
                 status,
                 pos / tiles,
                 first,
+                base,
                 w,
             );
         }
@@ -88,14 +99,15 @@ fn row_tile<E: Int, NI: Size, NO: Size>(
     status: &mut [u32],
     row: usize,
     first: usize,
+    base: u32,
     #[comptime] w: RowWalk,
 ) {
     if comptime!(w.reads.is_empty()) {
-        let (out_row, src) = slice_row(row, w.clone());
+        let (out_row, src) = slice_row(row, base, w.clone());
         slice_tile::<E, NI, NO>(data, output, first, out_row, src, w);
     } else {
         let mut ats = Array::<u32>::new(comptime!(w.reads.len()));
-        let (out_row, src) = gather_row(row, &mut ats, w.clone());
+        let (out_row, src) = gather_row(row, base, &mut ats, w.clone());
         gather_tile::<E, NI, NO>(
             data, index0, index1, index2, index3, output, status, first, out_row, src, &mut ats, w,
         );
@@ -122,14 +134,15 @@ fn tile_line(first: usize, #[comptime] j: usize, #[comptime] w: RowWalk) -> usiz
 /// Where a slice's row `row` starts: its first output line and its source position (in source
 /// units). Innermost dimension first; the outermost takes what is left, undivided.
 #[cube]
-fn slice_row(row: usize, #[comptime] w: RowWalk) -> (usize, u32) {
+fn slice_row(row: usize, base: u32, #[comptime] w: RowWalk) -> (usize, u32) {
     let n = comptime!(w.outer.len());
     let mut rem = row;
     let mut out = 0usize;
+    // The base is a launch argument (see `rows_kernel`). Added to a new variable: `let mut src
+    // = base` would bind `base` itself, and the next row of a block would start where this
+    // one ended.
     let mut src = 0u32;
-    if comptime!(w.base != 0) {
-        src = comptime!(w.base as u32);
-    }
+    src += base;
     #[unroll]
     for i in 0..n {
         let d = comptime!(w.outer[n - 1 - i]);
@@ -151,7 +164,7 @@ fn slice_row(row: usize, #[comptime] w: RowWalk) -> (usize, u32) {
 /// [`slice_row`] for a walk with reads: also each read's row part of its index offset, into
 /// `ats`.
 #[cube]
-fn gather_row(row: usize, ats: &mut Array<u32>, #[comptime] w: RowWalk) -> (usize, u32) {
+fn gather_row(row: usize, base: u32, ats: &mut Array<u32>, #[comptime] w: RowWalk) -> (usize, u32) {
     let n = comptime!(w.outer.len());
     let reads = comptime!(w.reads.len());
     #[unroll]
@@ -160,10 +173,11 @@ fn gather_row(row: usize, ats: &mut Array<u32>, #[comptime] w: RowWalk) -> (usiz
     }
     let mut rem = row;
     let mut out = 0usize;
+    // The base is a launch argument (see `rows_kernel`). Added to a new variable: `let mut src
+    // = base` would bind `base` itself, and the next row of a block would start where this
+    // one ended.
     let mut src = 0u32;
-    if comptime!(w.base != 0) {
-        src = comptime!(w.base as u32);
-    }
+    src += base;
     #[unroll]
     for i in 0..n {
         let d = comptime!(w.outer[n - 1 - i]);
@@ -819,6 +833,10 @@ pub(super) unsafe fn queue(
     let (mut limit, src_units, out_units) = (w.invocations, w.src_words as usize, w.out_words as usize);
     let mut w = w.count_free();
     w.spread = super::tile_spread(client);
+    // A launch argument (see `rows_kernel`): walks that differ only in it share a kernel. Its
+    // two's complement, as the kernel's wrapping sums take it.
+    let base = w.base as u32;
+    w.base = 0;
     if cpu {
         if let Some((tile, invocations)) = cpu_tile(&w, limit) {
             limit = invocations;
@@ -844,13 +862,16 @@ pub(super) unsafe fn queue(
         let (ni, no) = (w.src_line() as usize, w.line as usize);
         match unit_bytes {
             1 => rows_kernel::launch_unchecked::<u8>(
-                client, count, dim, ni, no, data, index0, index1, index2, index3, output, status, limit, w,
+                client, count, dim, ni, no, data, index0, index1, index2, index3, output, status, limit,
+                base, w,
             ),
             2 => rows_kernel::launch_unchecked::<u16>(
-                client, count, dim, ni, no, data, index0, index1, index2, index3, output, status, limit, w,
+                client, count, dim, ni, no, data, index0, index1, index2, index3, output, status, limit,
+                base, w,
             ),
             _ => rows_kernel::launch_unchecked::<u32>(
-                client, count, dim, ni, no, data, index0, index1, index2, index3, output, status, limit, w,
+                client, count, dim, ni, no, data, index0, index1, index2, index3, output, status, limit,
+                base, w,
             ),
         }
     }
@@ -861,9 +882,11 @@ pub(super) unsafe fn queue(
 pub(super) fn definition(w: &RowWalk) -> KernelDefinition {
     let mut free = w.count_free();
     free.spread = super::offline_tile_spread();
+    free.base = 0;
     offline_definition!(
         rows_kernel::RowsKernel<u32>,
         buffers[data index0 index1 index2 index3 output status],
+        (),
         (),
         w.src_line() as usize,
         w.line as usize,
