@@ -2,7 +2,7 @@
 //! must come back untouched, and inputs that must come back unchanged.
 
 use super::{first_bad_index, GatherOp, ScatterOp, SliceOp};
-use crate::device::{with_client, Device};
+use crate::device::Device;
 use crate::element::{Element, IndexElement};
 use crate::error::Error;
 use crate::kernels::Launch;
@@ -20,17 +20,8 @@ fn run_guarded<K: Launch>(
     inputs: &[(Operand, Vec<u8>)],
     out_bytes: usize,
 ) -> Result<(bool, Vec<u8>), Error> {
-    with_client!(device, c => {
-        let buffers: Vec<_> = inputs.iter().map(|(_, bytes)| guarded(c, bytes)).collect();
-        let o = guarded(c, &vec![0; out_bytes]);
-        let views: Vec<&Handle> = buffers.iter().map(|g| &g.view).collect();
-        let (flagged, _) = wait_all(c, kernel.queue(c, &views, &o.view), vec![])?;
-        for (g, (tensor, bytes)) in buffers.into_iter().zip(inputs) {
-            if unguard(c, g, *tensor)? != *bytes {
-                return Err(Error::Device(format!("the `{tensor}` buffer was written")));
-            }
-        }
-        Ok((flagged, unguard(c, o, Operand::Output)?))
+    launch_guarded(device, inputs, &vec![0; out_bytes], |c, views, o| {
+        exclusive(|| wait_all(c, kernel.queue(c, views, o), vec![]).map(|(flagged, _)| flagged))
     })
 }
 
@@ -94,30 +85,31 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
             (Operand::Updates, padded(&T::bytes(updates), bytes_of(Operand::Updates)?)),
         ];
         let dest = padded(&T::bytes(data), bytes_of(Operand::Data)?);
-        let out = launch_guarded(device, &inputs, &dest, |c, v, d| self.launch(c, d, v[0], v[1]))?;
+        let ((), out) = launch_guarded(device, &inputs, &dest, |c, v, d| self.launch(c, d, v[0], v[1]))?;
         Ok(Tensor::from_bytes(&plan.map.data, &out))
     }
 }
 
 /// Runs `launch` (which takes stridex's device lock itself) on guarded copies of `inputs`, which
-/// must come back unchanged, and of `dest`, updated in place: the new bytes of `dest`.
-fn launch_guarded(
+/// must come back unchanged, and of `dest`, updated in place: what `launch` returned, and the
+/// new bytes of `dest`.
+fn launch_guarded<R>(
     device: &Device,
     inputs: &[(Operand, Vec<u8>)],
     dest: &[u8],
-    launch: impl FnOnce(&Client, &[&Handle], &Handle) -> Result<(), Error>,
-) -> Result<Vec<u8>, Error> {
+    launch: impl FnOnce(&Client, &[&Handle], &Handle) -> Result<R, Error>,
+) -> Result<(R, Vec<u8>), Error> {
     let c = device.client();
     device.on_stream(|| {
         let buffers: Vec<Guarded> = exclusive(|| inputs.iter().map(|(_, bytes)| guarded(c, bytes)).collect());
         let d = exclusive(|| guarded(c, dest));
-        launch(c, &buffers.iter().map(|g| &g.view).collect::<Vec<_>>(), &d.view)?;
+        let returned = launch(c, &buffers.iter().map(|g| &g.view).collect::<Vec<_>>(), &d.view)?;
         for (g, (tensor, bytes)) in buffers.into_iter().zip(inputs) {
             if exclusive(|| unguard(c, g, *tensor))?[..bytes.len()] != bytes[..] {
                 return Err(Error::Device(format!("the `{tensor}` buffer was written")));
             }
         }
-        exclusive(|| unguard(c, d, Operand::Output))
+        Ok((returned, exclusive(|| unguard(c, d, Operand::Output))?))
     })
 }
 
@@ -181,27 +173,15 @@ impl<T: Element, I: super::IndexTypes, O: Element> super::ChainOp<T, I, O> {
         let (plan, kernel) = self.at(count, "run")?;
         super::check_len(Operand::Data, &plan.data, &self.desc().data, data.len())?;
         let bytes_of = |t| Self::bytes(&plan, kernel.as_deref(), t);
-        let data_bytes = padded(&T::bytes(data), bytes_of(Operand::Data));
-        with_client!(device, c => {
-            let d = guarded(c, &data_bytes);
-            let mut ix = Vec::new();
-            for (g, bytes) in indices.iter().enumerate() {
-                ix.push(guarded(c, &padded(bytes, Self::index_bytes_of(&plan, g)?)));
-            }
-            let o = guarded(c, &vec![0; bytes_of(Operand::Output)]);
-            let views: Vec<&Handle> = ix.iter().map(|g| &g.view).collect();
-            // `with_client` holds the device lock.
-            self.launch_locked(c, count, &d.view, &views, &o.view, true)?;
-            if unguard(c, d, Operand::Data)? != data_bytes {
-                return Err(Error::Device("the data buffer was written".into()));
-            }
-            for (g, bytes) in ix.into_iter().zip(indices) {
-                if unguard(c, g, Operand::Indices)?[..bytes.len()] != bytes[..] {
-                    return Err(Error::Device("an index buffer was written".into()));
-                }
-            }
-            Ok(Tensor::from_bytes(&plan.output, &unguard(c, o, Operand::Output)?))
-        })
+        let mut inputs = vec![(Operand::Data, padded(&T::bytes(data), bytes_of(Operand::Data)))];
+        for (g, bytes) in indices.iter().enumerate() {
+            inputs.push((Operand::Indices, padded(bytes, Self::index_bytes_of(&plan, g)?)));
+        }
+        let out = vec![0; bytes_of(Operand::Output)];
+        let ((), bytes) = launch_guarded(device, &inputs, &out, |c, v, o| {
+            exclusive(|| self.launch_locked(c, count, v[0], &v[1..], o, true))
+        })?;
+        Ok(Tensor::from_bytes(&plan.output, &bytes))
     }
 }
 
@@ -224,7 +204,7 @@ impl<T: Element, I: super::IndexTypes, O: Element> super::ChainOp<T, I, O> {
             inputs.push((Operand::Indices, padded(bytes, Self::index_bytes_of(plan, g)?)));
         }
         let out = padded(&O::bytes(dest), self.buffer_bytes(Operand::Output)?);
-        let out = launch_guarded(device, &inputs, &out, |c, v, d| self.launch(c, v[0], &v[1..], d))?;
+        let ((), out) = launch_guarded(device, &inputs, &out, |c, v, d| self.launch(c, v[0], &v[1..], d))?;
         Ok(O::from_bytes(&out[..dest.len() * O::DTYPE.size()]))
     }
 }
