@@ -307,13 +307,11 @@ fn kv_write_of_projection(env: &Env) -> Option<ChainOutcome> {
     let dev = &env.device;
     let bq = Tensor::<4>::from_data(TensorData::new(qkv.clone(), [n, 3, 8, 128]), (dev, DType::F16));
     let bi = Tensor::<1, Int>::from_data(TensorData::new(ids.clone(), [n]), dev);
-    let mut acc =
-        Some(Tensor::<4>::from_data(TensorData::new(cache.clone(), [slots, 1, 8, 128]), (dev, DType::F16)));
-    let (tb, ()) = env.burn(dev, || {
-        let k = bq.clone().slice(s![.., 1..2, .., ..]);
-        acc = acc.take().map(|t| t.select_assign(0, bi.clone(), k, IndexingUpdateOp::Assign));
+    let start = Tensor::<4>::from_data(TensorData::new(cache.clone(), [slots, 1, 8, 128]), (dev, DType::F16));
+    let (tb, written) = env.burn_in_place(dev, start, |t| {
+        t.select_assign(0, bi.clone(), bq.clone().slice(s![.., 1..2, .., ..]), IndexingUpdateOp::Assign)
     });
-    let got = acc.expect("the cache").into_data().try_to_vec::<f16>().expect("f16 values");
+    let got = written.into_data().try_to_vec::<f16>().expect("f16 values");
     check("Burn", case, &bits(&got), &expected);
     let rows = n * row * 2;
     Some(ChainOutcome {
@@ -399,8 +397,7 @@ fn moe_combine(env: &Env) -> ChainOutcome {
         t.select_assign(0, bo.clone(), be.clone().select(0, br.clone()), IndexingUpdateOp::Add)
     };
     check("Burn", case, &combine(bt.clone()).into_data().try_to_vec::<f32>().unwrap(), &expected);
-    let mut acc = Some(bt);
-    let (tb, ()) = env.burn(dev, || acc = acc.take().map(combine));
+    let (tb, _) = env.burn_in_place(dev, bt, combine);
     let (picked, token_rows) = (picks * row * 4, tokens * row * 4);
     ChainOutcome {
         case,

@@ -213,16 +213,13 @@ fn kv_cache(env: &Env) -> Option<InteropOutcome> {
     let bi = Tensor::<1, Int>::from_data(TensorData::new(ids.clone(), [n]), dev);
     let bn = Tensor::<3>::from_data(TensorData::new(new.clone(), [n, 8, 128]), (dev, DType::F16));
     let halves = |t: Tensor<3>| bits(&t.into_data().try_to_vec::<f16>().expect("f16 values"));
-    let mut acc = Some(fresh());
-    let (fused, ()) = env.burn(dev, || {
-        acc = acc.take().map(|t| op.apply(t, bi.clone(), bn.clone()).expect("apply"));
+    let (fused, written) =
+        env.burn_in_place(dev, fresh(), |t| op.apply(t, bi.clone(), bn.clone()).expect("apply"));
+    check("apply in the fusion stream", case, &halves(written), &expected_bits);
+    let (burn, written) = env.burn_in_place(dev, fresh(), |t| {
+        t.select_assign(0, bi.clone(), bn.clone(), IndexingUpdateOp::Assign)
     });
-    check("apply in the fusion stream", case, &halves(acc.expect("the cache")), &expected_bits);
-    let mut acc = Some(fresh());
-    let (burn, ()) = env.burn(dev, || {
-        acc = acc.take().map(|t| t.select_assign(0, bi.clone(), bn.clone(), IndexingUpdateOp::Assign));
-    });
-    check("Burn", case, &halves(acc.expect("the cache")), &expected_bits);
+    check("Burn", case, &halves(written), &expected_bits);
     Some(InteropOutcome {
         case,
         bytes: 2 * n * row * 2 + n * 4,

@@ -365,6 +365,16 @@ impl Env<'_> {
         (t, last.expect("ran"))
     }
 
+    /// [`Env::burn`] of an op that takes its tensor and returns it updated (Burn's in-place
+    /// ops; a KV cache written each call): each call on the last one's result, from `tensor`.
+    /// The median time, and the last result (held until each call's sync, so that Burn's
+    /// fusion cannot drop the op unrun).
+    pub fn burn_in_place<T>(&self, device: &Device, tensor: T, mut op: impl FnMut(T) -> T) -> (f64, T) {
+        let mut acc = Some(tensor);
+        let (t, ()) = self.burn(device, || acc = acc.take().map(&mut op));
+        (t, acc.expect("ran"))
+    }
+
     /// Runs `peer` on each of `self.peers`: it builds its tensors on the device it is given,
     /// checks Burn's output and returns a timer of Burn's op there ([`burn_timer`]). Returns
     /// each peer that could run the op, with its timer.
