@@ -27,11 +27,11 @@ fn fault_of(e: &RuleError) -> Option<DynamicFault> {
 }
 
 /// The walk with its count taken out: what must be the same for every count.
-fn count_free(walk: Option<Walk>) -> Option<String> {
+fn specialized(walk: Option<Walk>) -> Option<String> {
     walk.map(|w| match w {
-        Walk::Rows(r) => format!("{:?}", r.count_free()),
-        Walk::Slots(s) => format!("{:?}", s.count_free()),
-        Walk::Convert(c) => format!("{:?}", c.count_free()),
+        Walk::Rows(r) => format!("{:?}", r.specialized()),
+        Walk::Slots(s) => format!("{:?}", s.specialized()),
+        Walk::Convert(c) => format!("{:?}", c.specialized()),
     })
 }
 
@@ -49,7 +49,7 @@ fn check_given(
     desc: &dyn std::fmt::Debug,
 ) {
     assert!(placeholder.as_ref().is_none_or(|w| w.is_dynamic()), "{desc:?}");
-    assert_eq!(count_free(walk.clone()), count_free(placeholder.clone()), "{desc:?} at {count}");
+    assert_eq!(specialized(walk.clone()), specialized(placeholder.clone()), "{desc:?} at {count}");
     let given = placeholder.as_ref().map(|w| w.with_count(count, sizes.0, sizes.1, sizes.2));
     assert_eq!(given, walk.map(Some), "{desc:?} at {count}");
 }
@@ -306,12 +306,12 @@ fn random_chains_take_a_count_where_every_stage_keeps_it() {
             match desc.plan() {
                 Ok(p) => {
                     assert!(p.dynamic_leading && p.output.sizes[0] == PLACEHOLDER, "{desc:?}");
-                    let one = count_free(ChainKernelDesc::new(&p).unwrap().map(|k| k.walk));
+                    let one = specialized(ChainKernelDesc::new(&p).unwrap().map(|k| k.walk));
                     for count in [3, 4, 7] {
                         let at = dynamic::chain_at(&desc, count).unwrap();
                         assert_eq!(at.output.sizes[0], count, "{desc:?}");
                         let kernel = ChainKernelDesc::new(&at).unwrap().map(|k| k.walk);
-                        assert_eq!(count_free(kernel), one, "{desc:?} at {count}");
+                        assert_eq!(specialized(kernel), one, "{desc:?} at {count}");
                     }
                     // Each stage after the count's receives it as its leading size.
                     for stage in first..=desc.stages.len() {

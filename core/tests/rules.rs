@@ -590,7 +590,7 @@ fn a_dynamic_leading_size_plans_one_kernel_for_every_count() {
         let at = dynamic::gather_at(&desc, count).unwrap();
         assert_eq!(shape(&at), [count, 8, 64]);
         let c = w.with_count(count, &at.data, &at.output, 4).unwrap();
-        assert_eq!(c.count_free(), w.count_free());
+        assert_eq!(c.specialized(), w.specialized());
         assert_eq!(c.invocations, w.invocations / 2 * count as u32);
         assert_eq!(c.out_words as usize, count * 8 * 64);
     }

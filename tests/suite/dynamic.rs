@@ -34,7 +34,7 @@ fn a_gather_serves_every_count() {
     // One kernel: the walk it is specialized on does not name a count.
     let Some(Walk::Rows(w)) = EMBED.kernel().unwrap().map(|k| &k.walk) else { panic!("a row walk") };
     assert!(w.dynamic);
-    assert_eq!(w.count_free().invocations, 0);
+    assert_eq!(w.specialized().invocations, 0);
 }
 
 #[test]

@@ -50,10 +50,8 @@ fn rows(c: &Client, w: &RowWalk) -> String {
     let (ni, no) = (w.src_line() as usize, w.line as usize);
     let (device, target) = props(c);
     // Off the CPU runtime the launcher spreads tiles only where STRIDEX_TILE says (wgpu).
-    let mut free = w.count_free();
+    let mut free = w.specialized();
     free.spread = std::env::var("STRIDEX_TILE").as_deref() == Ok("spread");
-    // The base is a launch argument: the walk the kernel is specialized on has none.
-    free.base = 0;
     let kernel = rows_kernel::RowsKernel::<u32>::new(
         settings(),
         device,
@@ -106,7 +104,7 @@ fn explain_builds_the_kernel_cubecl_launches() {
                     (),
                     (),
                     n,
-                    m.count_free(),
+                    m.specialized(),
                     k.reads.clone(),
                 );
                 wgsl(kernel.define())
@@ -142,7 +140,7 @@ fn explain_builds_the_kernel_cubecl_launches() {
                     (),
                     (),
                     n,
-                    m.count_free(),
+                    m.specialized(),
                 );
                 wgsl(kernel.define())
             }

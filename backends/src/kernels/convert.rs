@@ -474,10 +474,9 @@ pub(super) unsafe fn queue(
     status: &Handle,
 ) {
     let (mut limit, src_words, out_words) = (w.invocations, w.src_words as usize, w.out_words as usize);
-    let mut w = w.count_free();
     // A launch argument (see `rows::rows_kernel`), in two's complement.
     let base = w.base as u32;
-    w.base = 0;
+    let mut w = w.specialized();
     if launch::is_cpu(client) {
         if let Some((tile, invocations)) = cpu_tile(&w, limit) {
             limit = invocations;
@@ -517,6 +516,6 @@ pub(super) fn definition(w: &ConvertWalk) -> KernelDefinition {
         (),
         (),
         w.line as usize,
-        ConvertWalk { base: 0, ..w.count_free() },
+        w.specialized(),
     )
 }

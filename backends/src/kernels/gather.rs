@@ -144,7 +144,7 @@ impl Launch for GatherKernelDesc {
                     BufferArg::from_raw_parts(status.clone(), 2),
                     m.invocations,
                     m.out_slots,
-                    m.count_free(),
+                    m.specialized(),
                     self.reads.clone(),
                 ),
             }
@@ -162,7 +162,7 @@ impl Launch for GatherKernelDesc {
                 (),
                 (),
                 m.line as usize,
-                m.count_free(),
+                m.specialized(),
                 self.reads.clone(),
             ),
         };

@@ -830,13 +830,12 @@ pub(super) unsafe fn queue(
     let w = narrow.as_ref().unwrap_or(w);
     // The count-free walk is what the kernel is specialized on: for a `_` walk, every count
     // shares one compiled kernel, bounded by `limit`, with buffers of this count's lengths.
+    // The base is a launch argument (see `rows_kernel`), in two's complement as the kernel's
+    // wrapping sums take it; the specialized walk has none.
     let (mut limit, src_units, out_units) = (w.invocations, w.src_words as usize, w.out_words as usize);
-    let mut w = w.count_free();
-    w.spread = super::tile_spread(client);
-    // A launch argument (see `rows_kernel`): walks that differ only in it share a kernel. Its
-    // two's complement, as the kernel's wrapping sums take it.
     let base = w.base as u32;
-    w.base = 0;
+    let mut w = w.specialized();
+    w.spread = super::tile_spread(client);
     if cpu {
         if let Some((tile, invocations)) = cpu_tile(&w, limit) {
             limit = invocations;
@@ -880,9 +879,8 @@ pub(super) unsafe fn queue(
 /// The row kernel's definition for `w`, as its launcher specializes it off the CPU runtime
 /// (for `explain`; tiles as [`super::offline_tile_spread`] says).
 pub(super) fn definition(w: &RowWalk) -> KernelDefinition {
-    let mut free = w.count_free();
+    let mut free = w.specialized();
     free.spread = super::offline_tile_spread();
-    free.base = 0;
     offline_definition!(
         rows_kernel::RowsKernel<u32>,
         buffers[data index0 index1 index2 index3 output status],

@@ -85,7 +85,7 @@ impl Launch for SliceKernelDesc {
                     BufferArg::from_raw_parts(status.clone(), 2),
                     m.invocations,
                     m.out_slots,
-                    m.count_free(),
+                    m.specialized(),
                 ),
             }
         }
@@ -102,7 +102,7 @@ impl Launch for SliceKernelDesc {
                 (),
                 (),
                 m.line as usize,
-                m.count_free(),
+                m.specialized(),
             ),
         };
         vec![(None, Some(definition))]

@@ -392,7 +392,7 @@ fn leading_count(tensor: Operand, decl: &stridex_core::TensorDecl, given: usize)
 
 /// A `_` op's walk (planned at the placeholder count) for `count` leading steps, with the
 /// buffers of the plan for that count. The kernel it launches is specialized on
-/// [`stridex_core::kernel::RowWalk::count_free`], the same for every count.
+/// [`stridex_core::kernel::RowWalk::specialized`], the same for every count.
 fn walk_at(walk: &Walk, count: usize, plan: &impl OpPlan) -> Result<Walk, Error> {
     let elem_bytes = plan.data_type().size();
     walk.with_count(count, plan.source(), plan.output(), elem_bytes).ok_or(Error::Rule(RuleError::TooLarge {

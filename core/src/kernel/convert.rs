@@ -175,9 +175,11 @@ impl ConvertWalk {
         self.inner.iter().any(|d| d.channel)
     }
 
-    /// The walk as the kernel is specialized on it (see [`super::RowWalk::count_free`]).
-    pub fn count_free(&self) -> ConvertWalk {
+    /// The walk as the kernel is specialized on it: without its base (a launch argument) or,
+    /// for a `_` walk, its count (see [`super::RowWalk::specialized`]).
+    pub fn specialized(&self) -> ConvertWalk {
         let mut w = self.clone();
+        w.base = 0;
         if w.dynamic {
             if let Some(d) = w.outer.first_mut() {
                 d.size = 0;

@@ -84,12 +84,12 @@ impl Walk {
         }
     }
 
-    /// What the kernel is specialized on (see [`RowWalk::count_free`]).
-    pub fn count_free(&self) -> Walk {
+    /// What the kernel is specialized on (see [`RowWalk::specialized`]).
+    pub fn specialized(&self) -> Walk {
         match self {
-            Walk::Rows(w) => Walk::Rows(w.count_free()),
-            Walk::Slots(m) => Walk::Slots(m.count_free()),
-            Walk::Convert(c) => Walk::Convert(Box::new(c.count_free())),
+            Walk::Rows(w) => Walk::Rows(w.specialized()),
+            Walk::Slots(m) => Walk::Slots(m.specialized()),
+            Walk::Convert(c) => Walk::Convert(Box::new(c.specialized())),
         }
     }
 
@@ -126,19 +126,23 @@ impl Walk {
             let (lead, a, b) = (lead.map(|s| s as usize), a as usize, b as usize);
             dynamic && lead == Some(first) && a % first == 0 && (a / first) * second == b
         };
+        // The base is a launch argument, left out of the specialized walks, but `with_count`
+        // keeps the placeholder's: it must not move with the count.
         match (self, other) {
             (Walk::Rows(a), Walk::Rows(b)) => {
-                a.count_free() == b.count_free()
+                a.specialized() == b.specialized()
+                    && a.base == b.base
                     && per_count(a.dynamic, a.outer.first().map(|d| d.size), a.invocations, b.invocations)
             }
             (Walk::Convert(a), Walk::Convert(b)) => {
-                a.count_free() == b.count_free()
+                a.specialized() == b.specialized()
+                    && a.base == b.base
                     && per_count(a.dynamic, a.outer.first().map(|d| d.size), a.invocations, b.invocations)
             }
             (Walk::Slots(a), Walk::Slots(b)) => {
                 a.dynamic
                     && a.check_total
-                    && a.count_free() == b.count_free()
+                    && a.specialized() == b.specialized()
                     && a.dims.first().is_some_and(|d| d.size as usize == first && !d.check)
             }
             _ => false,

@@ -91,7 +91,7 @@ pub struct RowWalk {
     pub base: i64,
     pub invocations: u32,
     /// `outer[0]` is a `_` leading dimension: its size is the count, the kernel bounds its
-    /// invocations by a launch argument, and only [`RowWalk::count_free`] is specialized on.
+    /// invocations by a launch argument, and only [`RowWalk::specialized`] is compiled in.
     pub dynamic: bool,
     /// Source and output buffer words the kernel may touch (multiples of their vector widths).
     pub src_words: u32,
@@ -285,11 +285,14 @@ impl RowWalk {
 }
 
 impl RowWalk {
-    /// The walk as the kernel is specialized on it: for a `_` walk, without what depends on
-    /// the count (the leading size, the invocation limit, the buffer lengths), so every count
-    /// shares one compiled kernel.
-    pub fn count_free(&self) -> RowWalk {
+    /// The walk as the kernel is specialized on it: without its base, which the kernel takes
+    /// as a launch argument (a constant base lets NVRTC fold it out of a 32-bit offset before
+    /// widening, which reads gigabytes off the buffer when the sum wraps below zero), and, for
+    /// a `_` walk, without what depends on the count (the leading size, the invocation limit,
+    /// the buffer lengths), so every count shares one compiled kernel.
+    pub fn specialized(&self) -> RowWalk {
         let mut w = self.clone();
+        w.base = 0;
         if w.dynamic {
             if let Some(d) = w.outer.first_mut() {
                 d.size = 0;

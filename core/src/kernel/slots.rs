@@ -42,7 +42,7 @@ pub struct MoveDesc {
     pub src_words: u32,
     pub out_words: u32,
     /// `dims[0]` is a `_` leading dimension: the kernel bounds its invocations and slots by
-    /// launch arguments, and only [`MoveDesc::count_free`] is specialized on.
+    /// launch arguments, and only [`MoveDesc::specialized`] is specialized on.
     pub dynamic: bool,
 }
 
@@ -227,7 +227,7 @@ fn merge_after(mut dims: Vec<Dim>, dynamic: bool) -> Vec<Dim> {
 impl MoveDesc {
     /// The walk as the kernel is specialized on it: for a `_` walk, without what depends on
     /// the count, so every count shares one compiled kernel.
-    pub fn count_free(&self) -> MoveDesc {
+    pub fn specialized(&self) -> MoveDesc {
         let mut m = self.clone();
         if m.dynamic {
             if let Some(d) = m.dims.first_mut() {

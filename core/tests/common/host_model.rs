@@ -195,12 +195,12 @@ pub fn run_rows(w: &RowWalk, data: &[u32], indices: &[&[u32]], out: &mut [u32]) 
 
 /// Runs `m` as `gather_kernel` (with `reads`: one, or a GatherND tuple's) or `slice_kernel`
 /// (none) do, invocation by
-/// invocation: specialized on `m.count_free()` and launched with `m.invocations` and
+/// invocation: specialized on `m.specialized()` and launched with `m.invocations` and
 /// `m.out_slots` as the `limit` and `slots` arguments; returns whether the error flag was
 /// raised. Every word it reads or writes is checked against the lengths the launch gives the
 /// kernel (`src_words`, `out_words`, the indices' length), as the kernel runs unchecked.
 pub fn run_slots(m: &MoveDesc, reads: &[IndexRead], data: &[u32], indices: &[u32], out: &mut [u32]) -> bool {
-    let k = m.count_free();
+    let k = m.specialized();
     let (limit, slots) = (m.invocations as usize, m.out_slots as usize);
     let (line, lanes) = (k.line as usize, k.lanes as usize);
     assert!(lanes == 1 || line == 1, "{m:?}");
