@@ -1,6 +1,6 @@
 //! A scatter's plan on the host: the kernel's unit (16-byte vectors where every run is whole
 //! aligned 16-byte blocks, as an embedding's rows and a KV cache's are, narrower where a run or a
-//! stride is not) and the grouping of many writes (a radix sort) against a naive one.
+//! stride is not) and the grouping of many writes (radix and comparison sorts) against a naive one.
 
 use std::collections::BTreeMap;
 use stridex_core::kernel::ScatterKernelDesc;
@@ -73,12 +73,12 @@ fn tiles_stay_in_the_packed_innermost_dimension() {
     assert_eq!(along_axis_1(16), (4, 16, 4, 4));
 }
 
-/// 300000 ids into 70000 rows (two radix passes: keys past 2^16) and into 50 rows (one):
-/// each row's list holds its ids' positions in order.
+/// Ids into rows, each row's list holding its ids' positions in order, by both sorts: radix
+/// (300000 ids into 70000 rows and 70000 into 10^6: two passes, keys past 2^16; 300000 into
+/// 50 rows: one) and comparison (5000 ids into 70000 rows).
 #[test]
 fn many_writes_group_in_order() {
-    for rows in [70_000usize, 50] {
-        let n = 300_000;
+    for (rows, n) in [(70_000usize, 300_000usize), (50, 300_000), (1_000_000, 70_000), (70_000, 5_000)] {
         let mut desc = ScatterDesc::new(
             GatherForm::Axis,
             GatherRules::OpenVino,
