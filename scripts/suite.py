@@ -8,11 +8,13 @@ test threads and 527 s test by test, while two processes ran twice the cases in 
 of one. This script builds the suite, lists its tests (after the libtest filters given),
 splits them into two shards of about equal time and runs both, each with `--exact` names.
 
-    python3 scripts/suite.py [cargo test options] [-- libtest filters]
+    python3 scripts/suite.py [cargo test options] [-- libtest filters and options]
 
-The cargo options choose the build (`--workspace`, `--features cpu,burn`); the environment
-(`STRIDEX_BACKEND`, `PROPTEST_CASES`, ...) reaches the tests unchanged. Exits non-zero when a
-shard fails, after printing both shards' output.
+The cargo options choose the build (`--workspace`, `--features cpu,burn`); after `--`, the
+filters choose the tests and libtest's options (`--ignored`, `--skip NAME`, `--nocapture`,
+`--test-threads=N`) reach both the listing and each shard; the environment (`STRIDEX_BACKEND`,
+`PROPTEST_CASES`, ...) reaches the tests unchanged. Exits non-zero when a shard fails or does
+not run, after printing every shard's output.
 """
 
 import json
@@ -39,6 +41,8 @@ WEIGHTS = {
     "chains::a_gather_folds_into_the_scatter": 6,
 }
 SHARDS = 2
+# libtest options that take the next argument as their value.
+VALUED = {"--skip", "--test-threads", "--color", "--format", "--logfile", "-Z", "--report-time"}
 
 
 def build(cargo_args):
@@ -61,22 +65,46 @@ def split(names):
     return [names for names, _ in shards if names]
 
 
+def libtest_args(args):
+    """Splits libtest's arguments into (filters, options), each option with its value."""
+    filters, options, it = [], [], iter(args)
+    for arg in it:
+        if arg.startswith("-"):
+            options.append(arg)
+            if arg in VALUED:
+                options.append(next(it, ""))
+        else:
+            filters.append(arg)
+    return filters, options
+
+
 def main():
     args = sys.argv[1:]
-    cargo_args, filters = (args[: args.index("--")], args[args.index("--") + 1 :]) if "--" in args else (args, [])
+    cargo_args, test_args = (args[: args.index("--")], args[args.index("--") + 1 :]) if "--" in args else (args, [])
+    filters, options = libtest_args(test_args)
     suite = build(cargo_args)
-    listed = subprocess.run([suite, "--list", *filters], stdout=subprocess.PIPE, check=True, text=True).stdout
+    listed = subprocess.run([suite, "--list", *options, *filters], stdout=subprocess.PIPE, check=True, text=True).stdout
     names = [line[: -len(": test")] for line in listed.splitlines() if line.endswith(": test")]
     if not names:
-        sys.exit("suite.py: no test matches " + " ".join(filters))
-    results = []
+        sys.exit("suite.py: no test matches " + " ".join(test_args))
+    shards = split(names)
+    results = [(None, "not run", len(shard)) for shard in shards]
 
-    def run(shard):
+    def run(i, shard):
         # The suite runs from the package root, as `cargo test` runs it.
-        p = subprocess.run([suite, "--exact", *shard], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        results.append((p.returncode, p.stdout, len(shard)))
+        try:
+            p = subprocess.run(
+                [suite, *options, "--exact", *shard],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+                errors="replace",
+            )
+            results[i] = (p.returncode, p.stdout, len(shard))
+        except Exception as e:  # noqa: BLE001 - reported, and the shard counts as failed
+            results[i] = (None, f"suite.py: the shard did not run: {e}\n", len(shard))
 
-    threads = [threading.Thread(target=run, args=(s,)) for s in split(names)]
+    threads = [threading.Thread(target=run, args=(i, s)) for i, s in enumerate(shards)]
     for t in threads:
         t.start()
     for t in threads:

@@ -377,6 +377,10 @@ impl ScatterPlan {
             previous = Some((key, ordinal));
         }
         groups.starts.push(groups.members.len() as u32);
+        // Sized for one run per write; a backward pass keeps the groups until it runs.
+        groups.keys.shrink_to_fit();
+        groups.starts.shrink_to_fit();
+        groups.members.shrink_to_fit();
         if let Some((first, second)) = duplicate {
             return Err(ScatterFault::Duplicate {
                 first: self.position(first, 0),

@@ -26,12 +26,13 @@ fn fault_of(e: &RuleError) -> Option<DynamicFault> {
     }
 }
 
-/// The walk with its count taken out: what must be the same for every count.
+/// The walk with its count taken out, and the base a row or convert kernel takes at launch
+/// (`with_count` keeps the placeholder's): what must be the same for every count.
 fn specialized(walk: Option<Walk>) -> Option<String> {
     walk.map(|w| match w {
-        Walk::Rows(r) => format!("{:?}", r.specialized()),
+        Walk::Rows(r) => format!("{:?} at {}", r.specialized(), r.base),
         Walk::Slots(s) => format!("{:?}", s.specialized()),
-        Walk::Convert(c) => format!("{:?}", c.specialized()),
+        Walk::Convert(c) => format!("{:?} at {}", c.specialized(), c.base),
     })
 }
 

@@ -810,7 +810,7 @@ const NARROW_GROUP_ROWS: u32 = 4;
 /// As for a gather (`GatherKernelDesc::queue`): the buffers hold the words the walk touches. For a `_` walk, `w` is the
 /// walk for one count (`RowWalk::with_count`): its invocation limit and buffer lengths come from
 /// the plan for that count, which passed every rule when the count was known, and the kernel
-/// it launches (specialized on the count-free walk) touches nothing past them.
+/// it launches (compiled for the specialized walk) touches nothing past them.
 pub(super) unsafe fn queue(
     client: &Client,
     w: &RowWalk,
@@ -828,7 +828,7 @@ pub(super) unsafe fn queue(
     // A narrow walk's unit is one element: `4 / lanes` bytes of the walk it came from.
     let unit_bytes = if narrow.is_some() { 4 / w.lanes } else { 4 };
     let w = narrow.as_ref().unwrap_or(w);
-    // The count-free walk is what the kernel is specialized on: for a `_` walk, every count
+    // The specialized walk is what the kernel is compiled for: for a `_` walk, every count
     // shares one compiled kernel, bounded by `limit`, with buffers of this count's lengths.
     // The base is a launch argument (see `rows_kernel`), in two's complement as the kernel's
     // wrapping sums take it; the specialized walk has none.

@@ -118,8 +118,8 @@ impl Walk {
     }
 
     /// Whether `self`, built for `first` leading steps, and `other`, built for `second`, are
-    /// one kernel launched for two counts: the same count-free walk, led by the `_` dimension,
-    /// whose invocations grow with the count alone.
+    /// one kernel launched for two counts: the same specialized walk and base, led by the `_`
+    /// dimension, whose invocations grow with the count alone.
     pub(crate) fn counts_apart(&self, other: &Walk, first: usize, second: usize) -> bool {
         // The rows of a row or convert walk: the leading size, and invocations per count.
         let per_count = |dynamic: bool, lead: Option<u32>, a: u32, b: u32| {

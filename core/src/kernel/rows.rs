@@ -91,7 +91,7 @@ pub struct RowWalk {
     pub base: i64,
     pub invocations: u32,
     /// `outer[0]` is a `_` leading dimension: its size is the count, the kernel bounds its
-    /// invocations by a launch argument, and only [`RowWalk::specialized`] is compiled in.
+    /// invocations by a launch argument, and the kernel is compiled for [`RowWalk::specialized`].
     pub dynamic: bool,
     /// Source and output buffer words the kernel may touch (multiples of their vector widths).
     pub src_words: u32,

@@ -42,7 +42,7 @@ pub struct MoveDesc {
     pub src_words: u32,
     pub out_words: u32,
     /// `dims[0]` is a `_` leading dimension: the kernel bounds its invocations and slots by
-    /// launch arguments, and only [`MoveDesc::specialized`] is specialized on.
+    /// launch arguments, and the kernel is compiled for [`MoveDesc::specialized`] alone.
     pub dynamic: bool,
 }
 
