@@ -332,24 +332,15 @@ impl ScatterPlan {
         // in row-major order; a stable sort on the keys keeps each run's list in that order.
         // Both fit 32 bits: the plan keeps the data's and the updates' elements below 2^32,
         // and every position writes at least one update element.
-        let sizes: Vec<usize> = self.keyed.iter().map(|k| k.size).collect();
-        let positions = if self.run_len() == 0 || sizes.contains(&0) { 0 } else { sizes.iter().product() };
         // Sized once, as the lists below: grown by doubling, their new pages took a sixth of the
         // grouping's time.
+        let positions = self.positions();
         let mut written: Vec<(usize, u32)> = Vec::with_capacity(positions);
         let mut order: Vec<u64> = Vec::with_capacity(positions);
-        {
-            let mut c = vec![0; sizes.len()];
-            let mut ordinal = 0;
-            while ordinal < positions {
-                if let Some((key, member)) = self.destination(dest, &c, &value)? {
-                    order.push(((key / lanes) as u64) << 32 | written.len() as u64);
-                    written.push((ordinal, (member / lanes) as u32));
-                }
-                ordinal += 1;
-                next_coords(&mut c, &sizes);
-            }
-        }
+        self.each_write(dest, &value, |ordinal, key, member| {
+            order.push(((key / lanes) as u64) << 32 | written.len() as u64);
+            written.push((ordinal, (member / lanes) as u32));
+        })?;
         sort_by_key_word(&mut order);
         let mut groups = ScatterGroups {
             keys: Vec::with_capacity(order.len()),
@@ -401,17 +392,7 @@ impl ScatterPlan {
         value: impl Fn(usize) -> i128,
     ) -> Result<Vec<usize>, ScatterFault> {
         let mut writes: Vec<(usize, usize)> = Vec::new(); // (key, ordinal)
-        if self.run_len() > 0 {
-            let sizes: Vec<usize> = self.keyed.iter().map(|k| k.size).collect();
-            let mut c = vec![0; sizes.len()];
-            let positions = if sizes.contains(&0) { 0 } else { sizes.iter().product() };
-            for ordinal in 0..positions {
-                if let Some((key, _)) = self.destination(dest, &c, &value)? {
-                    writes.push((key, ordinal));
-                }
-                next_coords(&mut c, &sizes);
-            }
-        }
+        self.each_write(dest, &value, |ordinal, key, _| writes.push((key, ordinal)))?;
         let last: std::collections::HashMap<usize, usize> = writes.iter().copied().collect();
         let strides = &self.map.indices.strides;
         Ok(writes
@@ -421,6 +402,36 @@ impl ScatterPlan {
                 self.position(ordinal, 0).iter().zip(strides.iter()).map(|(c, s)| c * s).sum()
             })
             .collect())
+    }
+
+    /// How many index positions there are to walk (none when a run is empty). A size of 0
+    /// is looked for first: the product of the others may pass `usize`.
+    fn positions(&self) -> usize {
+        let sizes = || self.keyed.iter().map(|k| k.size);
+        if self.run_len() == 0 || sizes().any(|s| s == 0) {
+            0
+        } else {
+            sizes().product()
+        }
+    }
+
+    /// `f(ordinal, key, member)` for each index position in row-major order whose write the
+    /// policy keeps: its destination run and its first update (see [`Self::destination`]).
+    fn each_write(
+        &self,
+        dest: &TensorLayout,
+        value: &impl Fn(usize) -> i128,
+        mut f: impl FnMut(usize, usize, usize),
+    ) -> Result<(), ScatterFault> {
+        let sizes: Vec<usize> = self.keyed.iter().map(|k| k.size).collect();
+        let mut c = vec![0; sizes.len()];
+        for ordinal in 0..self.positions() {
+            if let Some((key, member)) = self.destination(dest, &c, value)? {
+                f(ordinal, key, member);
+            }
+            next_coords(&mut c, &sizes);
+        }
+        Ok(())
     }
 
     /// The indices coordinates of the `ordinal`-th index position (row-major), with `component`
