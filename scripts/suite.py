@@ -42,7 +42,7 @@ WEIGHTS = {
 }
 SHARDS = 2
 # libtest options that take the next argument as their value.
-VALUED = {"--skip", "--test-threads", "--color", "--format", "--logfile", "-Z", "--report-time"}
+VALUED = {"--skip", "--test-threads", "--color", "--format", "--logfile", "-Z"}
 
 
 def build(cargo_args):
@@ -58,11 +58,12 @@ def build(cargo_args):
 
 def split(names):
     """Longest first, each to the lighter shard."""
-    shards = [([], 0) for _ in range(SHARDS)]
+    shards, loads = [[] for _ in range(SHARDS)], [0] * SHARDS
     for name in sorted(names, key=lambda n: -WEIGHTS.get(n, 1)):
-        i = min(range(SHARDS), key=lambda s: shards[s][1])
-        shards[i] = (shards[i][0] + [name], shards[i][1] + WEIGHTS.get(name, 1))
-    return [names for names, _ in shards if names]
+        i = loads.index(min(loads))
+        shards[i].append(name)
+        loads[i] += WEIGHTS.get(name, 1)
+    return [shard for shard in shards if shard]
 
 
 def libtest_args(args):
