@@ -109,6 +109,27 @@ pub struct ScatterGroups {
     pub members: Vec<u32>,
 }
 
+impl ScatterGroups {
+    /// The lists' starts for each of `runs` runs of `run_keys` keys each lying back to back
+    /// (see [`ScatterPlan::back_to_back_runs`]): the list of run `g` is
+    /// `members[every[g]..every[g + 1]]`, empty for a run no position writes. `None` when a key
+    /// is not the first of such a run, or past the last.
+    pub fn every_run(&self, runs: usize, run_keys: usize) -> Option<Vec<u32>> {
+        let mut every = Vec::with_capacity(runs + 1);
+        for (&key, &start) in self.keys.iter().zip(&self.starts) {
+            let key = key as usize;
+            if run_keys == 0 || key % run_keys != 0 || key / run_keys >= runs || key / run_keys < every.len()
+            {
+                return None;
+            }
+            every.resize(key / run_keys + 1, start);
+        }
+        let end = self.starts.last().copied().unwrap_or(0);
+        every.resize(runs + 1, end);
+        Some(every)
+    }
+}
+
 /// Why indices cannot be scattered.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ScatterFault {
@@ -315,6 +336,23 @@ impl ScatterPlan {
             Some(s) => Err(format!("a run starts {s} element(s) from the next, not on a word")),
             None => Ok(()),
         }
+    }
+
+    /// How many runs `dest` is made of when they lie back to back in the order of their index
+    /// values: run `g` (row-major over the index axes) is elements `g * run_len ..` of a packed
+    /// `dest`, so the runs cover it, each once. That holds where the index axes lead the data
+    /// (axis 0), every other dimension is free (no dimension is both keyed and in the data, as
+    /// ScatterElements' are) and the run is whole 32-bit words (not [`Self::lane_words`]): an
+    /// embedding's gradient. A kernel can then write every run of a fresh buffer, the ones no
+    /// position writes as zeros, with no zero fill first ([`ScatterGroups::every_run`]).
+    pub fn back_to_back_runs(&self, dest: &TensorLayout) -> Option<usize> {
+        let axes = self.map.index_axes().count();
+        let keyed_in_data = self.keyed.iter().any(|k| k.data_dim.is_some());
+        let free_in_order = self.free.iter().map(|d| d.data_dim).eq(axes..dest.rank());
+        if self.map.axis != 0 || keyed_in_data || !free_in_order || !dest.is_packed() || self.lane_words() {
+            return None;
+        }
+        Some(dest.sizes.as_slice()[..axes].iter().product())
     }
 
     /// Groups the index positions by the destination run they write, each list in the

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 use stridex_core::kernel::ScatterKernelDesc;
-use stridex_core::{DType, Dims, GatherForm, GatherRules, Reduction, ScatterDesc, TensorDecl};
+use stridex_core::{DType, Dims, GatherForm, GatherRules, Reduction, ScatterDesc, ScatterGroups, TensorDecl};
 
 fn decl(dtype: DType, sizes: &[usize]) -> TensorDecl {
     TensorDecl::packed(dtype, Dims::new(sizes).unwrap())
@@ -209,4 +209,67 @@ fn means_and_the_data_left_out_are_scatter_elements_update_12s() {
     );
     nd.use_init_val = Some(false);
     assert!(matches!(nd.plan(), Err(RuleError::UseInitValNotAllowed { op: "OpenVINO ScatterNDUpdate-15" })));
+}
+
+/// A gather's gradient along axis 0 (an embedding's) writes runs that lie back to back in the
+/// data: one kernel can write each of them, the ones no id names as zeros. Along axis 1, or
+/// element by element, they do not.
+#[test]
+fn embedding_gradients_write_every_run_back_to_back() {
+    let axis_0 = |dtype, data: &[usize], ids: &[usize], updates: &[usize]| {
+        let mut desc = ScatterDesc::new(
+            GatherForm::Axis,
+            GatherRules::OpenVino,
+            decl(dtype, data),
+            decl(DType::I32, ids),
+            decl(dtype, updates),
+            0,
+        );
+        desc.reduction = Some(Reduction::Add);
+        desc.plan().unwrap()
+    };
+    // Ids [[3, 0], [3, 5]] into 6 rows of [2, 2]: rows 0, 3 (twice) and 5 written.
+    let plan = axis_0(DType::F32, &[6, 2, 2], &[2, 2], &[2, 2, 2, 2]);
+    assert_eq!(plan.back_to_back_runs(&plan.output), Some(6));
+    let ids = [3i128, 0, 3, 5];
+    let groups = plan.group(&plan.output, |i| ids[i]).unwrap();
+    let every = groups.every_run(6, plan.run_len() / plan.lanes()).unwrap();
+    assert_eq!(every, [0, 1, 1, 1, 3, 3, 4]);
+    assert_eq!(groups.members, [4, 0, 8, 12]);
+    // No id at all: every run's list is empty.
+    let none = plan
+        .group(&plan.output, |_| 0)
+        .map(|g| ScatterGroups { keys: vec![], starts: vec![0], ..g })
+        .unwrap();
+    assert_eq!(none.every_run(6, 4).unwrap(), [0; 7]);
+    // Lists that are not whole runs in order are refused.
+    assert_eq!(groups.every_run(6, 3), None);
+    assert_eq!(groups.every_run(5, 4), None);
+    let swapped = ScatterGroups { keys: vec![12, 0, 20], ..groups.clone() };
+    assert_eq!(swapped.every_run(6, 4), None);
+    // f16 rows of 4 are 2 words each.
+    let plan = axis_0(DType::F16, &[3, 4], &[2], &[2, 4]);
+    assert_eq!(plan.back_to_back_runs(&plan.output), Some(3));
+    // Along axis 1, and ScatterElements' single elements: runs interleave.
+    let mut desc = ScatterDesc::new(
+        GatherForm::Axis,
+        GatherRules::OpenVino,
+        decl(DType::F32, &[2, 6]),
+        decl(DType::I32, &[3]),
+        decl(DType::F32, &[2, 3]),
+        1,
+    );
+    desc.reduction = Some(Reduction::Add);
+    let plan = desc.plan().unwrap();
+    assert_eq!(plan.back_to_back_runs(&plan.output), None);
+    let desc = ScatterDesc::new(
+        GatherForm::Elements,
+        GatherRules::Onnx,
+        decl(DType::F32, &[4, 2]),
+        decl(DType::I64, &[4, 2]),
+        decl(DType::F32, &[4, 2]),
+        0,
+    );
+    let plan = desc.plan().unwrap();
+    assert_eq!(plan.back_to_back_runs(&plan.output), None);
 }

@@ -110,6 +110,38 @@ fn out_of_range_policies_carry_into_the_gradient() {
     assert_eq!(g, vec![0.0, 0.0, w[0], w[1], 0.0, 0.0, w[2] + w[4], w[3] + w[5]]);
 }
 
+/// A gather along axis 0 (an embedding's) has its gradient written whole by one kernel, with no
+/// zero fill first: the rows no id names are zeros, f16 rows and ids of two dimensions as
+/// Burn's `select` gives them, nothing but zeros where every id is past the end under `zero`,
+/// and a lone `-0.0` arrives as Burn's zeros plus gradient make it, `+0.0`.
+#[test]
+fn an_embedding_gradient_is_written_whole_with_no_zero_fill() {
+    use stridex::burn::burn_tensor::DType;
+    let op = stridex::gather! { data: f16[10, 8], indices: i32[2, 3] };
+    let ids = [7, 2, 7, 0, 9, 7];
+    let w = floats(weights(48), [2, 3, 8]);
+    let f16_gradient = |f: &dyn Fn(Tensor<2>) -> Tensor<3>| {
+        let x = floats((0..80).map(|v| v as f32 * 0.5).collect(), [10, 8]).cast(DType::F16).require_grad();
+        let grads = (f(x.clone()).cast(DType::F32) * w.clone()).sum().backward();
+        values(x.grad(&grads).unwrap().cast(DType::F32))
+    };
+    let ours = f16_gradient(&|t| op.apply::<_, 2, 2, 3>(t, ints(&ids, [2, 3])).unwrap());
+    let burn = f16_gradient(&|t| t.select(0, ints(&ids, [6])).reshape([2, 3, 8]));
+    assert_eq!(bits(&ours), bits(&burn));
+    assert!(ours[8..16].iter().chain(&ours[24..56]).all(|&g| g.to_bits() == 0));
+
+    let dropped = stridex::gather! { data: f32[4, 2], indices: i32[2], out_of_range: zero };
+    let g = gradient([4, 2], |t| dropped.apply::<_, 2, 1, 2>(t, ints(&[4, 100], [2])).unwrap());
+    assert_eq!(bits(&g), [0; 8]);
+
+    let single = stridex::gather! { data: f32[3, 4], indices: i32[1] };
+    let x = floats(vec![1.0; 12], [3, 4]).require_grad();
+    let y = single.apply::<_, 2, 1, 2>(x.clone(), ints(&[1], [1])).unwrap();
+    let grads = (y * floats(vec![-0.0, 1.0, -0.0, 2.0], [1, 4])).sum().backward();
+    let g = values(x.grad(&grads).unwrap());
+    assert_eq!(bits(&g[4..8]), bits(&[0.0, 1.0, 0.0, 2.0]));
+}
+
 #[test]
 fn slice_gradients_equal_burns_slice_and_flip() {
     let crop = stridex::slice!(input: f32[3, 5, 4], s[1.., 1..4, ..]);

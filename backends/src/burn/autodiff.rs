@@ -26,7 +26,10 @@ use super::Fused;
 use super::{chain, gather_fused, leading, scatter, slice_fused};
 use crate::element::{Element, IndexElement};
 use crate::error::Error;
-use crate::ops::{in_stage, scatter_fault, ChainOp, GatherOp, IndexTypes, ScatterOp, SliceOp, Writes};
+use crate::ops::{
+    in_stage, scatter_fault, ChainOp, GatherOp, IndexTypes, IntoZeros, ScatterOp, SliceOp, SumIntoZeros,
+    Writes,
+};
 use burn_autodiff::checkpoint::base::Checkpointer;
 use burn_autodiff::checkpoint::strategy::{BalancedCheckpointing, CheckpointStrategy, NoCheckpointing};
 use burn_autodiff::grads::Gradients;
@@ -222,20 +225,39 @@ fn scatter_add_step<T: Element, J: IndexElement>(
     Ok(into_zeros(scatter, writes, plan, device))
 }
 
-/// The gradient scatter-added by `scatter` (its `writes` grouped) into zeros of `plan`'s data.
+/// The gradient scatter-added by `scatter` (its `writes` grouped) into zeros of `plan`'s data:
+/// one kernel that writes the whole gradient where the runs lie back to back (an embedding's),
+/// else zeros filled and then the scatter.
 fn into_zeros<T: Element, K: IndexElement>(
     scatter: &'static ScatterOp<T, K>,
     writes: Writes,
     plan: &GatherPlan,
     device: &CubeDevice,
 ) -> Box<dyn Step> {
-    Box::new(GroupedScatter {
-        scatter,
-        writes: Arc::new(writes),
-        zeros: burn_backend::Shape::from(plan.data.sizes.to_vec()),
-        grad_is_updates: true,
-        device: device.clone(),
-    })
+    match scatter.sum_into_zeros(writes) {
+        SumIntoZeros::OneKernel(zeros) => Box::new(ScatterIntoZeros { scatter, zeros: Arc::new(zeros) }),
+        SumIntoZeros::AfterZeroFill(writes) => Box::new(GroupedScatter {
+            scatter,
+            writes: Arc::new(writes),
+            zeros: burn_backend::Shape::from(plan.data.sizes.to_vec()),
+            grad_is_updates: true,
+            device: device.clone(),
+        }),
+    }
+}
+
+/// A gather's step where one kernel writes the whole gradient: the gradient scatter-added into
+/// zeros of the data's sizes, with no zero fill and no read of zeros.
+#[derive(Debug)]
+struct ScatterIntoZeros<T: 'static, J: 'static> {
+    scatter: &'static ScatterOp<T, J>,
+    zeros: Arc<IntoZeros>,
+}
+
+impl<T: Element, J: IndexElement> Step for ScatterIntoZeros<T, J> {
+    fn apply(&self, grad: Fused) -> Fused {
+        scatter::register_into_zeros(self.scatter, self.zeros.clone(), true, grad)
+    }
 }
 
 /// [`scatter_add_step`] for a gather with batch dimensions: a ScatterND-add of tuples that

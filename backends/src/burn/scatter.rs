@@ -11,7 +11,7 @@ use super::{as_declared, check_meta, check_rank, from_fused, into_fused, padded,
 use crate::element::{Element, IndexElement};
 use crate::error::Error;
 use crate::kernels::OnDevice;
-use crate::ops::{ScatterOp, Writes};
+use crate::ops::{IntoZeros, ScatterOp, Writes};
 use burn_cubecl::tensor::CubeTensor;
 use burn_tensor::{Int, Tensor};
 use std::sync::Arc;
@@ -162,6 +162,19 @@ pub(super) fn register_grouped<T: Element, I: IndexElement>(
     fusion::register(OnStream { op, writes }, float, vec![data, updates], &sizes)
 }
 
+/// Registers the scatter into zeros of `zeros`' writes (a gather's gradient: `updates` into
+/// zeros of the data's sizes), a fresh tensor that the kernel writes whole, with no zero fill
+/// (`updates` checked against `op`'s plan, as the gathers' backward pass does first).
+pub(super) fn register_into_zeros<T: Element, I: IndexElement>(
+    op: &'static ScatterOp<T, I>,
+    zeros: Arc<IntoZeros>,
+    float: bool,
+    updates: Fused,
+) -> Fused {
+    let sizes = zeros.dest().sizes.to_vec();
+    fusion::register(IntoZerosStream { op, zeros }, float, vec![updates], &sizes)
+}
+
 /// The data written by `writes`: in place when its buffer is Burn's alone and laid out as
 /// `writes` says, else on a packed copy (then `writes` must be for the packed layout).
 fn scatter_on_cube<T: Element, I: IndexElement>(
@@ -262,6 +275,34 @@ impl<T: Element, I: IndexElement> OnCube for OnStream<T, I> {
     fn run(&self, inputs: Vec<CubeTensor>) -> Result<CubeTensor, Error> {
         let [data, updates]: [CubeTensor; 2] = inputs.try_into().expect("data and updates");
         scatter_on_cube(self.op, data, updates, &self.writes, fusion::laid_out)
+    }
+}
+
+/// A scatter into zeros as Burn's fusion stream runs it ([`register_into_zeros`]).
+struct IntoZerosStream<T: 'static, I: 'static> {
+    op: &'static ScatterOp<T, I>,
+    zeros: Arc<IntoZeros>,
+}
+
+impl<T, I> std::fmt::Debug for IntoZerosStream<T, I> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IntoZerosStream").field("op", self.op).field("zeros", &self.zeros).finish()
+    }
+}
+
+impl<T: Element, I: IndexElement> OnCube for IntoZerosStream<T, I> {
+    const NAME: &'static str = "stridex_scatter_into_zeros";
+    fn run(&self, inputs: Vec<CubeTensor>) -> Result<CubeTensor, Error> {
+        let [updates]: [CubeTensor; 1] = inputs.try_into().expect("updates");
+        let plan = self.op.plan()?;
+        let updates = burn_cubecl::kernel::untile(updates);
+        check_meta(Operand::Updates, updates.dtype, updates.meta.shape(), T::DTYPE, &plan.updates)?;
+        let updates = fusion::laid_out(Operand::Updates, updates, &plan.updates)?;
+        let client = &updates.client;
+        let u = padded(client, &updates.handle, self.op.buffer_bytes(Operand::Updates)?)?;
+        let dest = client.empty(self.op.buffer_bytes(Operand::Data)?.max(4));
+        self.op.launch_into_zeros(client, &self.zeros, &u, &dest)?;
+        Ok(super::output_tensor(&updates, dest, self.zeros.dest()))
     }
 }
 

@@ -4,7 +4,9 @@
 //! applies that run's list of updates in order: under `none`
 //! the last one's bits, else each combined with what the destination holds, starting from it.
 //! No two invocations write one word (runs are distinct, and the plan keeps 8- and 16-bit runs
-//! in whole words), so the result needs no atomics and is the same every run.
+//! in whole words), so the result needs no atomics and is the same every run. A gather's
+//! gradient takes the form `into_zeros`: a sum from zero over every run of a fresh buffer, the
+//! runs lying back to back, so the gradient needs no zero fill before it.
 //!
 //! Arithmetic is on 32-bit words: f16 and bf16 are widened to f32 and rounded back after every
 //! step (as `half` computes them), integers add, subtract and multiply as wrapping u32 (the
@@ -69,7 +71,13 @@ pub fn scatter_kernel<N: Size>(
         // The lists count words (64-bit elements: pairs); every run starts on a vector.
         let per = comptime!(k.words as usize);
         let vector = comptime!(k.vector as usize);
-        let at = usize::cast_from(keys[g]) * per / vector + dd;
+        let mut at = dd;
+        if comptime!(k.into_zeros) {
+            // Every run, back to back (its list may be empty).
+            at += g * comptime!(k.run as usize);
+        } else {
+            at += usize::cast_from(keys[g]) * per / vector;
+        }
         let end = usize::cast_from(starts[g + 1]);
         if comptime!(k.reduction == Reduction::None) {
             // The list holds the last update alone.
@@ -83,7 +91,13 @@ pub fn scatter_kernel<N: Size>(
             let start = usize::cast_from(starts[g]);
             let mut acc = Array::<Vector<u32, N>>::new(tile);
             let mut from = start;
-            if comptime!(k.use_init_val) {
+            if comptime!(k.into_zeros) {
+                // A sum into zeros (`ScatterKernelDesc::into_zeros`): the destination is not read.
+                #[unroll]
+                for t in 0..tile {
+                    acc[t] = Vector::new(0u32);
+                }
+            } else if comptime!(k.use_init_val) {
                 #[unroll]
                 for t in 0..tile {
                     acc[t] = dest[at + t * gap];

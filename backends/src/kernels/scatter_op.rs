@@ -36,6 +36,8 @@ impl ScatterKernel {
         match self {
             // Lists that may hold an update of zeros (a folded gather's) take a variant.
             ScatterKernel::Grouped(k) if k.zero_members => 3,
+            // Every run of a fresh buffer, none of it read (a gradient into zeros).
+            ScatterKernel::Grouped(k) if k.into_zeros => 4,
             ScatterKernel::Grouped(_) => 0,
             ScatterKernel::OnDevice(k) => k.tag(),
         }

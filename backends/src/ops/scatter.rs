@@ -211,6 +211,97 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
     }
 }
 
+#[cfg(feature = "burn")]
+impl<T: Element, I: IndexElement> ScatterOp<T, I> {
+    /// `writes` as the scatter-add into zeros takes them: in one kernel where the op sums into the data's
+    /// element (a gather's gradient) and its runs lie back to back in the layout written
+    /// (`ScatterPlan::back_to_back_runs`: along axis 0, as an embedding's, or a GatherND's
+    /// leading tuples), else after a zero fill ([`ScatterOp::launch_writes`]).
+    pub(crate) fn sum_into_zeros(&self, writes: Writes) -> SumIntoZeros {
+        let Ok(plan) = self.plan() else { return SumIntoZeros::AfterZeroFill(writes) };
+        if plan.reduction != stridex_core::Reduction::Add || !plan.use_init_val {
+            return SumIntoZeros::AfterZeroFill(writes);
+        }
+        let every = plan
+            .back_to_back_runs(&writes.dest)
+            .and_then(|runs| writes.groups.every_run(runs, plan.run_len() / plan.lanes()));
+        match every {
+            Some(every) => SumIntoZeros::OneKernel(IntoZeros {
+                members: writes.groups.members,
+                every,
+                dest: writes.dest,
+            }),
+            None => SumIntoZeros::AfterZeroFill(writes),
+        }
+    }
+
+    /// The scatter into zeros of `zeros`' writes, on `dest`, a buffer laid out as
+    /// [`IntoZeros::dest`] whose contents do not matter: the kernel writes every element (the
+    /// runs no position writes as zeros) and reads none. `updates` is laid out as the
+    /// descriptor says. Waits for the kernel as [`ScatterOp::launch_writes`] does.
+    pub(crate) fn launch_into_zeros(
+        &self,
+        client: &Client,
+        zeros: &IntoZeros,
+        updates: &Handle,
+        dest: &Handle,
+    ) -> Result<(), Error> {
+        let plan = self.plan()?;
+        launch::check_handle(Operand::Updates, updates, self.buffer_bytes(Operand::Updates)?)?;
+        launch::check_handle(Operand::Data, dest, word_bytes(&zeros.dest, plan.data_type().size()))?;
+        let runs = zeros.every.len() - 1;
+        let Some(k) = ScatterKernelDesc::of(plan, &zeros.dest).filter(|_| runs > 0) else {
+            return Ok(());
+        };
+        let k = ScatterKernel::Grouped(ScatterKernelDesc { into_zeros: true, ..k });
+        launch::exclusive(|| {
+            let list = |v: &[u32]| launch::upload(client, bytemuck::cast_slice(v), 0);
+            let (every, members) = (list(&zeros.every), list(&zeros.members));
+            // SAFETY: `into_zeros` took the lists from `group` on this plan and `zeros.dest`,
+            // whose `runs` runs lie back to back and cover it: run `g < runs` is in `dest`
+            // (checked to hold the layout) and every member is a run of the updates (checked
+            // above). `every` has `runs + 1` starts; the kernel reads no key.
+            let queued =
+                unsafe { k.queue_grouped(client, runs as u32, updates, [&every, &every, &members], dest) };
+            if self.verified.seen_kernel(client, k.tag()) {
+                return Ok(());
+            }
+            launch::wait_all(client, queued, vec![])?;
+            self.verified.confirm_kernel(client, k.tag());
+            Ok(())
+        })
+    }
+}
+
+/// How a scatter-add into zeros runs ([`ScatterOp::sum_into_zeros`]).
+#[cfg(feature = "burn")]
+#[derive(Debug)]
+pub(crate) enum SumIntoZeros {
+    /// One kernel writes the whole destination ([`ScatterOp::launch_into_zeros`]).
+    OneKernel(IntoZeros),
+    /// Zeros filled first, then [`ScatterOp::launch_writes`] on them.
+    AfterZeroFill(Writes),
+}
+
+/// A scatter's writes as the scatter into zeros takes them ([`ScatterOp::sum_into_zeros`]): each
+/// run's list of updates, for every run of the layout written, in order.
+#[cfg(feature = "burn")]
+#[derive(Debug)]
+pub(crate) struct IntoZeros {
+    dest: TensorLayout,
+    /// `ScatterGroups::every_run`'s starts: run `g`'s list is `members[every[g]..every[g + 1]]`.
+    every: Vec<u32>,
+    members: Vec<u32>,
+}
+
+#[cfg(feature = "burn")]
+impl IntoZeros {
+    /// The layout written (the data's, packed).
+    pub(crate) fn dest(&self) -> &TensorLayout {
+        &self.dest
+    }
+}
+
 /// A scatter's writes into one layout: the runs each index position writes, grouped by
 /// [`ScatterOp::group`] (for `launch_writes`, which may trust them).
 #[derive(Debug)]

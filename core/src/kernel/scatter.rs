@@ -61,6 +61,13 @@ pub struct ScatterKernelDesc {
     /// gather's index out of range under `zero`, `GatheredRows`). Off for every op's own
     /// lists.
     pub zero_members: bool,
+    /// The kernel sums into zeros: it writes every run of a fresh destination, run `g` at
+    /// unit `g * run` (the runs lie back to back: `ScatterPlan::back_to_back_runs`), each the
+    /// sum of its list starting from zero (a run with an empty list becomes zeros), and never
+    /// reads the destination. Its lists are `ScatterGroups::every_run`'s starts (`keys` go
+    /// unread). Only for a reduction `add` with `use_init_val`: a gather's gradient, which then
+    /// needs no zero fill. Off for every op's own lists.
+    pub into_zeros: bool,
 }
 
 /// The member that stands for an update of zeros where [`ScatterKernelDesc::zero_members`]:
@@ -105,6 +112,7 @@ impl ScatterKernelDesc {
                 mean,
                 use_init_val,
                 zero_members: false,
+                into_zeros: false,
             });
         }
         // The widest vector whose blocks every run is made of: one invocation moves 16 bytes
@@ -144,6 +152,7 @@ impl ScatterKernelDesc {
             mean,
             use_init_val,
             zero_members: false,
+            into_zeros: false,
         })
     }
 }
