@@ -271,3 +271,39 @@ fn short_rows_move_in_blocks() {
         (0..1024).flat_map(|r| cols.iter().map(move |&c| ((r * 64 + c as usize) % 241) as u8)).collect();
     assert_eq!(columns.run(&bytes, &cols).unwrap().data(), want.as_slice());
 }
+
+/// On the CPU runtime one invocation of the grouped scatter applies its run's list to up to
+/// 64 KiB of the run (tiles one after another), not to one tile of four vectors: a scatter-add
+/// of rows of 256 with many repeats, and one along axis 1 (a run of four rows), against a
+/// serial host sum from the data.
+#[test]
+fn scatter_adds_apply_long_runs_per_invocation() {
+    let data: Vec<f32> = (0..300 * 256).map(|v| (v % 97) as f32 * 0.25).collect();
+    let ids: Vec<i32> = (0..500).map(|i| (i * i * 7 + 3) % 300).collect();
+    let updates: Vec<f32> = (0..500 * 256).map(|v| ((v * 31) % 1000) as f32 * 1.0e-3).collect();
+    let rows = stridex::scatter! {
+        data: f32[300, 256], indices: i32[500], updates: f32[500, 256], axis: 0, reduction: add
+    };
+    let mut want = data.clone();
+    for (p, &r) in ids.iter().enumerate() {
+        for c in 0..256 {
+            want[r as usize * 256 + c] += updates[p * 256 + c];
+        }
+    }
+    assert_eq!(rows.run(&data, &ids, &updates).unwrap().data(), want.as_slice());
+
+    // data [4, 300, 64] along axis 1: `updates` [4, 100, 64], ids 100 of the 300.
+    let columns = stridex::scatter! {
+        data: f32[4, 300, 64], indices: i32[100], updates: f32[4, 100, 64], axis: 1, reduction: add
+    };
+    let mut want = data.clone();
+    for b in 0..4 {
+        for (p, &r) in ids[..100].iter().enumerate() {
+            for c in 0..64 {
+                want[(b * 300 + r as usize) * 64 + c] += updates[(b * 100 + p) * 64 + c];
+            }
+        }
+    }
+    let y = columns.run(&data, &ids[..100], &updates[..4 * 100 * 64]).unwrap();
+    assert_eq!(y.data(), want.as_slice());
+}

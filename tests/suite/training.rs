@@ -130,6 +130,13 @@ fn an_embedding_gradient_is_written_whole_with_no_zero_fill() {
     assert_eq!(bits(&ours), bits(&burn));
     assert!(ours[8..16].iter().chain(&ours[24..56]).all(|&g| g.to_bits() == 0));
 
+    // Rows of 256 (on the CPU runtime, each written whole by one invocation).
+    let wide = stridex::gather! { data: f32[300, 256], indices: i32[200] };
+    let ids: Vec<i32> = (0..200).map(|i| (i * i * 7 + 3) % 300).collect();
+    let ours = gradient([300, 256], |t| wide.apply::<_, 2, 1, 2>(t, ints(&ids, [200])).unwrap());
+    let burn = gradient([300, 256], |t| t.select(0, ints(&ids, [200])));
+    assert_eq!(bits(&ours), bits(&burn));
+
     let dropped = stridex::gather! { data: f32[4, 2], indices: i32[2], out_of_range: zero };
     let g = gradient([4, 2], |t| dropped.apply::<_, 2, 1, 2>(t, ints(&[4, 100], [2])).unwrap());
     assert_eq!(bits(&g), [0; 8]);

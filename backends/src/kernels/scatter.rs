@@ -1,6 +1,7 @@
 //! The scatter kernel: invocation `p` takes tile `p % (run / tile)` of destination run
 //! `p / (run / tile)` (1, 2 or 4 consecutive units, each a vector of 4, 2 or 1 32-bit words:
-//! 16 bytes where every run is whole aligned 16-byte blocks, as an embedding's rows are) and
+//! 16 bytes where every run is whole aligned 16-byte blocks, as an embedding's rows are; on
+//! CubeCL's CPU runtime `span` such tiles one after another) and
 //! applies that run's list of updates in order: under `none`
 //! the last one's bits, else each combined with what the destination holds, starting from it.
 //! No two invocations write one word (runs are distinct, and the plan keeps 8- and 16-bit runs
@@ -45,109 +46,132 @@ pub fn scatter_kernel<N: Size>(
         if pos < usize::cast_from(groups) {
             lane_word(updates, keys, starts, members, dest, pos, k);
         }
-    } else if pos < usize::cast_from(groups) * comptime!((k.run / k.tile) as usize) {
-        let tile = comptime!(k.tile as usize);
-        let tiles = comptime!((k.run / k.tile) as usize);
-        let g = pos / tiles;
-        // A tile's first unit, and the units between two of its units: the tile lies in the
-        // innermost dimension, packed in both buffers (`ScatterKernelDesc::tile`), its units
-        // consecutive or spread through it.
-        let i = pos % tiles;
-        let gap = comptime!(if k.spread { (k.inner / k.tile) as usize } else { 1usize });
-        let mut rem = i * tile;
-        if comptime!(k.spread) {
-            rem = (i / gap) * comptime!(k.inner as usize) + i % gap;
+    } else if pos < usize::cast_from(groups) * comptime!((k.run / k.tile / k.span) as usize) {
+        let spans = comptime!((k.run / k.tile / k.span) as usize);
+        let g = pos / spans;
+        let first = (pos % spans) * comptime!(k.span as usize);
+        if comptime!(k.span > 1) {
+            // Several tiles of the run, one after another (the CPU runtime's): a loop.
+            for i in first..first + comptime!(k.span as usize) {
+                run_tile(updates, keys, starts, members, dest, g, i, k.clone());
+            }
+        } else {
+            run_tile(updates, keys, starts, members, dest, g, first, k);
         }
-        let mut du = 0usize;
-        let mut dd = 0usize;
+    }
+}
+
+/// Tile `i` of run `g`: its list of updates applied in order.
+#[allow(clippy::too_many_arguments, clippy::manual_memcpy, clippy::needless_range_loop)]
+#[cube]
+fn run_tile<N: Size>(
+    updates: &[Vector<u32, N>],
+    keys: &[u32],
+    starts: &[u32],
+    members: &[u32],
+    dest: &mut [Vector<u32, N>],
+    g: usize,
+    i: usize,
+    #[comptime] k: ScatterKernelDesc,
+) {
+    let tile = comptime!(k.tile as usize);
+    // A tile's first unit, and the units between two of its units: the tile lies in the
+    // innermost dimension, packed in both buffers (`ScatterKernelDesc::tile`), its units
+    // consecutive or spread through it.
+    let gap = comptime!(if k.spread { (k.inner / k.tile) as usize } else { 1usize });
+    let mut rem = i * tile;
+    if comptime!(k.spread) {
+        rem = (i / gap) * comptime!(k.inner as usize) + i % gap;
+    }
+    let mut du = 0usize;
+    let mut dd = 0usize;
+    #[unroll]
+    for i in 0..comptime!(k.dims.len()) {
+        let d = comptime!(k.dims[i]);
+        let c = rem / comptime!(d.step as usize);
+        rem %= comptime!(d.step as usize);
+        du += c * comptime!(d.updates_stride as usize);
+        dd += c * comptime!(d.dest_stride as usize);
+    }
+    // The lists count words (64-bit elements: pairs); every run starts on a vector.
+    let per = comptime!(k.words as usize);
+    let vector = comptime!(k.vector as usize);
+    let mut at = dd;
+    if comptime!(k.into_zeros) {
+        // Every run, back to back (its list may be empty).
+        at += g * comptime!(k.run as usize);
+    } else {
+        at += usize::cast_from(keys[g]) * per / vector;
+    }
+    let end = usize::cast_from(starts[g + 1]);
+    if comptime!(k.reduction == Reduction::None) {
+        // The list holds the last update alone.
+        let last = members[end - 1];
+        let from = usize::cast_from(last) * per / vector + du;
         #[unroll]
-        for i in 0..comptime!(k.dims.len()) {
-            let d = comptime!(k.dims[i]);
-            let c = rem / comptime!(d.step as usize);
-            rem %= comptime!(d.step as usize);
-            du += c * comptime!(d.updates_stride as usize);
-            dd += c * comptime!(d.dest_stride as usize);
+        for t in 0..tile {
+            dest[at + t * gap] = update_unit(updates, last, from + t * gap, k.zero_members);
         }
-        // The lists count words (64-bit elements: pairs); every run starts on a vector.
-        let per = comptime!(k.words as usize);
-        let vector = comptime!(k.vector as usize);
-        let mut at = dd;
+    } else {
+        let start = usize::cast_from(starts[g]);
+        let mut acc = Array::<Vector<u32, N>>::new(tile);
+        let mut from = start;
         if comptime!(k.into_zeros) {
-            // Every run, back to back (its list may be empty).
-            at += g * comptime!(k.run as usize);
+            // A sum into zeros (`ScatterKernelDesc::into_zeros`): the destination is not read.
+            #[unroll]
+            for t in 0..tile {
+                acc[t] = Vector::new(0u32);
+            }
+        } else if comptime!(k.use_init_val) {
+            #[unroll]
+            for t in 0..tile {
+                acc[t] = dest[at + t * gap];
+            }
         } else {
-            at += usize::cast_from(keys[g]) * per / vector;
+            // The data's element stays out: the run's first update starts the reduction
+            // (a run's list is never empty).
+            let member = members[start];
+            let first = usize::cast_from(member) * per / vector + du;
+            #[unroll]
+            for t in 0..tile {
+                acc[t] = update_unit(updates, member, first + t * gap, k.zero_members);
+            }
+            from = start + 1;
         }
-        let end = usize::cast_from(starts[g + 1]);
-        if comptime!(k.reduction == Reduction::None) {
-            // The list holds the last update alone.
-            let last = members[end - 1];
-            let from = usize::cast_from(last) * per / vector + du;
+        for m in from..end {
+            let member = members[m];
+            let base = usize::cast_from(member) * per / vector + du;
             #[unroll]
             for t in 0..tile {
-                dest[at + t * gap] = update_unit(updates, last, from + t * gap, k.zero_members);
+                let u = update_unit(updates, member, base + t * gap, k.zero_members);
+                let mut a = acc[t];
+                #[unroll]
+                for w in 0..vector {
+                    a.insert(w, combine_word(a.extract(w), u.extract(w), k.clone()));
+                }
+                acc[t] = a;
             }
-        } else {
-            let start = usize::cast_from(starts[g]);
-            let mut acc = Array::<Vector<u32, N>>::new(tile);
-            let mut from = start;
-            if comptime!(k.into_zeros) {
-                // A sum into zeros (`ScatterKernelDesc::into_zeros`): the destination is not read.
-                #[unroll]
-                for t in 0..tile {
-                    acc[t] = Vector::new(0u32);
-                }
-            } else if comptime!(k.use_init_val) {
-                #[unroll]
-                for t in 0..tile {
-                    acc[t] = dest[at + t * gap];
-                }
-            } else {
-                // The data's element stays out: the run's first update starts the reduction
-                // (a run's list is never empty).
-                let member = members[start];
-                let first = usize::cast_from(member) * per / vector + du;
-                #[unroll]
-                for t in 0..tile {
-                    acc[t] = update_unit(updates, member, first + t * gap, k.zero_members);
-                }
-                from = start + 1;
+        }
+        if comptime!(k.mean) {
+            let mut n = u32::cast_from(end - start);
+            if comptime!(k.use_init_val) {
+                n += 1u32;
             }
-            for m in from..end {
-                let member = members[m];
-                let base = usize::cast_from(member) * per / vector + du;
-                #[unroll]
-                for t in 0..tile {
-                    let u = update_unit(updates, member, base + t * gap, k.zero_members);
-                    let mut a = acc[t];
-                    #[unroll]
-                    for w in 0..vector {
-                        a.insert(w, combine_word(a.extract(w), u.extract(w), k.clone()));
-                    }
-                    acc[t] = a;
-                }
-            }
-            if comptime!(k.mean) {
-                let mut n = u32::cast_from(end - start);
-                if comptime!(k.use_init_val) {
-                    n += 1u32;
-                }
-                // A mean is ScatterElements' alone, whose runs are single elements: 8- and
-                // 16-bit ones take `lane_word`, so every word here is one 32-bit element.
-                #[unroll]
-                for t in 0..tile {
-                    let mut a = acc[t];
-                    #[unroll]
-                    for w in 0..vector {
-                        a.insert(w, mean_of(a.extract(w), n, k.dtype));
-                    }
-                    acc[t] = a;
-                }
-            }
+            // A mean is ScatterElements' alone, whose runs are single elements: 8- and
+            // 16-bit ones take `lane_word`, so every word here is one 32-bit element.
             #[unroll]
             for t in 0..tile {
-                dest[at + t * gap] = acc[t];
+                let mut a = acc[t];
+                #[unroll]
+                for w in 0..vector {
+                    a.insert(w, mean_of(a.extract(w), n, k.dtype));
+                }
+                acc[t] = a;
             }
+        }
+        #[unroll]
+        for t in 0..tile {
+            dest[at + t * gap] = acc[t];
         }
     }
 }
@@ -414,8 +438,22 @@ pub(crate) unsafe fn queue(
     let words = |h: &Handle| h.size_in_used() as usize / 4;
     // Whole vectors only: every run lies in them (the plan's blocks are aligned vectors).
     let vectors = |h: &Handle| h.size_in_used() as usize / (4 * k.vector as usize);
-    let invocations = groups.saturating_mul(k.run / k.tile);
-    let k = ScatterKernelDesc { spread: super::tile_spread(client), ..k.clone() };
+    let tiles = k.run / k.tile;
+    // On the CPU runtime, whole runs of up to 64 KiB per invocation where that leaves the
+    // cores enough (as the row kernels' `cpu_retile`).
+    let span = match launch::is_cpu(client) && !k.lane_words {
+        true => super::cpu_retile(
+            tiles,
+            1,
+            groups.saturating_mul(tiles),
+            CPU_SPAN_UNITS / (k.tile * k.vector),
+            |_| true,
+        )
+        .map_or(1, |(span, _)| span),
+        false => 1,
+    };
+    let invocations = groups.saturating_mul(tiles / span);
+    let k = ScatterKernelDesc { spread: super::tile_spread(client), span, ..k.clone() };
     unsafe {
         // SAFETY: (of the caller) the lists hold in-bounds runs of buffers this long.
         scatter_kernel::launch_unchecked(
@@ -435,6 +473,10 @@ pub(crate) unsafe fn queue(
     }
     Queued::new(status)
 }
+
+/// The most 32-bit words one invocation applies its list to on CubeCL's CPU runtime (64 KiB,
+/// as the row kernels' tiles there).
+const CPU_SPAN_UNITS: u32 = 16384;
 
 /// The scatter kernel's definition for `k`, as its launcher specializes it (for `explain`; tiles
 /// as `offline_tile_spread` says).

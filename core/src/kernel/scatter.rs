@@ -40,6 +40,10 @@ pub struct ScatterKernelDesc {
     /// rather than consecutive (what a CPU thread's SIMD lanes take best). The backend sets it
     /// per runtime, as for the row kernels' tiles.
     pub spread: bool,
+    /// Consecutive tiles of one run an invocation applies, one after another (a divisor of
+    /// `run / tile`): 1, but on CubeCL's CPU runtime, where an invocation costs far more than
+    /// on a GPU or lavapipe. The backend sets it per runtime.
+    pub span: u32,
     /// Elements per word: 4 (8-bit), 2 (16-bit) or 1.
     pub lanes: u32,
     /// 32-bit words per offset of the runs' lists (`ScatterGroups`): 2 for 64-bit elements,
@@ -104,6 +108,7 @@ impl ScatterKernelDesc {
                 tile: 1,
                 inner: 1,
                 spread: false,
+                span: 1,
                 lanes,
                 words,
                 lane_words,
@@ -141,6 +146,7 @@ impl ScatterKernelDesc {
             tile,
             inner,
             spread: false,
+            span: 1,
             dims,
             run,
             vector: vector as u32,
