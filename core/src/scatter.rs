@@ -342,14 +342,16 @@ impl ScatterPlan {
     /// values: run `g` (row-major over the index axes) is elements `g * run_len ..` of a packed
     /// `dest`, so the runs cover it, each once. That holds where the index axes lead the data
     /// (axis 0), every other dimension is free (no dimension is both keyed and in the data, as
-    /// ScatterElements' are) and the run is whole 32-bit words (not [`Self::lane_words`]): an
+    /// ScatterElements' are) and every run is whole 32-bit words ([`Self::runs_in_blocks`] of
+    /// the lanes: checked here, since a plan with no index position skips that rule): an
     /// embedding's gradient. A kernel can then write every run of a fresh buffer, the ones no
     /// position writes as zeros, with no zero fill first ([`ScatterGroups::every_run`]).
     pub fn back_to_back_runs(&self, dest: &TensorLayout) -> Option<usize> {
         let axes = self.map.index_axes().count();
         let keyed_in_data = self.keyed.iter().any(|k| k.data_dim.is_some());
         let free_in_order = self.free.iter().map(|d| d.data_dim).eq(axes..dest.rank());
-        if self.map.axis != 0 || keyed_in_data || !free_in_order || !dest.is_packed() || self.lane_words() {
+        let whole_words = self.runs_in_blocks(dest, self.lanes()).is_ok();
+        if self.map.axis != 0 || keyed_in_data || !free_in_order || !dest.is_packed() || !whole_words {
             return None;
         }
         Some(dest.sizes.as_slice()[..axes].iter().product())

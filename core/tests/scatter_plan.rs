@@ -250,6 +250,10 @@ fn embedding_gradients_write_every_run_back_to_back() {
     // f16 rows of 4 are 2 words each.
     let plan = axis_0(DType::F16, &[3, 4], &[2], &[2, 4]);
     assert_eq!(plan.back_to_back_runs(&plan.output), Some(3));
+    // f16 rows of 3 are not whole words: with no index at all the plan passes (nothing is
+    // written), but its runs are refused (a kernel of word units would miss halfwords).
+    let plan = axis_0(DType::F16, &[10, 3], &[0], &[0, 3]);
+    assert_eq!(plan.back_to_back_runs(&plan.output), None);
     // Along axis 1, and ScatterElements' single elements: runs interleave.
     let mut desc = ScatterDesc::new(
         GatherForm::Axis,

@@ -137,6 +137,15 @@ fn an_embedding_gradient_is_written_whole_with_no_zero_fill() {
     let burn = gradient([300, 256], |t| t.select(0, ints(&ids, [200])));
     assert_eq!(bits(&ours), bits(&burn));
 
+    // f16 rows of 3 and no id at all: zeros, every halfword (zero filled: the runs are not
+    // whole words).
+    let empty = stridex::gather! { data: f16[10, 3], indices: i32[0] };
+    let x = floats(vec![1.5; 30], [10, 3]).cast(DType::F16).require_grad();
+    let y = empty.apply::<_, 2, 1, 2>(x.clone(), ints(&[], [0])).unwrap();
+    let grads = (y.cast(DType::F32).sum() + x.clone().cast(DType::F32).sum()).backward();
+    let g = values(x.grad(&grads).unwrap().cast(DType::F32));
+    assert_eq!(bits(&g), bits(&[1.0; 30]));
+
     let dropped = stridex::gather! { data: f32[4, 2], indices: i32[2], out_of_range: zero };
     let g = gradient([4, 2], |t| dropped.apply::<_, 2, 1, 2>(t, ints(&[4, 100], [2])).unwrap());
     assert_eq!(bits(&g), [0; 8]);

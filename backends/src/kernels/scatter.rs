@@ -1,7 +1,7 @@
-//! The scatter kernel: invocation `p` takes tile `p % (run / tile)` of destination run
-//! `p / (run / tile)` (1, 2 or 4 consecutive units, each a vector of 4, 2 or 1 32-bit words:
-//! 16 bytes where every run is whole aligned 16-byte blocks, as an embedding's rows are; on
-//! CubeCL's CPU runtime `span` such tiles one after another) and
+//! The scatter kernel: with `S = run / tile / span` spans per run, invocation `p` takes tiles
+//! `(p % S) * span ..` (`span` of them: 1, but on CubeCL's CPU runtime) of destination run
+//! `p / S`, a tile being 1, 2 or 4 consecutive units, each a vector of 4, 2 or 1 32-bit words
+//! (16 bytes where every run is whole aligned 16-byte blocks, as an embedding's rows are), and
 //! applies that run's list of updates in order: under `none`
 //! the last one's bits, else each combined with what the destination holds, starting from it.
 //! No two invocations write one word (runs are distinct, and the plan keeps 8- and 16-bit runs
@@ -446,7 +446,7 @@ pub(crate) unsafe fn queue(
             tiles,
             1,
             groups.saturating_mul(tiles),
-            CPU_SPAN_UNITS / (k.tile * k.vector),
+            CPU_SPAN_WORDS / (k.tile * k.vector),
             |_| true,
         )
         .map_or(1, |(span, _)| span),
@@ -476,7 +476,7 @@ pub(crate) unsafe fn queue(
 
 /// The most 32-bit words one invocation applies its list to on CubeCL's CPU runtime (64 KiB,
 /// as the row kernels' tiles there).
-const CPU_SPAN_UNITS: u32 = 16384;
+const CPU_SPAN_WORDS: u32 = 16384;
 
 /// The scatter kernel's definition for `k`, as its launcher specializes it (for `explain`; tiles
 /// as `offline_tile_spread` says).

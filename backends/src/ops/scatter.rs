@@ -222,8 +222,17 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
         if plan.reduction != stridex_core::Reduction::Add || !plan.use_init_val {
             return SumIntoZeros::AfterZeroFill(writes);
         }
+        // The kernel's runs cover the buffer, word for word (else some of it would stay as
+        // `client.empty` left it).
+        let covered = |runs: usize| {
+            ScatterKernelDesc::of(plan, &writes.dest).is_some_and(|k| {
+                let words = runs * k.run as usize * k.vector as usize;
+                words * 4 == word_bytes(&writes.dest, plan.data_type().size())
+            })
+        };
         let every = plan
             .back_to_back_runs(&writes.dest)
+            .filter(|&runs| covered(runs))
             .and_then(|runs| writes.groups.every_run(runs, plan.run_len() / plan.lanes()));
         match every {
             Some(every) => SumIntoZeros::OneKernel(IntoZeros {

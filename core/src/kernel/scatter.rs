@@ -17,9 +17,9 @@ pub struct ScatterDim {
     pub dest_stride: u32,
 }
 
-/// A scatter kernel, specialized on a plan and the layout it writes. Invocation `p` takes tile
-/// `p % (run / tile)` of run `p / (run / tile)`; the run's list of updates is a launch
-/// argument.
+/// A scatter kernel, specialized on a plan and the layout it writes. With `S = run / tile /
+/// span`, invocation `p` takes tiles `(p % S) * span ..` (`span` of them) of run `p / S`; the
+/// run's list of updates is a launch argument.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ScatterKernelDesc {
     pub dims: Vec<ScatterDim>,
