@@ -236,6 +236,9 @@ fn embedding_gradients_write_every_run_back_to_back() {
     let every = groups.every_run(6, plan.run_len() / plan.lanes()).unwrap();
     assert_eq!(every, [0, 1, 1, 1, 3, 3, 4]);
     assert_eq!(groups.members, [4, 0, 8, 12]);
+    // Its kernel sums into zeros: 6 runs of one 16-byte vector cover the 24 words.
+    let (k, runs) = ScatterKernelDesc::summing_into_zeros(&plan, &plan.output).unwrap();
+    assert!(k.into_zeros && runs == 6 && k.run * k.vector == 4, "{k:?}");
     // No id at all: every run's list is empty.
     let none = plan
         .group(&plan.output, |_| 0)
@@ -254,6 +257,7 @@ fn embedding_gradients_write_every_run_back_to_back() {
     // written), but its runs are refused (a kernel of word units would miss halfwords).
     let plan = axis_0(DType::F16, &[10, 3], &[0], &[0, 3]);
     assert_eq!(plan.back_to_back_runs(&plan.output), None);
+    assert_eq!(ScatterKernelDesc::summing_into_zeros(&plan, &plan.output), None);
     // Along axis 1, and ScatterElements' single elements: runs interleave.
     let mut desc = ScatterDesc::new(
         GatherForm::Axis,

@@ -185,9 +185,7 @@ fn scatter_on_cube<T: Element, I: IndexElement>(
     lay_out: LayOut,
 ) -> Result<CubeTensor, Error> {
     let plan = op.plan()?;
-    let updates = burn_cubecl::kernel::untile(updates);
-    check_meta(Operand::Updates, updates.dtype, updates.meta.shape(), T::DTYPE, &plan.updates)?;
-    let updates = lay_out(Operand::Updates, updates, &plan.updates)?;
+    let updates = laid_out_updates::<T>(plan, updates, lay_out)?;
     let data = burn_cubecl::kernel::untile(data);
     let dest = if data.can_mut() && writes.dest() == &plan.map.data {
         lay_out(Operand::Data, data, &plan.map.data)?
@@ -202,6 +200,17 @@ fn scatter_on_cube<T: Element, I: IndexElement>(
     let u = padded(&dest.client, &updates.handle, op.buffer_bytes(Operand::Updates)?)?;
     op.launch_writes(&dest.client, writes, &u, &dest.handle)?;
     Ok(dest)
+}
+
+/// `updates`, checked against `plan`'s (dtype and sizes), laid out as `plan` says.
+fn laid_out_updates<T: Element>(
+    plan: &ScatterPlan,
+    updates: CubeTensor,
+    lay_out: LayOut,
+) -> Result<CubeTensor, Error> {
+    let updates = burn_cubecl::kernel::untile(updates);
+    check_meta(Operand::Updates, updates.dtype, updates.meta.shape(), T::DTYPE, &plan.updates)?;
+    lay_out(Operand::Updates, updates, &plan.updates)
 }
 
 /// Whether `plan` writing `dest` takes the kernels that read the indices on the device.
@@ -235,9 +244,7 @@ fn scatter_on_device<T: Element, I: IndexElement>(
     lay_out: LayOut,
 ) -> Result<CubeTensor, Error> {
     let plan = op.plan()?;
-    let updates = burn_cubecl::kernel::untile(updates);
-    check_meta(Operand::Updates, updates.dtype, updates.meta.shape(), T::DTYPE, &plan.updates)?;
-    let updates = lay_out(Operand::Updates, updates, &plan.updates)?;
+    let updates = laid_out_updates::<T>(plan, updates, lay_out)?;
     let indices = lay_out(Operand::Indices, burn_cubecl::kernel::untile(indices), &plan.map.indices)?;
     let data = burn_cubecl::kernel::untile(data);
     let dest =
@@ -294,10 +301,7 @@ impl<T: Element, I: IndexElement> OnCube for IntoZerosStream<T, I> {
     const NAME: &'static str = "stridex_scatter_into_zeros";
     fn run(&self, inputs: Vec<CubeTensor>) -> Result<CubeTensor, Error> {
         let [updates]: [CubeTensor; 1] = inputs.try_into().expect("updates");
-        let plan = self.op.plan()?;
-        let updates = burn_cubecl::kernel::untile(updates);
-        check_meta(Operand::Updates, updates.dtype, updates.meta.shape(), T::DTYPE, &plan.updates)?;
-        let updates = fusion::laid_out(Operand::Updates, updates, &plan.updates)?;
+        let updates = laid_out_updates::<T>(self.op.plan()?, updates, fusion::laid_out)?;
         let client = &updates.client;
         let u = padded(client, &updates.handle, self.op.buffer_bytes(Operand::Updates)?)?;
         let dest = client.empty(self.op.buffer_bytes(Operand::Data)?.max(4));

@@ -457,6 +457,22 @@ impl Verified {
         self.confirm_kernel(client, 0)
     }
 
+    /// Waits for `queued` (kernel `which` of the op) unless that kernel was confirmed on
+    /// `client`'s runtime before; a first launch that ran confirms it.
+    fn wait_unless_seen(
+        &self,
+        client: &Client,
+        which: u64,
+        queued: Vec<launch::Queued>,
+    ) -> Result<(), Error> {
+        if self.seen_kernel(client, which) {
+            return Ok(());
+        }
+        launch::wait_all(client, queued, vec![])?;
+        self.confirm_kernel(client, which);
+        Ok(())
+    }
+
     /// True when kernel `which` of the op was confirmed on `client`'s runtime before.
     fn seen_kernel(&self, client: &Client, which: u64) -> bool {
         self.0.lock().is_ok_and(|v| v.contains(&(client.name(), which)))

@@ -199,43 +199,29 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
         launch::exclusive(|| {
             // SAFETY: (of the caller) every member is a run inside `source`.
             let queued = unsafe { queue(client, &k, &writes.groups, source, dest) };
-            if in_place && self.verified.seen_kernel(client, k.tag()) {
-                return Ok(());
+            match in_place {
+                true => self.verified.wait_unless_seen(client, k.tag(), queued),
+                false => launch::wait_all(client, queued, vec![]).map(drop),
             }
-            launch::wait_all(client, queued, vec![])?;
-            if in_place {
-                self.verified.confirm_kernel(client, k.tag());
-            }
-            Ok(())
         })
     }
 }
 
 #[cfg(feature = "burn")]
 impl<T: Element, I: IndexElement> ScatterOp<T, I> {
-    /// `writes` as the scatter-add into zeros takes them: in one kernel where the op sums into the data's
-    /// element (a gather's gradient) and its runs lie back to back in the layout written
-    /// (`ScatterPlan::back_to_back_runs`: along axis 0, as an embedding's, or a GatherND's
-    /// leading tuples), else after a zero fill ([`ScatterOp::launch_writes`]).
+    /// `writes` as the scatter-add into zeros takes them: in one kernel where
+    /// `ScatterKernelDesc::summing_into_zeros` has one (a gather's gradient whose runs lie back
+    /// to back: along axis 0, as an embedding's, or GatherND's leading tuples), else after a
+    /// zero fill ([`ScatterOp::launch_writes`]).
     pub(crate) fn sum_into_zeros(&self, writes: Writes) -> SumIntoZeros {
         let Ok(plan) = self.plan() else { return SumIntoZeros::AfterZeroFill(writes) };
-        if plan.reduction != stridex_core::Reduction::Add || !plan.use_init_val {
-            return SumIntoZeros::AfterZeroFill(writes);
-        }
-        // The kernel's runs cover the buffer, word for word (else some of it would stay as
-        // `client.empty` left it).
-        let covered = |runs: usize| {
-            ScatterKernelDesc::of(plan, &writes.dest).is_some_and(|k| {
-                let words = runs * k.run as usize * k.vector as usize;
-                words * 4 == word_bytes(&writes.dest, plan.data_type().size())
-            })
-        };
-        let every = plan
-            .back_to_back_runs(&writes.dest)
-            .filter(|&runs| covered(runs))
-            .and_then(|runs| writes.groups.every_run(runs, plan.run_len() / plan.lanes()));
-        match every {
-            Some(every) => SumIntoZeros::OneKernel(IntoZeros {
+        let one_kernel =
+            ScatterKernelDesc::summing_into_zeros(plan, &writes.dest).and_then(|(kernel, runs)| {
+                Some((kernel, writes.groups.every_run(runs, plan.run_len() / plan.lanes())?))
+            });
+        match one_kernel {
+            Some((kernel, every)) => SumIntoZeros::OneKernel(IntoZeros {
+                kernel,
                 members: writes.groups.members,
                 every,
                 dest: writes.dest,
@@ -259,25 +245,21 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
         launch::check_handle(Operand::Updates, updates, self.buffer_bytes(Operand::Updates)?)?;
         launch::check_handle(Operand::Data, dest, word_bytes(&zeros.dest, plan.data_type().size()))?;
         let runs = zeros.every.len() - 1;
-        let Some(k) = ScatterKernelDesc::of(plan, &zeros.dest).filter(|_| runs > 0) else {
+        if runs == 0 {
             return Ok(());
-        };
-        let k = ScatterKernel::Grouped(ScatterKernelDesc { into_zeros: true, ..k });
+        }
+        let k = ScatterKernel::Grouped(zeros.kernel.clone());
         launch::exclusive(|| {
             let list = |v: &[u32]| launch::upload(client, bytemuck::cast_slice(v), 0);
             let (every, members) = (list(&zeros.every), list(&zeros.members));
-            // SAFETY: `into_zeros` took the lists from `group` on this plan and `zeros.dest`,
-            // whose `runs` runs lie back to back and cover it: run `g < runs` is in `dest`
-            // (checked to hold the layout) and every member is a run of the updates (checked
-            // above). `every` has `runs + 1` starts; the kernel reads no key.
+            // SAFETY: `sum_into_zeros` took the lists from `group` on this plan and `zeros.dest`,
+            // and the kernel from `summing_into_zeros`: its `runs` runs lie back to back and
+            // cover `zeros.dest` word for word, so run `g < runs` is in `dest` (checked to hold
+            // the layout) and every member is a run of the updates (checked above). `every`
+            // has `runs + 1` starts; the kernel reads no key.
             let queued =
                 unsafe { k.queue_grouped(client, runs as u32, updates, [&every, &every, &members], dest) };
-            if self.verified.seen_kernel(client, k.tag()) {
-                return Ok(());
-            }
-            launch::wait_all(client, queued, vec![])?;
-            self.verified.confirm_kernel(client, k.tag());
-            Ok(())
+            self.verified.wait_unless_seen(client, k.tag(), queued)
         })
     }
 }
@@ -297,6 +279,8 @@ pub(crate) enum SumIntoZeros {
 #[cfg(feature = "burn")]
 #[derive(Debug)]
 pub(crate) struct IntoZeros {
+    /// `ScatterKernelDesc::summing_into_zeros`'s kernel for this plan and `dest`.
+    kernel: ScatterKernelDesc,
     dest: TensorLayout,
     /// `ScatterGroups::every_run`'s starts: run `g`'s list is `members[every[g]..every[g + 1]]`.
     every: Vec<u32>,

@@ -91,12 +91,7 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
             // `rows_from_data` checked the destination and the indices, and `updates` is the
             // chain's data, checked against its layout, where `k` reads the slices' rows).
             let queued = unsafe { k.queue(client, updates, indices, data) };
-            if self.verified.seen_kernel(client, k.tag()) {
-                return Ok(());
-            }
-            launch::wait_all(client, queued, vec![])?;
-            self.verified.confirm_kernel(client, k.tag());
-            Ok(())
+            self.verified.wait_unless_seen(client, k.tag(), queued)
         })
     }
 }

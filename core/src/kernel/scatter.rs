@@ -80,6 +80,23 @@ pub struct ScatterKernelDesc {
 pub const ZERO_MEMBER: u32 = u32::MAX;
 
 impl ScatterKernelDesc {
+    /// The kernel that sums `plan`'s updates into zeros of `dest` ([`Self::into_zeros`]), with
+    /// the number of runs it writes, where `plan` is a sum that starts from the data's element
+    /// (a gather's gradient) and its runs lie back to back in `dest`
+    /// ([`ScatterPlan::back_to_back_runs`]), covering its words exactly: else `None`, and the
+    /// sum needs a zero fill first, since the kernel would leave some of a fresh buffer
+    /// unwritten.
+    pub fn summing_into_zeros(plan: &ScatterPlan, dest: &TensorLayout) -> Option<(ScatterKernelDesc, usize)> {
+        if plan.reduction != Reduction::Add || !plan.use_init_val {
+            return None;
+        }
+        let runs = plan.back_to_back_runs(dest)?;
+        let k = ScatterKernelDesc::of(plan, dest)?;
+        let words = (dest.min_buffer_len()? * plan.data_type().size()).div_ceil(4);
+        let covered = runs.checked_mul(k.run as usize * k.vector as usize) == Some(words);
+        covered.then_some((ScatterKernelDesc { into_zeros: true, ..k }, runs))
+    }
+
     /// The kernel of `plan` writing `dest` (the packed output, or the data in place); `None`
     /// when a run is empty (nothing is written).
     pub fn of(plan: &ScatterPlan, dest: &TensorLayout) -> Option<ScatterKernelDesc> {
