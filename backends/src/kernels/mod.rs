@@ -100,7 +100,9 @@ pub(crate) trait OpKernel: Launch + Clone + std::fmt::Debug + Send + Sync + Size
 /// takes consecutive ones (measured faster on lavapipe, where an invocation is a SIMD lane of
 /// a CPU thread). GPUs spread; wgpu's adapters are mostly GPUs, but stridex cannot tell
 /// lavapipe from one through a bare client, and its CI device is lavapipe: wgpu takes
-/// consecutive ones unless `STRIDEX_TILE=spread`.
+/// consecutive ones unless `STRIDEX_TILE=spread`. The other choices made for GPUs follow it
+/// (the grouped scatter's `batch`, the line scatter's `parts`), so that one knob shows on
+/// lavapipe what a GPU runs, and `STRIDEX_TILE=consecutive` on a GPU what it ran before.
 pub(crate) fn tile_spread(client: &Client) -> bool {
     forced_tile_spread().unwrap_or_else(|| matches!(client.name(), "cuda" | "hip"))
 }

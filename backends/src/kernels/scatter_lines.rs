@@ -1,8 +1,10 @@
-//! The line scatter kernel (`stridex_core::kernel::ScatterLinesDesc`): invocation `l` walks
-//! line `l` of a ScatterElements' indices along the axis, in order, reading each index on the
-//! device and applying its update to the element it names in the line's own line of the
-//! destination. Lines never share an element (nor a word: 32-bit elements only), so no two
-//! invocations write one word and the order within each line is the serial reference's.
+//! The line scatter kernel (`stridex_core::kernel::ScatterLinesDesc`): the `parts`
+//! invocations of line `l` each walk line `l` of a ScatterElements' indices along the axis, in
+//! order, reading each index on the device and applying the updates whose index falls in their
+//! part (`index % parts`) to the element it names in the line's own line of the destination.
+//! Lines never share an element (nor a word: 32-bit elements only) and parts never share one
+//! either, so no two invocations write one word and the order of each element's updates is
+//! the serial reference's.
 
 use super::index::index_of;
 use super::offline_definition;
@@ -21,10 +23,13 @@ pub fn scatter_lines_kernel(
     status: &mut [u32],
     #[comptime] k: ScatterLinesDesc,
 ) {
-    let line = ABSOLUTE_POS;
-    if line == 0 {
+    let invocation = ABSOLUTE_POS;
+    if invocation == 0 {
         status[1] = comptime!(RAN_MARKER);
     }
+    let parts = comptime!(k.parts as usize);
+    let line = invocation / parts;
+    let part = invocation % parts;
     if line < comptime!(k.lines as usize) {
         let mut rem = line;
         let mut at_indices = 0usize;
@@ -42,8 +47,13 @@ pub fn scatter_lines_kernel(
         for j in 0..comptime!(k.len as usize) {
             let (ok, index) = index_of(indices, at_indices + j * comptime!(k.indices_step as usize), k.index);
             // A dropped update (`zero`, `skip`, or an index the host's `error` check passed
-            // that is not in range, which cannot happen) writes nothing.
-            if ok {
+            // that is not in range, which cannot happen) writes nothing; another part's
+            // element is that part's to write.
+            let mut mine = ok;
+            if comptime!(k.parts > 1) {
+                mine = ok && index % parts == part;
+            }
+            if mine {
                 let to = at_dest + index * comptime!(k.index.axis_stride as usize);
                 let u = updates[at_updates + j * comptime!(k.updates_step as usize)];
                 if comptime!(k.reduction == Reduction::None) {
@@ -128,11 +138,13 @@ pub(crate) unsafe fn queue(
 ) -> Queued {
     let status = launch::status(client);
     let words = |h: &Handle| h.size_in_used() as usize / 4;
+    let k = &with_parts(k, super::tile_spread(client));
     unsafe {
-        // SAFETY: (of the caller) every offset the descriptor forms lies in these buffers.
+        // SAFETY: (of the caller) every offset the descriptor forms lies in these buffers;
+        // the parts change which invocation writes an element, not which elements are written.
         scatter_lines_kernel::launch_unchecked(
             client,
-            launch::cube_count(client, k.lines),
+            launch::cube_count(client, k.lines * k.parts),
             launch::cube_dim(client),
             BufferArg::from_raw_parts(updates.clone(), words(updates)),
             BufferArg::from_raw_parts(indices.clone(), words(indices)),
@@ -144,7 +156,25 @@ pub(crate) unsafe fn queue(
     Queued::new(status)
 }
 
-/// The line kernel's definition for `k`, as its launcher specializes it (for `explain`).
+/// The line kernel's definition for `k`, as its launcher specializes it (for `explain`; parts
+/// as `offline_tile_spread` says).
 pub(crate) fn definition(k: &ScatterLinesDesc) -> KernelDefinition {
-    offline_definition!(scatter_lines_kernel::ScatterLinesKernel, buffers[updates indices dest status], k.clone())
+    let k = with_parts(k, super::offline_tile_spread());
+    offline_definition!(scatter_lines_kernel::ScatterLinesKernel, buffers[updates indices dest status], k)
 }
+
+/// `k` with the invocations per line its runtime takes (`ScatterLinesDesc::parts`): where tiles
+/// spread (GPUs), a warp's width or the axis's size rounded up to a power of two, whichever is
+/// smaller, while the invocations fit 32 bits; else one.
+fn with_parts(k: &ScatterLinesDesc, gpu: bool) -> ScatterLinesDesc {
+    let wanted = match gpu {
+        true => GPU_LINE_PARTS.min(k.index.axis_size.max(1).next_power_of_two()),
+        false => 1,
+    };
+    let parts = if k.lines.checked_mul(wanted).is_some() { wanted } else { 1 };
+    ScatterLinesDesc { parts, ..k.clone() }
+}
+
+/// A warp's width: a line's updates walked by a warp's lanes, each applying those of its own
+/// elements, read every index from one cache line at once.
+const GPU_LINE_PARTS: u32 = 32;

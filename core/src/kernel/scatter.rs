@@ -44,6 +44,11 @@ pub struct ScatterKernelDesc {
     /// `run / tile`): 1, but on CubeCL's CPU runtime, where an invocation costs far more than
     /// on a GPU or lavapipe. The backend sets it per runtime.
     pub span: u32,
+    /// Members whose updates an invocation loads before it combines them, still one after
+    /// another in the list's order (the same bits): 1, but on GPUs, where a long list (an
+    /// embedding's frequent id) otherwise waits on one load per member. The backend sets it
+    /// per runtime.
+    pub batch: u32,
     /// Elements per word: 4 (8-bit), 2 (16-bit) or 1.
     pub lanes: u32,
     /// 32-bit words per offset of the runs' lists (`ScatterGroups`): 2 for 64-bit elements,
@@ -126,6 +131,7 @@ impl ScatterKernelDesc {
                 inner: 1,
                 spread: false,
                 span: 1,
+                batch: 1,
                 lanes,
                 words,
                 lane_words,
@@ -164,6 +170,7 @@ impl ScatterKernelDesc {
             inner,
             spread: false,
             span: 1,
+            batch: 1,
             dims,
             run,
             vector: vector as u32,

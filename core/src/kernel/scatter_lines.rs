@@ -83,6 +83,13 @@ pub struct ScatterLinesDesc {
     /// Under `error`, with packed indices: the read that checks each of the `count` indices
     /// on the device before anything is written (`None`: the host reads them back to check).
     pub check: Option<(IndexRead, u32)>,
+    /// Invocations per line (1, or a power of two): invocation `part` of a line walks all of
+    /// its positions in order and applies those whose index `i` has `i % parts == part`, so
+    /// each element is still written by one invocation, in the serial order. 1 where an
+    /// invocation is a CPU thread's SIMD lane (lavapipe, the CPU runtime: reading every index
+    /// `parts` times costs more than the lines' walk); a warp's width on GPUs, whose lines
+    /// are otherwise too few to hide each update's latency. The backend sets it per runtime.
+    pub parts: u32,
 }
 
 impl ScatterLinesDesc {
@@ -159,6 +166,7 @@ impl ScatterLinesDesc {
             dtype,
             reduction: plan.reduction,
             check,
+            parts: 1,
         })
     }
 }
