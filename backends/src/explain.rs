@@ -54,8 +54,16 @@ fn compiled(e: impl std::fmt::Debug) -> Error {
 /// chain's stages `// stage k`, an empty one followed by `// (empty output: no kernel)`; a
 /// scatter's pair `// kernel k of 2: ..`).
 pub(crate) fn source(kernel: &impl Launch, dialect: Dialect) -> Result<String, Error> {
+    sources(kernel.definitions(), dialect)
+}
+
+/// Definitions compiled one after another, each under its heading.
+fn sources(
+    definitions: Vec<(Option<String>, Option<KernelDefinition>)>,
+    dialect: Dialect,
+) -> Result<String, Error> {
     let mut all = String::new();
-    for (heading, definition) in kernel.definitions() {
+    for (heading, definition) in definitions {
         if let Some(h) = heading {
             all += &format!("// {h}\n");
         }
@@ -148,7 +156,11 @@ pub fn chain_source(desc: &stridex_core::ChainDesc, dialect: Dialect) -> Result<
 /// The kernel source of a scatter descriptor, writing the packed copy `run` returns (`None`:
 /// its runs are empty, nothing is written).
 pub fn scatter_source(desc: &stridex_core::ScatterDesc, dialect: Dialect) -> Result<Option<String>, Error> {
-    plan_source::<ScatterKernel>(&desc.plan()?, dialect)
+    let plan = desc.plan()?;
+    match crate::kernels::offline_grouping(&plan) {
+        Some(definitions) => sources(definitions, dialect).map(Some),
+        None => plan_source::<ScatterKernel>(&plan, dialect),
+    }
 }
 
 fn plan_source<K: OpKernel>(plan: &K::Plan, dialect: Dialect) -> Result<Option<String>, Error> {

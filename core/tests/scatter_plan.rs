@@ -281,3 +281,52 @@ fn embedding_gradients_write_every_run_back_to_back() {
     let plan = desc.plan().unwrap();
     assert_eq!(plan.back_to_back_runs(&plan.output), None);
 }
+
+/// Where the device may group a scatter's lists (`ScatterGroupingDesc`): one index per position
+/// naming a run of runs back to back, packed indices and updates, and not `duplicates: error`.
+#[test]
+fn the_device_groups_runs_that_lie_back_to_back() {
+    use stridex_core::kernel::ScatterGroupingDesc;
+    use stridex_core::{Duplicates, IndexType, OutOfRange};
+    let scatter = |form, rules, data: &[usize], ids: &[usize], updates: &[usize], axis| {
+        let mut desc = ScatterDesc::new(
+            form,
+            rules,
+            decl(DType::F32, data),
+            decl(DType::I64, ids),
+            decl(DType::F32, updates),
+            axis,
+        );
+        desc.reduction = Some(Reduction::Add);
+        desc
+    };
+    // An embedding's gradient: 16384 ids into 32000 rows of 1024.
+    let desc = scatter(GatherForm::Axis, GatherRules::OpenVino, &[32000, 1024], &[16384], &[16384, 1024], 0);
+    let plan = desc.plan().unwrap();
+    let d = ScatterGroupingDesc::of(&plan, &plan.output).unwrap();
+    assert_eq!((d.positions, d.runs, d.member_step), (16384, 32000, 1024));
+    // Chunks of about the root of the runs, covering them all.
+    assert_eq!((d.chunk, d.chunks), (179, 179));
+    assert_eq!((d.index.index_type, d.index.index_words, d.index.axis_size), (IndexType::I64, 2, 32000));
+    // OpenVINO's `zero`: the read drops an index out of range; no check first.
+    assert_eq!((d.index.policy, d.check), (OutOfRange::Zero, None));
+    // ONNX ScatterND of 1-tuples, under `error`: checked on the device first, then read as
+    // under `zero`.
+    let desc = scatter(GatherForm::Nd, GatherRules::Onnx, &[40, 8], &[300, 1], &[300, 8], 0);
+    let plan = desc.plan().unwrap();
+    let d = ScatterGroupingDesc::of(&plan, &plan.output).unwrap();
+    assert_eq!((d.positions, d.runs, d.member_step, d.chunk, d.chunks), (300, 40, 8, 64, 1));
+    assert_eq!((d.index.policy, d.check.map(|(_, n)| n)), (OutOfRange::Zero, Some(300)));
+    // Pairs of ND indices, a ScatterElements, a scatter along axis 1 and `duplicates: error`
+    // keep the host's lists.
+    let pairs = scatter(GatherForm::Nd, GatherRules::Onnx, &[40, 8, 4], &[30, 2], &[30, 4], 0);
+    let elements = scatter(GatherForm::Elements, GatherRules::Onnx, &[40, 8], &[40, 8], &[40, 8], 0);
+    let columns = scatter(GatherForm::Axis, GatherRules::OpenVino, &[40, 8], &[3], &[40, 3], 1);
+    let mut repeats = scatter(GatherForm::Axis, GatherRules::OpenVino, &[40, 8], &[30], &[30, 8], 0);
+    repeats.duplicates = Some(Duplicates::Error);
+    repeats.reduction = None;
+    for desc in [pairs, elements, columns, repeats] {
+        let plan = desc.plan().unwrap();
+        assert_eq!(ScatterGroupingDesc::of(&plan, &plan.output), None, "{}", plan.op);
+    }
+}

@@ -104,6 +104,48 @@ fn a_kv_cache_write_in_place_skips_padding() {
     assert_eq!(got, expected);
 }
 
+/// An embedding's gradient added in place on device buffers: a frequent id's long list summed in
+/// the indices' order, bit for bit the serial sum, launch after launch (on GPUs, and under
+/// `STRIDEX_TILE=spread`, its lists are grouped on the device). Under `error` an index out of
+/// range is an `Err` naming it, and nothing is written.
+#[test]
+fn a_sum_launched_in_place_adds_in_order() {
+    let op = stridex::scatter_nd! {
+        data: f32[40, 8], indices: i64[300, 1], updates: f32[300, 8], reduction: add
+    };
+    let device = Device::default_device().unwrap();
+    let client = device.client();
+    let mut rng = Rng::new(23);
+    // Two ids take most positions (lists of about a hundred), a few others the rest; ids
+    // 30..40 are never written.
+    let ids: Vec<i64> = (0..300).map(|p| if p % 3 == 0 { rng.range(0, 29) } else { (p % 2) * 7 }).collect();
+    let updates: Vec<f32> = (0..300 * 8).map(|_| rng.range(-1000, 1000) as f32 * 1.0e-3 + 1.0e3).collect();
+    let table: Vec<f32> = (0..320).map(|v| v as f32 * 0.25).collect();
+    let mut serial = table.clone();
+    let upload = |bytes: &[u8]| client.create_from_slice(bytes);
+    let (data, idx, rows) =
+        (upload(&f32::bytes(&table)), upload(&i64::bytes(&ids)), upload(&f32::bytes(&updates)));
+    for _ in 0..3 {
+        op.launch(client, &data, &idx, &rows).unwrap();
+        for (p, &id) in ids.iter().enumerate() {
+            for e in 0..8 {
+                serial[id as usize * 8 + e] += updates[p * 8 + e];
+            }
+        }
+    }
+    let got = f32::from_bytes(&client.read_one(data.clone()).unwrap()[..1280]).to_vec();
+    assert!(got.iter().zip(&serial).all(|(a, b)| a.to_bits() == b.to_bits()));
+    let mut bad = ids.clone();
+    bad[250] = 40;
+    let err = op.launch(client, &data, &upload(&i64::bytes(&bad)), &rows).unwrap_err();
+    assert!(
+        matches!(&err, Error::IndexOutOfRange { position, value: 40, .. } if position == &[250, 0]),
+        "{err}"
+    );
+    let after = f32::from_bytes(&client.read_one(data).unwrap()[..1280]).to_vec();
+    assert_eq!(after, got);
+}
+
 /// OpenVINO ScatterElementsUpdate-12's worked examples (its spec page), value for value, and the
 /// cases of its reference tests for `mean` and `use_init_val: false`.
 #[test]

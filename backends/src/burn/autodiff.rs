@@ -27,8 +27,8 @@ use super::{chain, gather_fused, leading, scatter, slice_fused};
 use crate::element::{Element, IndexElement};
 use crate::error::Error;
 use crate::ops::{
-    in_stage, scatter_fault, ChainOp, GatherOp, IndexTypes, IntoZeros, ScatterOp, SliceOp, SumIntoZeros,
-    Writes,
+    in_stage, scatter_fault, ChainOp, GatherOp, GroupedIntoZeros, IndexTypes, IntoZeros, ScatterOp, SliceOp,
+    SumIntoZeros, Writes,
 };
 use burn_autodiff::checkpoint::base::Checkpointer;
 use burn_autodiff::checkpoint::strategy::{BalancedCheckpointing, CheckpointStrategy, NoCheckpointing};
@@ -225,6 +225,51 @@ fn scatter_add_step<T: Element, J: IndexElement>(
     Ok(into_zeros(scatter, writes, plan, device))
 }
 
+/// A gather's step on a GPU, where its scatter-add into zeros takes one kernel and its lists
+/// can be grouped on the device (`ScatterOp::grouped_into_zeros`: an embedding's gradient): the
+/// step reads the index tensor in the stream, and nothing is read back for it. `None`: the
+/// step groups the index values on the host ([`scatter_add_step`]).
+fn grouped_on_device<T: Element, J: IndexElement>(
+    plan: &GatherPlan,
+    indices: &Fused,
+    device: &CubeDevice,
+) -> Option<Box<dyn Step>> {
+    if gradient::batched_gather_gradient(plan).is_some() {
+        return None;
+    }
+    let (desc, _) = gradient::gather_data_gradient(plan, J::DTYPE).ok()?;
+    let scatter: &'static ScatterOp<T, J> = fusion::shared(&desc, || ScatterOp::__from_checked(desc));
+    let zeros = scatter.grouped_into_zeros(&device.client())?;
+    Some(Box::new(GroupedIntoZerosStep {
+        scatter,
+        zeros,
+        indices: indices.clone(),
+        sizes: plan.data.sizes.to_vec(),
+    }))
+}
+
+/// [`grouped_on_device`]'s step.
+#[derive(Debug)]
+struct GroupedIntoZerosStep<T: 'static, J: 'static> {
+    scatter: &'static ScatterOp<T, J>,
+    zeros: GroupedIntoZeros,
+    indices: Fused,
+    /// The data's sizes (the gradient's).
+    sizes: Vec<usize>,
+}
+
+impl<T: Element, J: IndexElement> Step for GroupedIntoZerosStep<T, J> {
+    fn apply(&self, grad: Fused) -> Fused {
+        scatter::register_grouped_into_zeros(
+            self.scatter,
+            self.zeros.clone(),
+            grad,
+            self.indices.clone(),
+            &self.sizes,
+        )
+    }
+}
+
 /// The gradient scatter-added by `scatter` (its `writes` grouped) into zeros of `plan`'s data:
 /// one kernel that writes the whole gradient where the runs lie back to back (an embedding's),
 /// else zeros filled and then the scatter.
@@ -387,6 +432,9 @@ impl<T: Element, J: IndexElement> Differentiable for GatherAt<'_, T, J> {
 
     fn backward(&self, data: &Fused) -> Result<Vec<Box<dyn Step>>, Error> {
         let (plan, _) = self.op.at(Some(leading(&self.indices.tensors()[0].shape)), "apply")?;
+        if let Some(step) = grouped_on_device::<T, J>(&plan, &self.indices.tensors()[0], &data.device()) {
+            return Ok(vec![step]);
+        }
         let values = J::from_bytes(self.indices.bytes(0)?);
         Ok(vec![scatter_add_step::<T, J>(&plan, &values, &data.device())?])
     }

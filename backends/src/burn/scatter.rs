@@ -3,15 +3,16 @@
 //! destination under `duplicates: error` is an `Err` before anything is registered; the kernel
 //! then runs on Burn's buffers, in place where Burn holds the data's buffer alone (as its own
 //! `select_assign` does), else on a packed copy. The scatters whose kernels read the indices on
-//! the device (a ScatterElements of many lines, a KV-cache write) need no read-back: they run
-//! on the index tensor itself, with no sync, unless `error` asks for a check first.
+//! the device (a ScatterElements of many lines, a KV-cache write, and on GPUs a sum whose runs
+//! lie back to back, grouped on the device) need no read-back: they run on the index tensor
+//! itself, with no sync, unless `error` asks for a check first.
 
 use super::fusion::{self, OnCube};
 use super::{as_declared, check_meta, check_rank, from_fused, into_fused, padded, BurnKind, Fused, LayOut};
 use crate::element::{Element, IndexElement};
 use crate::error::Error;
 use crate::kernels::OnDevice;
-use crate::ops::{IntoZeros, ScatterOp, Writes};
+use crate::ops::{GroupedIntoZeros, IntoZeros, ScatterOp, Writes};
 use burn_cubecl::tensor::CubeTensor;
 use burn_tensor::{Int, Tensor};
 use std::sync::Arc;
@@ -53,7 +54,14 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
         }
         let data = into_fused(Operand::Data, Tensor::<D, K>::from_dispatch(data))?;
         let updates = into_fused(Operand::Updates, updates)?;
-        if reads_on_device(plan, &plan.map.data) && plan.out_of_range != OutOfRange::Error {
+        // On GPUs a sum's lists are grouped on the device too (`ScatterOp::launch`).
+        let grouped_on_device = || {
+            let device = burn_backend::TensorMetadata::device(&data);
+            self.grouping_on(&device.client(), &plan.map.data).is_some()
+        };
+        if plan.out_of_range != OutOfRange::Error
+            && (reads_on_device(plan, &plan.map.data) || grouped_on_device())
+        {
             return Ok(from_fused(register_on_device(self, data, indices, updates, K::FLOAT)?));
         }
         Ok(from_fused(fused(self, data, &indices, updates, K::FLOAT)?.0))
@@ -308,6 +316,48 @@ impl<T: Element, I: IndexElement> OnCube for IntoZerosStream<T, I> {
         self.op.launch_into_zeros(client, &self.zeros, &u, &dest)?;
         Ok(super::output_tensor(&updates, dest, self.zeros.dest()))
     }
+}
+
+/// A gather's gradient into zeros, its lists grouped on the device from the index tensor
+/// (GPUs; [`register_grouped_into_zeros`]).
+struct GroupedIntoZerosStream<T: 'static, I: 'static> {
+    op: &'static ScatterOp<T, I>,
+    zeros: GroupedIntoZeros,
+}
+
+impl<T, I> std::fmt::Debug for GroupedIntoZerosStream<T, I> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GroupedIntoZerosStream").field("op", self.op).field("zeros", &self.zeros).finish()
+    }
+}
+
+impl<T: Element, I: IndexElement> OnCube for GroupedIntoZerosStream<T, I> {
+    const NAME: &'static str = "stridex_scatter_grouped_into_zeros";
+    fn run(&self, inputs: Vec<CubeTensor>) -> Result<CubeTensor, Error> {
+        let [updates, indices]: [CubeTensor; 2] = inputs.try_into().expect("updates and indices");
+        let plan = self.op.plan()?;
+        let updates = laid_out_updates::<T>(plan, updates, fusion::laid_out)?;
+        let indices =
+            fusion::laid_out(Operand::Indices, burn_cubecl::kernel::untile(indices), &plan.map.indices)?;
+        let client = &updates.client;
+        let u = padded(client, &updates.handle, self.op.buffer_bytes(Operand::Updates)?)?;
+        let i = padded(client, &indices.handle, self.op.buffer_bytes(Operand::Indices)?)?;
+        let dest = client.empty(self.op.buffer_bytes(Operand::Data)?.max(4));
+        self.op.launch_grouped_into_zeros(client, &self.zeros, &i, &u, &dest)?;
+        Ok(super::output_tensor(&updates, dest, &plan.map.data))
+    }
+}
+
+/// `grad` scatter-added by `op` into zeros of its data's sizes in the stream, grouping `indices`
+/// on the device (`zeros` from [`ScatterOp::grouped_into_zeros`]).
+pub(super) fn register_grouped_into_zeros<T: Element, I: IndexElement>(
+    op: &'static ScatterOp<T, I>,
+    zeros: GroupedIntoZeros,
+    grad: Fused,
+    indices: Fused,
+    sizes: &[usize],
+) -> Fused {
+    fusion::register(GroupedIntoZerosStream { op, zeros }, true, vec![grad, indices], sizes)
 }
 
 /// A scatter as Burn's fusion stream runs it, reading its index tensor on the device.

@@ -16,6 +16,7 @@ mod gather;
 mod index;
 mod rows;
 pub(crate) mod scatter;
+pub(crate) mod scatter_grouping;
 pub(crate) mod scatter_lines;
 pub(crate) mod scatter_on_device;
 mod scatter_op;
@@ -105,6 +106,32 @@ pub(crate) trait OpKernel: Launch + Clone + std::fmt::Debug + Send + Sync + Size
 /// lavapipe what a GPU runs, and `STRIDEX_TILE=consecutive` on a GPU what it ran before.
 pub(crate) fn tile_spread(client: &Client) -> bool {
     forced_tile_spread().unwrap_or_else(|| matches!(client.name(), "cuda" | "hip"))
+}
+
+/// Whether the grouped scatter's lists are made on the device from its indices
+/// (`stridex_core::kernel::ScatterGroupingDesc`) rather than read back and sorted on the host:
+/// on GPUs (as `tile_spread` says), where the round trip costs more than the kernels. On
+/// lavapipe and the CPU runtime the host's sort is faster than the rank's reads.
+pub(crate) fn group_on_device(client: &Client) -> bool {
+    tile_spread(client)
+}
+
+/// Where `STRIDEX_TILE=spread` shows what a GPU runs and a scatter's lists are grouped on the
+/// device there: the grouping kernels' definitions, then the grouped kernel's over every run
+/// (for `explain`, and CI's CUDA offline check).
+pub(crate) fn offline_grouping(
+    plan: &stridex_core::ScatterPlan,
+) -> Option<Vec<(Option<String>, Option<KernelDefinition>)>> {
+    let Some(ScatterKernel::Grouped(k)) = ScatterKernel::writing(plan, &plan.output) else { return None };
+    let d = stridex_core::kernel::ScatterGroupingDesc::of(plan, &plan.output)
+        .filter(|_| offline_tile_spread())?;
+    let mut all = scatter_grouping::definitions(&d);
+    let k = stridex_core::kernel::ScatterKernelDesc { every_run: true, ..k };
+    all.push((
+        Some("kernel 7 of 7: the grouped kernel, over every run".into()),
+        Some(scatter::definition(&k)),
+    ));
+    Some(all)
 }
 
 /// The tiles of a definition written for `explain`, with no client: consecutive, unless

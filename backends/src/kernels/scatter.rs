@@ -97,14 +97,22 @@ fn run_tile<N: Size>(
     let per = comptime!(k.words as usize);
     let vector = comptime!(k.vector as usize);
     let mut at = dd;
-    if comptime!(k.into_zeros) {
+    if comptime!(k.every_run) {
         // Every run, back to back (its list may be empty).
         at += g * comptime!(k.run as usize);
     } else {
         at += usize::cast_from(keys[g]) * per / vector;
     }
     let end = usize::cast_from(starts[g + 1]);
-    if comptime!(k.reduction == Reduction::None) {
+    // Every run's lists: an empty one leaves its run as it is (into zeros: makes it zeros,
+    // below). Else a list is never empty.
+    let mut listed = true;
+    if comptime!(k.every_run && !k.into_zeros) {
+        listed = usize::cast_from(starts[g]) < end;
+    }
+    if !listed {
+        // Nothing to apply.
+    } else if comptime!(k.reduction == Reduction::None) {
         // The list holds the last update alone.
         let last = members[end - 1];
         let from = usize::cast_from(last) * per / vector + du;

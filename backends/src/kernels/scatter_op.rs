@@ -38,6 +38,8 @@ impl ScatterKernel {
             ScatterKernel::Grouped(k) if k.zero_members => 3,
             // Every run of a fresh buffer, none of it read (a gradient into zeros).
             ScatterKernel::Grouped(k) if k.into_zeros => 4,
+            // Every run, an empty list's left as it is (lists grouped on the device).
+            ScatterKernel::Grouped(k) if k.every_run => 5,
             ScatterKernel::Grouped(_) => 0,
             ScatterKernel::OnDevice(k) => k.tag(),
         }

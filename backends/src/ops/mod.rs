@@ -23,7 +23,7 @@ pub use gather::GatherOp;
 pub use index_buffers::{IndexBuffer, IndexBuffers, IndexTypes};
 pub use scatter::ScatterOp;
 #[cfg(feature = "burn")]
-pub(crate) use scatter::{fault as scatter_fault, IntoZeros, SumIntoZeros, Writes};
+pub(crate) use scatter::{fault as scatter_fault, GroupedIntoZeros, IntoZeros, SumIntoZeros, Writes};
 pub(crate) use shared::shared;
 pub use slice::SliceOp;
 

@@ -2,8 +2,10 @@
 //! position writes are grouped on the host (`ScatterPlan::group`, in the indices' row-major
 //! order), then one kernel applies every run's list (see `kernels::scatter`). Where the
 //! kernels can read the indices on the device themselves, nothing is grouped
-//! ([`super::scatter_on_device`]).
+//! ([`super::scatter_on_device`]); on GPUs, where the runs lie back to back, the device groups
+//! them (`kernels::scatter_grouping`).
 
+use super::scatter_on_device::OnDeviceQueue;
 use super::{check_len, check_type, Op, ScatterKind};
 use crate::device::{with_client, Device};
 use crate::element::{Element, IndexElement};
@@ -15,7 +17,7 @@ use crate::tensor::Tensor;
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 use std::borrow::Cow;
-use stridex_core::kernel::ScatterKernelDesc;
+use stridex_core::kernel::{ScatterGroupingDesc, ScatterKernelDesc};
 use stridex_core::layout::next_coords;
 use stridex_core::{Operand, ScatterDesc, ScatterFault, ScatterGroups, TensorLayout};
 
@@ -72,10 +74,16 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
         };
         let grouped = match self.kernel()? {
             Some(ScatterKernel::OnDevice(k)) => {
-                return self.run_on_device(device, k, &packed, indices, updates)
+                return self.run_on_device(device, OnDeviceQueue::Kernels(k), &packed, indices, updates)
             }
             grouped => grouped,
         };
+        if let Some(ScatterKernel::Grouped(k)) = grouped {
+            // On GPUs the lists are made on the device (`launch` says why).
+            if let Some(d) = self.grouping_on(&device.client, &output) {
+                return self.run_on_device(device, OnDeviceQueue::Grouping(&d, k), &packed, indices, updates);
+            }
+        }
         // Grouping checks the indices (under `error`, `duplicates: error`) even where nothing
         // is written.
         let groups = self.group(indices, output)?.groups;
@@ -103,8 +111,9 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
     /// [`ScatterOp::buffer_bytes`] long. Mostly the indices are read back to group the runs on
     /// the host, so this waits for the device's earlier work; then it queues the kernel and
     /// returns (the first launch per runtime waits for it too, to confirm CubeCL built and ran
-    /// it). A ScatterElements of many lines and whole rows along axis 0 under `none` (a KV
-    /// cache) read their indices on the device instead and queue without waiting (under
+    /// it). A ScatterElements of many lines, whole rows along axis 0 under `none` (a KV
+    /// cache) and, on GPUs, runs that lie back to back (an embedding's gradient, grouped on
+    /// the device) read their indices on the device instead and queue without waiting (under
     /// `error`, after a check on the device; see docs/rules.md, `scatter-order`). A read of
     /// `data`, or the next launch, sees its writes.
     pub fn launch(
@@ -124,11 +133,25 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
             Some(ScatterKernel::OnDevice(k)) => {
                 return self.launch_on_device(client, &k, data, indices, updates)
             }
-            Some(ScatterKernel::Grouped(_)) => {}
+            Some(ScatterKernel::Grouped(k)) => {
+                // On GPUs, where reading the indices back costs more than the kernels, they are
+                // grouped where they are.
+                if let Some(d) = self.grouping_on(client, &plan.map.data) {
+                    return self.launch_grouped_on_device(client, &d, &k, data, indices, updates);
+                }
+            }
             None => return Ok(()),
         }
         let writes = self.group_read_back(client, indices, plan.map.data)?;
         self.launch_writes(client, &writes, updates, data)
+    }
+
+    /// The grouping on the device of this scatter writing `dest`, where `client`'s runtime
+    /// groups there (`kernels::group_on_device`: GPUs) and the plan allows it
+    /// (`ScatterGroupingDesc::of`).
+    pub(crate) fn grouping_on(&self, client: &Client, dest: &TensorLayout) -> Option<ScatterGroupingDesc> {
+        let plan = self.plan().ok()?;
+        crate::kernels::group_on_device(client).then(|| ScatterGroupingDesc::of(plan, dest)).flatten()
     }
 
     /// [`ScatterOp::group`] on the values of an indices buffer on the device (read back: a
@@ -262,6 +285,58 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
             self.verified.wait_unless_seen(client, k.tag(), queued)
         })
     }
+}
+
+#[cfg(feature = "burn")]
+impl<T: Element, I: IndexElement> ScatterOp<T, I> {
+    /// The kernel that sums this scatter's updates into zeros of its data in one pass, with
+    /// its lists grouped on the device from the indices, where `client`'s runtime groups
+    /// there (GPUs) and the plan allows both (`ScatterGroupingDesc::of`,
+    /// `ScatterKernelDesc::summing_into_zeros`: a gather's gradient along axis 0).
+    pub(crate) fn grouped_into_zeros(&self, client: &Client) -> Option<GroupedIntoZeros> {
+        let plan = self.plan().ok()?;
+        let grouping = self.grouping_on(client, &plan.map.data)?;
+        let (kernel, runs) = ScatterKernelDesc::summing_into_zeros(plan, &plan.map.data)?;
+        (runs == grouping.runs as usize).then_some(GroupedIntoZeros { grouping, kernel })
+    }
+
+    /// The sum into zeros of `zeros`, on `dest`, a buffer of the data's layout whose contents do
+    /// not matter (the kernel writes every element and reads none), grouping `indices` on the
+    /// device first. No index is checked: a gather's gradient runs after its forward call
+    /// checked them (under `error`), and an index out of range drops its update, whatever the
+    /// policy reads from it. `updates` and `indices` are laid out as the descriptor says. Waits
+    /// as [`ScatterOp::launch_writes`] does.
+    pub(crate) fn launch_grouped_into_zeros(
+        &self,
+        client: &Client,
+        zeros: &GroupedIntoZeros,
+        indices: &Handle,
+        updates: &Handle,
+        dest: &Handle,
+    ) -> Result<(), Error> {
+        let plan = self.plan()?;
+        launch::check_handle(Operand::Indices, indices, self.buffer_bytes(Operand::Indices)?)?;
+        launch::check_handle(Operand::Updates, updates, self.buffer_bytes(Operand::Updates)?)?;
+        launch::check_handle(Operand::Data, dest, word_bytes(&plan.map.data, plan.data_type().size()))?;
+        let queue = OnDeviceQueue::Grouping(&zeros.grouping, &zeros.kernel);
+        launch::exclusive(|| {
+            // SAFETY: `grouped_into_zeros` made both for this plan writing the data's layout,
+            // which `dest` was checked to hold; its runs, back to back, cover it word for word
+            // (`summing_into_zeros`), so every word is written. The indices and updates were
+            // checked against their layouts above.
+            let queued = unsafe { queue.queue(client, updates, indices, dest) };
+            self.verified.wait_unless_seen(client, queue.tag(), queued)
+        })
+    }
+}
+
+/// A gather's gradient in one kernel, its lists grouped on the device
+/// ([`ScatterOp::grouped_into_zeros`]).
+#[cfg(feature = "burn")]
+#[derive(Clone, Debug)]
+pub(crate) struct GroupedIntoZeros {
+    grouping: ScatterGroupingDesc,
+    kernel: ScatterKernelDesc,
 }
 
 /// How a scatter-add into zeros runs ([`ScatterOp::sum_into_zeros`]).

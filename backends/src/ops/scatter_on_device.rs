@@ -12,20 +12,21 @@ use crate::device::{with_client, Device};
 use crate::element::{Element, IndexElement};
 use crate::error::Error;
 use crate::kernels::scatter_on_device::OnDevice;
-use crate::kernels::{scatter_lines, word_bytes};
-use crate::launch;
+use crate::kernels::{scatter_grouping, scatter_lines, word_bytes, ScatterKernel};
+use crate::launch::{self, Queued};
 use crate::tensor::Tensor;
 use cubecl::prelude::*;
 use cubecl::server::Handle;
+use stridex_core::kernel::{IndexRead, ScatterGroupingDesc, ScatterKernelDesc};
 use stridex_core::OutOfRange;
 
 impl<T: Element, I: IndexElement> ScatterOp<T, I> {
-    /// `run_on` by kernels that read the indices on the device: checked here under `error`,
-    /// then uploaded as they are.
+    /// `run_on` by kernels that read the indices on the device (`queue`, on the updates, the
+    /// indices and the destination): checked here under `error`, then uploaded as they are.
     pub(super) fn run_on_device(
         &self,
         device: &Device,
-        k: &OnDevice,
+        queue: OnDeviceQueue<'_>,
         packed: &[T],
         indices: &[I],
         updates: &[T],
@@ -43,9 +44,9 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
                 let dest = launch::upload(c, &out_bytes, out_words);
                 let updates = launch::upload(c, &updates_bytes, 0);
                 let indices = launch::upload(c, &index_bytes, 0);
-                // SAFETY: `k` was made for this plan writing `output`, the layout of `dest`;
-                // `run_on` held the indices and updates to their layouts.
-                (unsafe { k.queue(c, &updates, &indices, &dest) }, dest)
+                // SAFETY: the kernels were made for this plan writing `output`, the layout of
+                // `dest`; `run_on` held the indices and updates to their layouts.
+                (unsafe { queue.queue(c, &updates, &indices, &dest) }, dest)
             })?;
             let (_, mut bytes) = launch::wait_all(c, queued, vec![dest])?;
             Ok::<_, Error>(bytes.remove(0))
@@ -64,27 +65,7 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
         indices: &Handle,
         updates: &Handle,
     ) -> Result<(), Error> {
-        let plan = self.plan()?;
-        if plan.out_of_range == OutOfRange::Error {
-            let flagged = match k.check() {
-                Some((read, count)) => launch::exclusive(|| {
-                    // SAFETY: `launch` checked the indices buffer against their packed layout
-                    // of `count` indices.
-                    let queued = unsafe { scatter_lines::queue_check(client, read, count, indices) };
-                    Ok::<_, Error>(launch::wait_all(client, vec![queued], vec![])?.0)
-                })?,
-                None => true,
-            };
-            if flagged {
-                check_indices(&plan.map, &read_indices::<I>(client, indices, &plan.map.indices)?)?;
-                if k.check().is_some() {
-                    // The device flagged an index the host finds in range: nothing is written.
-                    return Err(Error::Device(
-                        "the index check flagged an out-of-range index, but the host found none".into(),
-                    ));
-                }
-            }
-        }
+        self.check_on_device(client, k.check(), indices)?;
         launch::exclusive(|| {
             // SAFETY: `k` was made for this plan writing the data's layout, and `launch` checked
             // each buffer against `buffer_bytes` of its layout (a chain's fused rows write:
@@ -94,4 +75,112 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
             self.verified.wait_unless_seen(client, k.tag(), queued)
         })
     }
+
+    /// Under `error`, every index checked before anything is written: on the device where
+    /// `check` has the read (packed indices; read back only to name a bad one), else on the host.
+    fn check_on_device(
+        &self,
+        client: &Client,
+        check: Option<(IndexRead, u32)>,
+        indices: &Handle,
+    ) -> Result<(), Error> {
+        let plan = self.plan()?;
+        if plan.out_of_range != OutOfRange::Error {
+            return Ok(());
+        }
+        let flagged = match check {
+            Some((read, count)) => launch::exclusive(|| {
+                // SAFETY: `launch` checked the indices buffer against their packed layout of
+                // `count` indices.
+                let queued = unsafe { scatter_lines::queue_check(client, read, count, indices) };
+                Ok::<_, Error>(launch::wait_all(client, vec![queued], vec![])?.0)
+            })?,
+            None => true,
+        };
+        if flagged {
+            check_indices(&plan.map, &read_indices::<I>(client, indices, &plan.map.indices)?)?;
+            if check.is_some() {
+                // The device flagged an index the host finds in range: nothing is written.
+                return Err(Error::Device(
+                    "the index check flagged an out-of-range index, but the host found none".into(),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// `launch` of the grouped kernel `k` over every run, its lists grouped on the device by
+    /// `d` (a GPU's choice: `kernels::group_on_device`), on buffers `launch` checked. Waits as
+    /// `launch_on_device` does.
+    pub(super) fn launch_grouped_on_device(
+        &self,
+        client: &Client,
+        d: &ScatterGroupingDesc,
+        k: &ScatterKernelDesc,
+        data: &Handle,
+        indices: &Handle,
+        updates: &Handle,
+    ) -> Result<(), Error> {
+        self.check_on_device(client, d.check, indices)?;
+        let queue = OnDeviceQueue::Grouping(d, k);
+        launch::exclusive(|| {
+            // SAFETY: `d` and `k` were made for this plan writing the data's layout, and
+            // `launch` checked each buffer against its layout.
+            let queued = unsafe { queue.queue(client, updates, indices, data) };
+            self.verified.wait_unless_seen(client, queue.tag(), queued)
+        })
+    }
 }
+
+/// What a scatter that reads its indices on the device queues.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum OnDeviceQueue<'a> {
+    /// The line kernel, or the owned-row pair.
+    Kernels(&'a OnDevice),
+    /// The grouping kernels, then the grouped kernel over every run on their lists.
+    Grouping(&'a ScatterGroupingDesc, &'a ScatterKernelDesc),
+}
+
+impl OnDeviceQueue<'_> {
+    /// Queues the kernels on `updates`, `indices` and `dest`.
+    ///
+    /// # Safety
+    /// The kernels were made for the plan the buffers were checked against, `dest` holding the
+    /// layout they write (for `Grouping`, `ScatterGroupingDesc::of` and the grouped kernel of
+    /// that plan and layout).
+    pub(super) unsafe fn queue(
+        &self,
+        client: &Client,
+        updates: &Handle,
+        indices: &Handle,
+        dest: &Handle,
+    ) -> Vec<Queued> {
+        match *self {
+            // SAFETY: (of the caller) as `OnDevice::queue` asks.
+            OnDeviceQueue::Kernels(k) => unsafe { k.queue(client, updates, indices, dest) },
+            OnDeviceQueue::Grouping(d, k) => {
+                let k = ScatterKernel::Grouped(ScatterKernelDesc { every_run: true, ..k.clone() });
+                // SAFETY: (of the caller) the grouping reads `d.positions` packed indices, inside
+                // `indices`; its lists start every one of `d.runs` runs, which lie back to back
+                // in `dest` (`ScatterGroupingDesc::of`), and name members that are positions'
+                // updates, inside `updates`.
+                let (lists, mut queued) = unsafe { scatter_grouping::queue(client, d, indices) };
+                let lists_of = [&lists.every, &lists.every, &lists.members];
+                queued.extend(unsafe { k.queue_grouped(client, d.runs, updates, lists_of, dest) });
+                queued
+            }
+        }
+    }
+
+    /// The kernels' tag for `Verified` (see `ScatterKernel::tag`).
+    pub(super) fn tag(&self) -> u64 {
+        match self {
+            OnDeviceQueue::Kernels(k) => k.tag(),
+            OnDeviceQueue::Grouping(..) => GROUPED_ON_DEVICE,
+        }
+    }
+}
+
+/// The tag of the grouping kernels with the grouped kernel over every run (see `Verified`):
+/// each can fail to build.
+const GROUPED_ON_DEVICE: u64 = 1 << 62;

@@ -77,6 +77,13 @@ pub struct ScatterKernelDesc {
     /// unread). Only for a reduction `add` with `use_init_val`: a gather's gradient, which then
     /// needs no zero fill. Off for every op's own lists.
     pub into_zeros: bool,
+    /// The lists are every run's ([`ScatterGroups::every_run`]'s, or the device grouping's,
+    /// [`super::ScatterGroupingDesc`]): run `g` is at unit `g * run` (the runs lie back to back)
+    /// and `keys` go unread. A run whose list is empty is left as it is (`into_zeros`: written
+    /// as zeros). Set with `into_zeros`, and for a grouping on the device.
+    ///
+    /// [`ScatterGroups::every_run`]: crate::ScatterGroups::every_run
+    pub every_run: bool,
 }
 
 /// The member that stands for an update of zeros where [`ScatterKernelDesc::zero_members`]:
@@ -99,7 +106,7 @@ impl ScatterKernelDesc {
         let k = ScatterKernelDesc::of(plan, dest)?;
         let words = (dest.min_buffer_len()? * plan.data_type().size()).div_ceil(4);
         let covered = runs.checked_mul(k.run as usize * k.vector as usize) == Some(words);
-        covered.then_some((ScatterKernelDesc { into_zeros: true, ..k }, runs))
+        covered.then_some((ScatterKernelDesc { into_zeros: true, every_run: true, ..k }, runs))
     }
 
     /// The kernel of `plan` writing `dest` (the packed output, or the data in place); `None`
@@ -141,6 +148,7 @@ impl ScatterKernelDesc {
                 use_init_val,
                 zero_members: false,
                 into_zeros: false,
+                every_run: false,
             });
         }
         // The widest vector whose blocks every run is made of: one invocation moves 16 bytes
@@ -183,6 +191,7 @@ impl ScatterKernelDesc {
             use_init_val,
             zero_members: false,
             into_zeros: false,
+            every_run: false,
         })
     }
 }
