@@ -280,16 +280,29 @@ fn why_missed(r: &Results) -> String {
         format!(
             "\n**Scatters below target in this run:** {}.\n\n\
              How each runs: the grouped kernel (`backends/src/kernels/scatter.rs`, an embedding's \
-             backward pass) reads the indices back (a round trip) and groups them by destination \
-             on the host (`ScatterPlan::group`, a radix sort: about 0.6 ms for 16384 ids on a \
-             2-core host, timed 2026-11-25), then applies each row's list in order, one invocation per tile of \
-             up to four 16-byte vectors. A ScatterElements of many lines (`kernels/scatter_lines.rs`) and whole rows \
+             backward pass) applies each row's list of updates in order, one invocation per tile of \
+             up to four 16-byte vectors (on GPUs one vector, its members' updates loaded eight at a \
+             time). {} A ScatterElements of many lines (`kernels/scatter_lines.rs`) and whole rows \
              under `none` (`kernels/scatter_rows.rs`, the KV cache) read their indices on the \
-             device and need no round trip. A ScatterElements line is walked by one invocation, \
+             device and need no round trip. A ScatterElements line is walked by one invocation \
+             (on GPUs by 32, each applying the updates that land in its own part of the line), \
              update after update (a read, a read-modify-write of a scattered word){} The copy \
              kernel's rate over Burn's, the most a kernel moving these bytes at the copy's speed \
              could reach: {}.\n",
             scatters.join(", "),
+            if matches!(r.backend, "cuda" | "hip") {
+                "Its lists are made on the device from the ids (`kernels/scatter_grouping.rs`: \
+                 counts, a scan, a racing placement, then each position's rank in its list), with \
+                 no round trip."
+            } else {
+                "Its lists are made on the host: the indices are read back (a round trip) and \
+                 grouped by destination (`ScatterPlan::group`, a radix sort: about 0.6 ms for \
+                 16384 ids on a 2-core host, timed 2026-11-25). GPUs make them on the device \
+                 instead, which costs more where an invocation is a CPU thread's SIMD lane: the \
+                 GPU kernels on lavapipe (`STRIDEX_TILE=spread`, 2026-11-28) ran the embedding \
+                 backward at 0.09x the copy (0.59x as lavapipe runs it), ScatterElements at 0.02x \
+                 (0.13x) and the training step at 0.25x (0.66x)."
+            },
             if r.backend == "wgpu" {
                 ": on lavapipe a 32-bit load costs about what a 16-byte one does, which bounds it. \
                  Each update is four scattered 32-bit accesses (its index, its value, the \
