@@ -290,19 +290,15 @@ fn why_missed(r: &Results) -> String {
              kernel's rate over Burn's, the most a kernel moving these bytes at the copy's speed \
              could reach: {}.\n",
             scatters.join(", "),
-            if matches!(r.backend, "cuda" | "hip") {
-                "Its lists are made on the device from the ids (`kernels/scatter_grouping.rs`: \
-                 counts, a scan, a racing placement, then each position's rank in its list), with \
-                 no round trip."
-            } else {
-                "Its lists are made on the host: the indices are read back (a round trip) and \
-                 grouped by destination (`ScatterPlan::group`, a radix sort: about 0.6 ms for \
-                 16384 ids on a 2-core host, timed 2026-11-25). GPUs make them on the device \
-                 instead, which costs more where an invocation is a CPU thread's SIMD lane: the \
-                 GPU kernels on lavapipe (`STRIDEX_TILE=spread`, 2026-11-28) ran the embedding \
-                 backward at 0.09x the copy (0.59x as lavapipe runs it), ScatterElements at 0.02x \
-                 (0.13x) and the training step at 0.25x (0.66x)."
-            },
+            "On GPUs (CUDA, HIP, wgpu on a GPU) its lists are made on the device from the ids \
+             (`kernels/scatter_grouping.rs`: counts, a scan and a stable radix sort by \
+             destination), with no round trip; on lavapipe and the CPU runtime on the host: the \
+             indices are read back (a round trip) and grouped by destination \
+             (`ScatterPlan::group`, a radix sort: about 0.6 ms for 16384 ids on a 2-core host, \
+             timed 2026-11-25). The GPU kernels cost more where an invocation is a CPU thread's \
+             SIMD lane: on lavapipe (`STRIDEX_TILE=spread`, 2026-11-28) they ran the embedding \
+             backward at 0.09x the copy (0.59x as lavapipe runs it), ScatterElements at 0.02x \
+             (0.13x) and the training step at 0.25x (0.66x).",
             if r.backend == "wgpu" {
                 ": on lavapipe a 32-bit load costs about what a 16-byte one does, which bounds it. \
                  Each update is four scattered 32-bit accesses (its index, its value, the \

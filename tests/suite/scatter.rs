@@ -146,6 +146,53 @@ fn a_sum_launched_in_place_adds_in_order() {
     assert_eq!(after, got);
 }
 
+/// One id taking almost every position (a padding id): its list of 19,000 updates summed in
+/// order, the last run (never written) left as it was, and an id past the end dropped
+/// (OpenVINO's `zero`); then half the positions on one id among 70000 rows.
+#[test]
+fn one_id_taking_every_position_sums_in_order() {
+    let op = stridex::scatter! {
+        data: f32[5, 4], indices: i32[20000], updates: f32[20000, 4], axis: 0, reduction: add
+    };
+    let ids: Vec<i32> = (0..20000)
+        .map(|p| {
+            if p % 20 == 7 {
+                p % 3 + 1
+            } else if p == 5 {
+                9
+            } else {
+                0
+            }
+        })
+        .collect();
+    let updates: Vec<f32> = (0..80000).map(|v| (v % 1013) as f32 * 1.0e-3 + 1.0e3).collect();
+    let data: Vec<f32> = (0..20).map(|v| v as f32).collect();
+    let mut serial = data.clone();
+    for (p, &id) in ids.iter().enumerate().filter(|(_, &id)| id < 5) {
+        for e in 0..4 {
+            serial[id as usize * 4 + e] += updates[p * 4 + e];
+        }
+    }
+    let y = op.run(&data, &ids, &updates).unwrap();
+    assert!(y.data().iter().zip(&serial).all(|(a, b)| a.to_bits() == b.to_bits()));
+    assert_eq!(&y.data()[16..], &data[16..]);
+    // 70000 rows: ids of three bytes (a sort on the device takes three digits), half of them
+    // the padding id 0.
+    let wide = stridex::scatter! {
+        data: f32[70000, 4], indices: i32[20000], updates: f32[20000, 4], axis: 0, reduction: add
+    };
+    let ids: Vec<i32> = (0..20000).map(|p| if p % 2 == 0 { 0 } else { (p * 7919 % 70000) as i32 }).collect();
+    let data = vec![0.5f32; 280000];
+    let mut serial = data.clone();
+    for (p, &id) in ids.iter().enumerate() {
+        for e in 0..4 {
+            serial[id as usize * 4 + e] += updates[p * 4 + e];
+        }
+    }
+    let y = wide.run(&data, &ids, &updates).unwrap();
+    assert!(y.data().iter().zip(&serial).all(|(a, b)| a.to_bits() == b.to_bits()));
+}
+
 /// OpenVINO ScatterElementsUpdate-12's worked examples (its spec page), value for value, and the
 /// cases of its reference tests for `mean` and `use_init_val: false`.
 #[test]

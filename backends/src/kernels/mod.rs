@@ -99,13 +99,14 @@ pub(crate) trait OpKernel: Launch + Clone + std::fmt::Debug + Send + Sync + Size
 /// Whether a kernel's tile spreads through its row (a row kernel's lines, the grouped
 /// scatter's units: neighbouring invocations on neighbouring ones, what GPUs coalesce) or
 /// takes consecutive ones (measured faster on lavapipe, where an invocation is a SIMD lane of
-/// a CPU thread). GPUs spread; wgpu's adapters are mostly GPUs, but stridex cannot tell
-/// lavapipe from one through a bare client, and its CI device is lavapipe: wgpu takes
-/// consecutive ones unless `STRIDEX_TILE=spread`. The other choices made for GPUs follow it
-/// (the grouped scatter's `batch`, the line scatter's `parts`), so that one knob shows on
-/// lavapipe what a GPU runs, and `STRIDEX_TILE=consecutive` on a GPU what it ran before.
+/// a CPU thread). GPUs spread: a device whose identity names a physical card (CubeCL gives
+/// CUDA's and HIP's one, and wgpu's adapters but CPU ones, so not lavapipe, Mesa's llvmpipe
+/// on OpenGL or the CPU runtime). The other choices made for GPUs follow it (the grouped
+/// scatter's `batch` and lists grouped on the device, the line scatter's `parts`), and
+/// `STRIDEX_TILE=spread` or `consecutive` forces them: CI runs the GPU kernels on lavapipe,
+/// and a GPU session can time the kernels a CPU device takes beside its own.
 pub(crate) fn tile_spread(client: &Client) -> bool {
-    forced_tile_spread().unwrap_or_else(|| matches!(client.name(), "cuda" | "hip"))
+    forced_tile_spread().unwrap_or_else(|| client.properties().identity.physical.is_some())
 }
 
 /// Whether the grouped scatter's lists are made on the device from its indices
@@ -125,13 +126,8 @@ pub(crate) fn offline_grouping(
     let Some(ScatterKernel::Grouped(k)) = ScatterKernel::writing(plan, &plan.output) else { return None };
     let d = stridex_core::kernel::ScatterGroupingDesc::of(plan, &plan.output)
         .filter(|_| offline_tile_spread())?;
-    let mut all = scatter_grouping::definitions(&d);
     let k = stridex_core::kernel::ScatterKernelDesc { every_run: true, ..k };
-    all.push((
-        Some("kernel 7 of 7: the grouped kernel, over every run".into()),
-        Some(scatter::definition(&k)),
-    ));
-    Some(all)
+    Some(scatter_grouping::definitions(&d, scatter::definition(&k)))
 }
 
 /// The tiles of a definition written for `explain`, with no client: consecutive, unless

@@ -1,9 +1,10 @@
 //! The grouping kernels (`stridex_core::kernel::ScatterGroupingDesc`): the grouped scatter's
-//! lists built on the device from its index buffer. Counts per run (integer atomic adds), their
-//! prefix sums in chunks, a racing placement of each position in its run's list (an atomic
-//! subtraction), then each position's rank among its list's positions: the list in row-major
-//! order. Only the placement's order depends on the race, and the rank undoes it, so the lists
-//! are the host's (`ScatterPlan::group`) every run.
+//! lists built on the device from its index buffer. Each position's run as its key, the runs'
+//! counts (integer atomic adds) and their prefix sums (each run's first slot), then a stable
+//! radix sort of the positions by key, 8 bits at a time (histograms per block of positions,
+//! their prefix sums, and each position moved past the positions of its block before it with
+//! the same digit). Atomics only count, so the lists are the host's (`ScatterPlan::group`)
+//! every run.
 
 // `#[cube]` loops over index ranges; it has no slice iterators.
 #![allow(clippy::needless_range_loop)]
@@ -13,13 +14,13 @@ use super::offline_definition;
 use crate::launch::{self, Queued, RAN_MARKER};
 use cubecl::prelude::*;
 use cubecl::server::Handle;
-use stridex_core::kernel::ScatterGroupingDesc;
+use stridex_core::kernel::{Scan, ScatterGroupingDesc};
 
-/// Position `p` counts one for the run its index names (a dropped index counts nowhere).
+/// Position `p`'s key: the run its index names, or `runs` where its policy drops it.
 #[cube(launch_unchecked)]
-pub fn count_kernel(
+pub fn keys_kernel(
     indices: &[u32],
-    counts: &[Atomic<u32>],
+    keys: &mut [u32],
     status: &mut [u32],
     #[comptime] d: ScatterGroupingDesc,
 ) {
@@ -29,150 +30,183 @@ pub fn count_kernel(
     }
     if p < comptime!(d.positions as usize) {
         let (ok, run) = index_of(indices, p * comptime!(d.index.index_words as usize), d.index);
-        if ok {
-            counts[run].fetch_add(1u32);
+        let mut key = u32::cast_from(run);
+        if !ok {
+            key = comptime!(d.runs);
+        }
+        keys[p] = key;
+    }
+}
+
+/// Position `p` counts one for its run (a dropped one for none).
+#[cube(launch_unchecked)]
+pub fn count_kernel(
+    keys: &[u32],
+    counts: &[Atomic<u32>],
+    status: &mut [u32],
+    #[comptime] d: ScatterGroupingDesc,
+) {
+    let p = ABSOLUTE_POS;
+    if p == 0 {
+        status[1] = comptime!(RAN_MARKER);
+    }
+    if p < comptime!(d.positions as usize) {
+        let key = keys[p];
+        if key < comptime!(d.runs) {
+            counts[usize::cast_from(key)].fetch_add(1u32);
         }
     }
 }
 
 /// Chunk `c`'s total count.
 #[cube(launch_unchecked)]
-pub fn chunk_totals_kernel(
-    counts: &[u32],
-    totals: &mut [u32],
-    status: &mut [u32],
-    #[comptime] d: ScatterGroupingDesc,
-) {
+pub fn chunk_totals_kernel(counts: &[u32], totals: &mut [u32], status: &mut [u32], #[comptime] s: Scan) {
     let c = ABSOLUTE_POS;
     if c == 0 {
         status[1] = comptime!(RAN_MARKER);
     }
-    if c < comptime!(d.chunks as usize) {
-        let (start, end) = chunk_runs(c, d);
+    if c < comptime!(s.chunks as usize) {
+        let (start, end) = chunk_of(c, s);
         let mut total = 0u32;
-        for g in start..end {
-            total += counts[g];
+        for i in start..end {
+            total += counts[i];
         }
         totals[c] = total;
     }
 }
 
 /// One invocation: each chunk's total replaced by the totals before it, and the sum of all
-/// after the last run's start (`every[runs]`).
+/// written after the last prefix (`out[len]`).
 #[cube(launch_unchecked)]
-pub fn chunk_offsets_kernel(
-    totals: &mut [u32],
-    every: &mut [u32],
-    status: &mut [u32],
-    #[comptime] d: ScatterGroupingDesc,
-) {
+pub fn chunk_offsets_kernel(totals: &mut [u32], out: &mut [u32], status: &mut [u32], #[comptime] s: Scan) {
     if ABSOLUTE_POS == 0 {
         status[1] = comptime!(RAN_MARKER);
         let mut before = 0u32;
-        for c in 0..comptime!(d.chunks as usize) {
+        for c in 0..comptime!(s.chunks as usize) {
             let total = totals[c];
             totals[c] = before;
             before += total;
         }
-        every[comptime!(d.runs as usize)] = before;
+        out[comptime!(s.len as usize)] = before;
     }
 }
 
-/// Chunk `c`'s runs' starts: `every[g]` is the count of the runs before `g`.
+/// Chunk `c`'s prefixes: `out[i]` is the sum of the counts before `i`.
 #[cube(launch_unchecked)]
-pub fn starts_kernel(
+pub fn prefixes_kernel(
     counts: &[u32],
     totals: &[u32],
-    every: &mut [u32],
+    out: &mut [u32],
     status: &mut [u32],
-    #[comptime] d: ScatterGroupingDesc,
+    #[comptime] s: Scan,
 ) {
     let c = ABSOLUTE_POS;
     if c == 0 {
         status[1] = comptime!(RAN_MARKER);
     }
-    if c < comptime!(d.chunks as usize) {
-        let (start, end) = chunk_runs(c, d);
+    if c < comptime!(s.chunks as usize) {
+        let (start, end) = chunk_of(c, s);
         let mut before = totals[c];
-        for g in start..end {
-            every[g] = before;
-            before += counts[g];
+        for i in start..end {
+            out[i] = before;
+            before += counts[i];
         }
     }
 }
 
-/// Position `p` takes a slot of its run's list (which one is a race: `counts` counts down).
-/// A slot outside the run's list cannot be taken (the counts were made by the same reads); it
-/// is refused rather than written.
+/// Position `i` counts one for its key's digit at `shift` in its block (`hist[digit * blocks +
+/// block]`).
 #[cube(launch_unchecked)]
-pub fn place_kernel(
-    indices: &[u32],
-    every: &[u32],
-    counts: &[Atomic<u32>],
-    order: &mut [u32],
+pub fn histogram_kernel(
+    keys: &[u32],
+    hist: &[Atomic<u32>],
     status: &mut [u32],
     #[comptime] d: ScatterGroupingDesc,
+    #[comptime] shift: u32,
 ) {
-    let p = ABSOLUTE_POS;
-    if p == 0 {
+    let i = ABSOLUTE_POS;
+    if i == 0 {
         status[1] = comptime!(RAN_MARKER);
     }
-    if p < comptime!(d.positions as usize) {
-        let (ok, run) = index_of(indices, p * comptime!(d.index.index_words as usize), d.index);
-        if ok {
-            let left = counts[run].fetch_sub(1u32);
-            let (start, end) = (every[run], every[run + 1]);
-            // `left` is at least 1 where the counts hold; a wrapped slot fails the test.
-            let slot = start + left - 1u32;
-            if slot >= start && slot < end && end <= comptime!(d.positions) {
-                order[usize::cast_from(slot)] = u32::cast_from(p);
+    if i < comptime!(d.positions as usize) {
+        let digit = usize::cast_from((keys[i] >> shift) & 255u32);
+        let block = i / comptime!(d.block as usize);
+        hist[digit * comptime!(d.blocks as usize) + block].fetch_add(1u32);
+    }
+}
+
+/// Position `i` of the order so far moves to its digit's offset for its block plus the
+/// positions of its block before it with the same digit: the sort by this digit, stable. The
+/// first digit's order is the positions' own (`first`: `positions_in` unread).
+#[allow(clippy::too_many_arguments)]
+#[cube(launch_unchecked)]
+pub fn move_kernel(
+    keys_in: &[u32],
+    positions_in: &[u32],
+    offsets: &[u32],
+    keys_out: &mut [u32],
+    positions_out: &mut [u32],
+    status: &mut [u32],
+    #[comptime] d: ScatterGroupingDesc,
+    #[comptime] shift: u32,
+    #[comptime] first: bool,
+) {
+    let i = ABSOLUTE_POS;
+    if i == 0 {
+        status[1] = comptime!(RAN_MARKER);
+    }
+    if i < comptime!(d.positions as usize) {
+        let key = keys_in[i];
+        let digit = (key >> shift) & 255u32;
+        let block = i / comptime!(d.block as usize);
+        let mut to = offsets[usize::cast_from(digit) * comptime!(d.blocks as usize) + block];
+        for j in block * comptime!(d.block as usize)..i {
+            if (keys_in[j] >> shift) & 255u32 == digit {
+                to += 1u32;
             }
+        }
+        let mut position = u32::cast_from(i);
+        if comptime!(!first) {
+            position = positions_in[i];
+        }
+        // The histogram counted every position once: `to` is below them. A slot past the end
+        // is refused, not written.
+        if to < comptime!(d.positions) {
+            keys_out[usize::cast_from(to)] = key;
+            positions_out[usize::cast_from(to)] = position;
         }
     }
 }
 
-/// Position `p` writes its member where its rank among its run's positions puts it.
+/// Slot `i` of the sorted positions: its member, where its position was kept (the dropped
+/// ones sort last, past `every[runs]`).
 #[cube(launch_unchecked)]
-pub fn rank_kernel(
-    indices: &[u32],
-    every: &[u32],
-    order: &[u32],
+pub fn members_kernel(
+    keys: &[u32],
+    positions: &[u32],
     members: &mut [u32],
     status: &mut [u32],
     #[comptime] d: ScatterGroupingDesc,
 ) {
-    let p = ABSOLUTE_POS;
-    if p == 0 {
+    let i = ABSOLUTE_POS;
+    if i == 0 {
         status[1] = comptime!(RAN_MARKER);
     }
-    if p < comptime!(d.positions as usize) {
-        let (ok, run) = index_of(indices, p * comptime!(d.index.index_words as usize), d.index);
-        if ok {
-            let start = usize::cast_from(every[run]);
-            let end = usize::cast_from(every[run + 1]);
-            let me = u32::cast_from(p);
-            let mut at = start;
-            if end <= comptime!(d.positions as usize) {
-                for i in start..end {
-                    if order[i] < me {
-                        at += 1;
-                    }
-                }
-                if at < end {
-                    members[at] = me * comptime!(d.member_step);
-                }
-            }
+    if i < comptime!(d.positions as usize) {
+        let position = positions[i];
+        if keys[i] < comptime!(d.runs) && position < comptime!(d.positions) {
+            members[i] = position * comptime!(d.member_step);
         }
     }
 }
 
-/// The runs of chunk `c`: `c * chunk ..`, the last chunk's ending at the last run.
+/// The counts of chunk `c`: `c * chunk ..`, the last chunk's ending at the last count.
 #[cube]
-fn chunk_runs(c: usize, #[comptime] d: ScatterGroupingDesc) -> (usize, usize) {
-    let start = c * comptime!(d.chunk as usize);
-    let mut end = start + comptime!(d.chunk as usize);
-    if end > comptime!(d.runs as usize) {
-        end = comptime!(d.runs as usize);
+fn chunk_of(c: usize, #[comptime] s: Scan) -> (usize, usize) {
+    let start = c * comptime!(s.chunk as usize);
+    let mut end = start + comptime!(s.chunk as usize);
+    if end > comptime!(s.len as usize) {
+        end = comptime!(s.len as usize);
     }
     (start, end)
 }
@@ -188,137 +222,174 @@ pub(crate) struct DeviceLists {
 ///
 /// # Safety
 /// `indices` holds `d.positions` packed indices of `d.index`'s type (`d` made by
-/// `ScatterGroupingDesc::of` for the plan they were checked against). Every write the kernels
-/// make is inside the buffers made here: a run is an index `index_of` kept (below `runs`), and
-/// a slot or rank is tested against its run's list, which the scan keeps below `positions`.
+/// `ScatterGroupingDesc::of` for the plan they were checked against). Every other buffer is
+/// made here, as long as the kernels index it: a key is a run `index_of` kept (below `runs`,
+/// the counts' length) or `runs`; a digit's bin is below `256 * blocks`; a sorted slot is tested
+/// against the positions.
 pub(crate) unsafe fn queue(
     client: &Client,
     d: &ScatterGroupingDesc,
     indices: &Handle,
 ) -> (DeviceLists, Vec<Queued>) {
-    let (positions, runs, chunks) = (d.positions as usize, d.runs as usize, d.chunks as usize);
-    let counts = launch::upload(client, &[], runs);
-    let totals = client.empty(chunks * 4);
-    let every = client.empty((runs + 1) * 4);
-    let order = client.empty(positions * 4);
-    // Zeros: a member the rank did not write (it writes every listed one) names position 0's
-    // update, inside the updates, never a garbage offset.
-    let members = launch::upload(client, &[], positions);
-    let words = |h: &Handle| h.size_in_used() as usize / 4;
-    let arg = |h: &Handle| unsafe { BufferArg::from_raw_parts(h.clone(), words(h)) };
-    let statuses: Vec<Handle> = (0..5).map(|_| launch::status(client)).collect();
-    let status = |i: usize| unsafe { BufferArg::from_raw_parts(statuses[i].clone(), 2) };
+    let words = |n: u32| client.empty((n as usize).max(1) * 4);
+    let zeros = |n: u32| launch::upload(client, &[], n as usize);
+    let arg = |h: &Handle| unsafe { BufferArg::from_raw_parts(h.clone(), h.size_in_used() as usize / 4) };
     let over = |n: u32| launch::cube_count(client, n);
     let dim = launch::cube_dim(client);
+    let mut queued = Vec::new();
+    let mut status = || {
+        let s = launch::status(client);
+        queued.push(Queued::new(s.clone()));
+        unsafe { BufferArg::from_raw_parts(s, 2) }
+    };
+    let [mut keys, mut order] = [words(d.positions), words(d.positions)];
+    let [mut keys_next, mut order_next] = [words(d.positions), words(d.positions)];
+    let (counts, every) = (zeros(d.runs), words(d.runs + 1));
+    let members = zeros(d.positions);
+    let bins = 256 * d.blocks;
+    // SAFETY: (of the caller) each index read lies in `indices`; the rest as said above.
     unsafe {
-        // SAFETY: (of the caller) each index read lies in `indices`; every other buffer is
-        // sized here for what the kernels index: runs, chunks, `runs + 1` starts, positions.
+        keys_kernel::launch_unchecked(client, over(d.positions), dim, arg(indices), arg(&keys), status(), *d);
         count_kernel::launch_unchecked(
             client,
             over(d.positions),
             dim,
-            arg(indices),
+            arg(&keys),
             arg(&counts),
-            status(0),
+            status(),
             *d,
         );
-        chunk_totals_kernel::launch_unchecked(
-            client,
-            over(d.chunks),
-            dim,
-            arg(&counts),
-            arg(&totals),
-            status(1),
-            *d,
-        );
-        chunk_offsets_kernel::launch_unchecked(
-            client,
-            over(1),
-            dim,
-            arg(&totals),
-            arg(&every),
-            status(2),
-            *d,
-        );
-        starts_kernel::launch_unchecked(
-            client,
-            over(d.chunks),
-            dim,
-            arg(&counts),
-            arg(&totals),
-            arg(&every),
-            status(3),
-            *d,
-        );
-        place_kernel::launch_unchecked(
+        queue_scan(client, d.runs_scan, &counts, &every, &mut status);
+        for digit in 0..d.digits {
+            let (hist, offsets) = (zeros(bins), words(bins + 1));
+            let shift = 8 * digit;
+            histogram_kernel::launch_unchecked(
+                client,
+                over(d.positions),
+                dim,
+                arg(&keys),
+                arg(&hist),
+                status(),
+                *d,
+                shift,
+            );
+            queue_scan(client, d.digits_scan, &hist, &offsets, &mut status);
+            move_kernel::launch_unchecked(
+                client,
+                over(d.positions),
+                dim,
+                arg(&keys),
+                arg(&order),
+                arg(&offsets),
+                arg(&keys_next),
+                arg(&order_next),
+                status(),
+                *d,
+                shift,
+                digit == 0,
+            );
+            std::mem::swap(&mut keys, &mut keys_next);
+            std::mem::swap(&mut order, &mut order_next);
+        }
+        members_kernel::launch_unchecked(
             client,
             over(d.positions),
             dim,
-            arg(indices),
-            arg(&every),
-            arg(&counts),
-            arg(&order),
-            status(4),
-            *d,
-        );
-    }
-    let rank_status = launch::status(client);
-    unsafe {
-        // SAFETY: as above.
-        rank_kernel::launch_unchecked(
-            client,
-            over(d.positions),
-            dim,
-            arg(indices),
-            arg(&every),
+            arg(&keys),
             arg(&order),
             arg(&members),
-            BufferArg::from_raw_parts(rank_status.clone(), 2),
+            status(),
             *d,
         );
     }
-    let mut queued: Vec<Queued> = statuses.into_iter().map(Queued::new).collect();
-    queued.push(Queued::new(rank_status));
     (DeviceLists { every, members }, queued)
 }
 
-/// The grouping kernels' definitions, each headed as the first six of seven kernels, the
-/// grouped kernel the seventh (for `explain`).
-pub(crate) fn definitions(d: &ScatterGroupingDesc) -> Vec<(Option<String>, Option<KernelDefinition>)> {
-    let d = *d;
-    let head = |s: &str| Some(s.to_string());
-    vec![
+/// Queues the scan `s` of `counts` into `out` (`s.len + 1` words).
+///
+/// # Safety
+/// `counts` holds `s.len` words and `out` `s.len + 1`.
+unsafe fn queue_scan(
+    client: &Client,
+    s: Scan,
+    counts: &Handle,
+    out: &Handle,
+    status: &mut impl FnMut() -> BufferArg,
+) {
+    let totals = client.empty(s.chunks.max(1) as usize * 4);
+    let arg = |h: &Handle| unsafe { BufferArg::from_raw_parts(h.clone(), h.size_in_used() as usize / 4) };
+    let (over, dim) = (|n: u32| launch::cube_count(client, n), launch::cube_dim(client));
+    // SAFETY: (of the caller) chunk `c < chunks` covers counts below `len`; `totals` has a word
+    // per chunk.
+    unsafe {
+        chunk_totals_kernel::launch_unchecked(
+            client,
+            over(s.chunks),
+            dim,
+            arg(counts),
+            arg(&totals),
+            status(),
+            s,
+        );
+        chunk_offsets_kernel::launch_unchecked(client, over(1), dim, arg(&totals), arg(out), status(), s);
+        prefixes_kernel::launch_unchecked(
+            client,
+            over(s.chunks),
+            dim,
+            arg(counts),
+            arg(&totals),
+            arg(out),
+            status(),
+            s,
+        );
+    }
+}
+
+/// The grouping kernels' definitions, each headed, with the grouped kernel's last (for
+/// `explain`; a scan's three kernels and a digit's five shown once, for the lowest digit).
+pub(crate) fn definitions(
+    d: &ScatterGroupingDesc,
+    grouped: KernelDefinition,
+) -> Vec<(Option<String>, Option<KernelDefinition>)> {
+    let (d, s) = (*d, d.runs_scan);
+    let all = [
         (
-            head("kernel 1 of 7: each position counted for its run"),
-            Some(offline_definition!(count_kernel::CountKernel, buffers[indices counts status], d)),
+            "each position's run (its key)",
+            offline_definition!(keys_kernel::KeysKernel, buffers[indices keys status], d),
         ),
         (
-            head("kernel 2 of 7: the counts' totals per chunk of runs"),
-            Some(
-                offline_definition!(chunk_totals_kernel::ChunkTotalsKernel, buffers[counts totals status], d),
-            ),
+            "each run's positions counted",
+            offline_definition!(count_kernel::CountKernel, buffers[keys counts status], d),
         ),
         (
-            head("kernel 3 of 7: the chunks' offsets"),
-            Some(
-                offline_definition!(chunk_offsets_kernel::ChunkOffsetsKernel, buffers[totals every status], d),
-            ),
+            "the scan: each chunk's total",
+            offline_definition!(chunk_totals_kernel::ChunkTotalsKernel, buffers[counts totals status], s),
         ),
         (
-            head("kernel 4 of 7: each run's first slot"),
-            Some(offline_definition!(starts_kernel::StartsKernel, buffers[counts totals every status], d)),
+            "the scan: the chunks' offsets",
+            offline_definition!(chunk_offsets_kernel::ChunkOffsetsKernel, buffers[totals out status], s),
         ),
         (
-            head("kernel 5 of 7: each position placed in its run's list, in no order"),
-            Some(
-                offline_definition!(place_kernel::PlaceKernel, buffers[indices every counts order status], d),
-            ),
+            "the scan: each run's first slot",
+            offline_definition!(prefixes_kernel::PrefixesKernel, buffers[counts totals out status], s),
         ),
         (
-            head("kernel 6 of 7: each position's member written at its rank in its run's list"),
-            Some(
-                offline_definition!(rank_kernel::RankKernel, buffers[indices every order members status], d),
-            ),
+            "a digit: its histogram per block",
+            offline_definition!(histogram_kernel::HistogramKernel, buffers[keys hist status], d, 0),
         ),
-    ]
+        (
+            "a digit: each position moved to its place (after the histogram's scan)",
+            offline_definition!(move_kernel::MoveKernel, buffers[keys_in positions_in offsets keys_out positions_out status], d, 0, true),
+        ),
+        (
+            "the sorted positions' members",
+            offline_definition!(members_kernel::MembersKernel, buffers[keys positions members status], d),
+        ),
+        ("the grouped kernel, over every run", grouped),
+    ];
+    let n = all.len();
+    all.into_iter()
+        .enumerate()
+        .map(|(k, (what, definition))| (Some(format!("kernel {} of {n}: {what}", k + 1)), Some(definition)))
+        .collect()
 }

@@ -168,7 +168,11 @@ pub(crate) fn definition(k: &ScatterLinesDesc) -> KernelDefinition {
 /// smaller, while the invocations fit 32 bits; else one.
 fn with_parts(k: &ScatterLinesDesc, gpu: bool) -> ScatterLinesDesc {
     let wanted = match gpu {
-        true => GPU_LINE_PARTS.min(k.index.axis_size.max(1).next_power_of_two()),
+        // The axis's size rounded up to a power of two, at most a warp's width.
+        true => match k.index.axis_size {
+            size if size >= GPU_LINE_PARTS => GPU_LINE_PARTS,
+            size => size.max(1).next_power_of_two(),
+        },
         false => 1,
     };
     let parts = if k.lines.checked_mul(wanted).is_some() { wanted } else { 1 };

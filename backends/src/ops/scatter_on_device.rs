@@ -176,7 +176,10 @@ impl OnDeviceQueue<'_> {
     pub(super) fn tag(&self) -> u64 {
         match self {
             OnDeviceQueue::Kernels(k) => k.tag(),
-            OnDeviceQueue::Grouping(..) => GROUPED_ON_DEVICE,
+            OnDeviceQueue::Grouping(_, k) => {
+                ScatterKernel::Grouped(ScatterKernelDesc { every_run: true, ..(*k).clone() }).tag()
+                    | GROUPED_ON_DEVICE
+            }
         }
     }
 }

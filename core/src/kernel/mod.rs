@@ -28,7 +28,7 @@ pub use convert::{ConvertDim, ConvertWalk};
 pub use gathered_rows::GatheredRows;
 pub use rows::{RowAccess, RowDim, RowGroup, RowWalk};
 pub use scatter::{ScatterDim, ScatterKernelDesc, ZERO_MEMBER};
-pub use scatter_grouping::ScatterGroupingDesc;
+pub use scatter_grouping::{Scan, ScatterGroupingDesc};
 pub use scatter_lines::{LineDim, ScatterLinesDesc, MIN_LINES};
 pub use scatter_rows::ScatterRowsDesc;
 pub use slots::{KernelDim, MoveDesc};

@@ -2,24 +2,23 @@
 //! index positions, in row-major order) built from an index buffer on the device, so that no
 //! index is read back and nothing is sorted on the host.
 //!
-//! Six kernels, each a plain pass (integer atomics only where the result does not depend on
-//! their order):
+//! The positions are sorted by the run they write with a stable least-significant-digit radix
+//! sort, whose result is the same every run (atomics only count):
 //!
-//! 1. *count*: each kept position adds one to its run's count (an atomic add: a sum of ones);
-//! 2. *scan* (three kernels): the counts' exclusive prefix sums, in chunks: each chunk's total,
-//!    then the totals' prefix (one invocation), then each chunk's starts: `every[g]`, run `g`'s first slot, as
-//!    `ScatterGroups::every_run` has it;
-//! 3. *place*: each kept position takes a slot of its run's list with an atomic subtraction
-//!    from the count: which slot is a race, so the list is in no particular order;
-//! 4. *rank*: each kept position counts the positions of its run's list below its own, and
-//!    writes its member at `every[g]` plus that rank: the list in row-major order, whatever
-//!    the race placed where.
+//! 1. *keys*: each position's run, or `runs` for one its policy drops (sorted last);
+//! 2. *counts* and their *scan* (three kernels): each run's first slot, `every[g]`, as
+//!    `ScatterGroups::every_run` has it, and `every[runs]`, the positions kept;
+//! 3. per 8-bit digit of the keys, lowest first: each block of `block` positions counts its
+//!    digits (a histogram, digit-major), the histogram is scanned, and each position moves to
+//!    its digit's offset for its block plus the positions of its block before it with the same
+//!    digit (it reads its block: at most `block` reads, whatever the duplication). Blocks in
+//!    order and positions in order within a block keep the sort stable;
+//! 4. *members*: the sorted positions' updates, the first `every[runs]` of them.
 //!
-//! A rank reads its whole list, so a list of `L` positions costs `L²` reads: nothing on a GPU
-//! (an embedding's most frequent id of 16384 Zipf draws: 1500 positions, 2.25M reads spread
-//! over 1500 invocations), but far more than the host's sort on lavapipe or CubeCL's CPU
-//! runtime, where an invocation is a SIMD lane of a CPU thread. The backend groups on the
-//! device on GPUs only.
+//! Each position reads at most `block` keys per digit, so the work is bounded by the positions
+//! times the block, whatever the ids (a padding id taking half the positions costs what Zipf ids
+//! do). It is still far more work than the host's sort where an invocation is a SIMD lane of a
+//! CPU thread (lavapipe, CubeCL's CPU runtime): the backend groups on the device on GPUs only.
 
 use super::scatter_lines::device_reads;
 use super::IndexRead;
@@ -35,9 +34,15 @@ pub struct ScatterGroupingDesc {
     /// Destination runs, back to back (`ScatterPlan::back_to_back_runs`): run `g` is the one
     /// index value `g` names.
     pub runs: u32,
-    /// Runs per chunk of the scan, and the chunks (`chunk * chunks >= runs`).
-    pub chunk: u32,
-    pub chunks: u32,
+    /// The scan of the runs' counts.
+    pub runs_scan: Scan,
+    /// Positions per block of the sort, the blocks, and the sort's 8-bit digits (enough for the
+    /// keys `0..=runs`).
+    pub block: u32,
+    pub blocks: u32,
+    pub digits: u32,
+    /// The scan of a digit's histogram (`256 * blocks` counts).
+    pub digits_scan: Scan,
     /// The member of position `p` is `p * member_step`: its update's first element divided by
     /// the plan's lanes (the updates are packed, one run per position).
     pub member_step: u32,
@@ -73,24 +78,55 @@ impl ScatterGroupingDesc {
         {
             return None;
         }
+        // Run `g` is index value `g`: the kernels count per value below `runs`.
+        if axis.size != runs {
+            return None;
+        }
         let word = |n: usize| u32::try_from(n).ok();
         let member_step = plan.run_len() / plan.lanes();
-        // Every member must fit a word, and the kernels' counters too.
+        // Every member must fit a word, and the kernels' counters and offsets too (the keys
+        // reach `runs`, the histogram `256 * blocks` plus its total).
         word(positions.checked_mul(member_step.max(1))?)?;
         word(positions.checked_mul(plan.map.index_type.words())?)?;
-        // About the square root of the runs per chunk: the serial pass over the chunks' totals
-        // and each chunk's walk stay equally short.
-        let chunk = (runs as f64).sqrt().ceil() as usize;
-        let chunk = chunk.clamp(64, runs.max(64));
+        word(runs.checked_add(1)?)?;
+        let blocks = positions.div_ceil(SORT_BLOCK);
+        let bins = blocks.checked_mul(256)?;
+        word(bins.checked_add(1)?)?;
+        let digits = (usize::BITS - runs.leading_zeros()).div_ceil(8).max(1);
         let (index, check) = device_reads(plan, word(axis.size)?, 1)?;
         Some(ScatterGroupingDesc {
             positions: word(positions)?,
             runs: word(runs)?,
-            chunk: word(chunk)?,
-            chunks: word(runs.div_ceil(chunk))?,
+            runs_scan: Scan::of(word(runs)?),
+            block: SORT_BLOCK as u32,
+            blocks: word(blocks)?,
+            digits,
+            digits_scan: Scan::of(word(bins)?),
             member_step: word(member_step)?,
             index,
             check,
         })
+    }
+}
+
+/// Positions per block of the device's sort: each reads up to this many keys per digit.
+const SORT_BLOCK: usize = 256;
+
+/// An exclusive prefix sum of `len` counts on the device, in `chunks` chunks of `chunk` (each
+/// chunk's total, the totals' prefix in one invocation, then each chunk's prefixes), the
+/// total written after the last.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Scan {
+    pub len: u32,
+    pub chunk: u32,
+    pub chunks: u32,
+}
+
+impl Scan {
+    /// About the square root of `len` per chunk (at least 64): the serial pass over the
+    /// chunks' totals and each chunk's walk stay equally short.
+    pub fn of(len: u32) -> Scan {
+        let chunk = ((len as f64).sqrt().ceil() as u32).max(64);
+        Scan { len, chunk, chunks: len.div_ceil(chunk) }
     }
 }
