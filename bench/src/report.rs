@@ -296,9 +296,10 @@ fn why_missed(r: &Results) -> String {
              indices are read back (a round trip) and grouped by destination \
              (`ScatterPlan::group`, a radix sort: about 0.6 ms for 16384 ids on a 2-core host, \
              timed 2026-11-25). The GPU kernels cost more where an invocation is a CPU thread's \
-             SIMD lane: on lavapipe (`STRIDEX_TILE=spread`, 2026-11-28) they ran the embedding \
-             backward at 0.09x the copy (0.59x as lavapipe runs it), ScatterElements at 0.02x \
-             (0.13x) and the training step at 0.25x (0.66x).",
+             SIMD lane: on lavapipe (`STRIDEX_TILE=spread`, 2026-11-28, two runs alternating \
+             with its own) they ran the embedding backward at 0.09x the copy (0.55x as lavapipe \
+             runs it), ScatterElements at 0.02x (0.14x) and the training step at 0.26x \
+             (0.70x).",
             if r.backend == "wgpu" {
                 ": on lavapipe a 32-bit load costs about what a 16-byte one does, which bounds it. \
                  Each update is four scattered 32-bit accesses (its index, its value, the \
