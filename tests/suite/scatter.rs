@@ -181,7 +181,7 @@ fn one_id_taking_every_position_sums_in_order() {
     let wide = stridex::scatter! {
         data: f32[70000, 4], indices: i32[20000], updates: f32[20000, 4], axis: 0, reduction: add
     };
-    let ids: Vec<i32> = (0..20000).map(|p| if p % 2 == 0 { 0 } else { (p * 7919 % 70000) as i32 }).collect();
+    let ids: Vec<i32> = (0..20000).map(|p| if p % 2 == 0 { 0 } else { p * 7919 % 70000 }).collect();
     let data = vec![0.5f32; 280000];
     let mut serial = data.clone();
     for (p, &id) in ids.iter().enumerate() {
