@@ -112,7 +112,7 @@ pub(crate) fn tile_spread(client: &Client) -> bool {
 /// Whether the grouped scatter's lists are made on the device from its indices
 /// (`stridex_core::kernel::ScatterGroupingDesc`) rather than read back and sorted on the host:
 /// on GPUs (as `tile_spread` says), where the round trip costs more than the kernels. On
-/// lavapipe and the CPU runtime the host's sort is faster than the rank's reads.
+/// lavapipe and the CPU runtime the host's sort is faster than the device's.
 pub(crate) fn group_on_device(client: &Client) -> bool {
     tile_spread(client)
 }

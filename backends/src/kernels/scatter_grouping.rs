@@ -4,7 +4,8 @@
 //! radix sort of the positions by key, 8 bits at a time (histograms per block of positions,
 //! their prefix sums, and each position moved past the positions of its block before it with
 //! the same digit). Atomics only count, so the lists are the host's (`ScatterPlan::group`)
-//! every run.
+//! every run (under `none` the host keeps a run's last position alone, these all of them: the
+//! kernel applies the last either way).
 
 // `#[cube]` loops over index ranges; it has no slice iterators.
 #![allow(clippy::needless_range_loop)]
@@ -244,7 +245,10 @@ pub(crate) unsafe fn queue(
     };
     let [mut keys, mut order] = [words(d.positions), words(d.positions)];
     let [mut keys_next, mut order_next] = [words(d.positions), words(d.positions)];
-    let (counts, every) = (zeros(d.runs), words(d.runs + 1));
+    // Zeros where a dropped kernel would leave the next one stale words: with them, every
+    // start and member the grouped kernel reads stays inside the lists and the updates even
+    // then (the statuses report the dropped kernel once the launch is waited on).
+    let (counts, every) = (zeros(d.runs), zeros(d.runs + 1));
     let members = zeros(d.positions);
     let bins = 256 * d.blocks;
     // SAFETY: (of the caller) each index read lies in `indices`; the rest as said above.
@@ -316,7 +320,7 @@ unsafe fn queue_scan(
     out: &Handle,
     status: &mut impl FnMut() -> BufferArg,
 ) {
-    let totals = client.empty(s.chunks.max(1) as usize * 4);
+    let totals = launch::upload(client, &[], s.chunks as usize);
     let arg = |h: &Handle| unsafe { BufferArg::from_raw_parts(h.clone(), h.size_in_used() as usize / 4) };
     let (over, dim) = (|n: u32| launch::cube_count(client, n), launch::cube_dim(client));
     // SAFETY: (of the caller) chunk `c < chunks` covers counts below `len`; `totals` has a word
@@ -380,6 +384,10 @@ pub(crate) fn definitions(
         (
             "a digit: each position moved to its place (after the histogram's scan)",
             offline_definition!(move_kernel::MoveKernel, buffers[keys_in positions_in offsets keys_out positions_out status], d, 0, true),
+        ),
+        (
+            "a later digit: each position of the order so far moved",
+            offline_definition!(move_kernel::MoveKernel, buffers[keys_in positions_in offsets keys_out positions_out status], d, 8, false),
         ),
         (
             "the sorted positions' members",

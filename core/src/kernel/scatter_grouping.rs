@@ -88,10 +88,13 @@ impl ScatterGroupingDesc {
         // reach `runs`, the histogram `256 * blocks` plus its total).
         word(positions.checked_mul(member_step.max(1))?)?;
         word(positions.checked_mul(plan.map.index_type.words())?)?;
-        word(runs.checked_add(1)?)?;
+        // A scan's chunk ends past its last count (`start + chunk`) in 32 bits: half the range.
+        let half = u32::MAX as usize / 2;
         let blocks = positions.div_ceil(SORT_BLOCK);
         let bins = blocks.checked_mul(256)?;
-        word(bins.checked_add(1)?)?;
+        if runs >= half || bins >= half {
+            return None;
+        }
         let digits = (usize::BITS - runs.leading_zeros()).div_ceil(8).max(1);
         let (index, check) = device_reads(plan, word(axis.size)?, 1)?;
         Some(ScatterGroupingDesc {
@@ -127,6 +130,8 @@ impl Scan {
     /// chunks' totals and each chunk's walk stay equally short.
     pub fn of(len: u32) -> Scan {
         let chunk = ((len as f64).sqrt().ceil() as u32).max(64);
-        Scan { len, chunk, chunks: len.div_ceil(chunk) }
+        // One chunk at least, so that every kernel of the scan runs (an empty one writes a
+        // total of zero).
+        Scan { len, chunk, chunks: len.div_ceil(chunk).max(1) }
     }
 }
