@@ -165,13 +165,7 @@ fn run_tile<N: Size>(
                 for b in 0..batch {
                     #[unroll]
                     for t in 0..tile {
-                        let u = loaded[b * tile + t];
-                        let mut a = acc[t];
-                        #[unroll]
-                        for w in 0..vector {
-                            a.insert(w, combine_word(a.extract(w), u.extract(w), k.clone()));
-                        }
-                        acc[t] = a;
+                        acc[t] = combine_unit(acc[t], loaded[b * tile + t], k.clone());
                     }
                 }
                 from += batch;
@@ -184,12 +178,7 @@ fn run_tile<N: Size>(
             #[unroll]
             for t in 0..tile {
                 let u = update_unit(updates, member, base + t * gap, k.zero_members);
-                let mut a = acc[t];
-                #[unroll]
-                for w in 0..vector {
-                    a.insert(w, combine_word(a.extract(w), u.extract(w), k.clone()));
-                }
-                acc[t] = a;
+                acc[t] = combine_unit(acc[t], u, k.clone());
             }
         }
         if comptime!(k.mean) {
@@ -351,6 +340,21 @@ fn mean_of(sum: u32, n: u32, #[comptime] dtype: DType) -> u32 {
         out = sum / n;
     }
     out
+}
+
+/// `acc` and `u`, units of `k.vector` words, combined word by word.
+#[cube]
+fn combine_unit<N: Size>(
+    acc: Vector<u32, N>,
+    u: Vector<u32, N>,
+    #[comptime] k: ScatterKernelDesc,
+) -> Vector<u32, N> {
+    let mut a = acc;
+    #[unroll]
+    for w in 0..comptime!(k.vector as usize) {
+        a.insert(w, combine_word(a.extract(w), u.extract(w), k.clone()));
+    }
+    a
 }
 
 /// `acc` and `u` combined lane by lane.
