@@ -124,10 +124,8 @@ pub(crate) fn offline_grouping(
     plan: &stridex_core::ScatterPlan,
 ) -> Option<Vec<(Option<String>, Option<KernelDefinition>)>> {
     let Some(ScatterKernel::Grouped(k)) = ScatterKernel::writing(plan, &plan.output) else { return None };
-    let d = stridex_core::kernel::ScatterGroupingDesc::of(plan, &plan.output)
-        .filter(|_| offline_tile_spread())?;
-    let k = stridex_core::kernel::ScatterKernelDesc { every_run: true, ..k };
-    Some(scatter_grouping::definitions(&d, scatter::definition(&k)))
+    let grouped = OnDevice::grouped(plan, &plan.output, &k).filter(|_| offline_tile_spread())?;
+    Some(grouped.definitions())
 }
 
 /// The tiles of a definition written for `explain`, with no client: consecutive, unless
@@ -273,6 +271,13 @@ pub(crate) fn start(
     } else {
         pos < comptime!(invocations as usize)
     }
+}
+
+/// [`start`] of a kernel bounded by a constant: marks the launch as having run and says
+/// whether invocation `pos` is below `invocations`.
+#[cube]
+pub(crate) fn start_below(pos: usize, status: &mut [u32], #[comptime] invocations: u32) -> bool {
+    start(pos, status, 0u32, false, invocations)
 }
 
 /// Where output slot `slot` comes from: whether it is an element (not padding), the sum of its

@@ -463,6 +463,19 @@ pub(crate) struct ScatterBuffers<'a> {
     pub dest: &'a Handle,
 }
 
+/// Which variant of the grouped kernel `k` is (see `ScatterKernel::tag`).
+pub(crate) fn tag(k: &ScatterKernelDesc) -> u64 {
+    match k {
+        // Lists that may hold an update of zeros (a folded gather's) take a variant.
+        k if k.zero_members => 3,
+        // Every run of a fresh buffer, none of it read (a gradient into zeros).
+        k if k.into_zeros => 4,
+        // Every run, an empty list's left as it is (lists grouped on the device).
+        k if k.every_run => 5,
+        _ => 0,
+    }
+}
+
 /// Queues the scatter kernel over `groups` runs.
 ///
 /// # Safety

@@ -12,7 +12,8 @@
 
 use super::index::index_of;
 use super::offline_definition;
-use crate::launch::{self, Queued, RAN_MARKER};
+use super::start_below;
+use crate::launch::{self, Queued};
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 use stridex_core::kernel::{Scan, ScatterGroupingDesc};
@@ -26,10 +27,7 @@ pub fn keys_kernel(
     #[comptime] d: ScatterGroupingDesc,
 ) {
     let p = ABSOLUTE_POS;
-    if p == 0 {
-        status[1] = comptime!(RAN_MARKER);
-    }
-    if p < comptime!(d.positions as usize) {
+    if start_below(p, status, d.positions) {
         let (ok, run) = index_of(indices, p * comptime!(d.index.index_words as usize), d.index);
         let mut key = u32::cast_from(run);
         if !ok {
@@ -48,10 +46,7 @@ pub fn count_kernel(
     #[comptime] d: ScatterGroupingDesc,
 ) {
     let p = ABSOLUTE_POS;
-    if p == 0 {
-        status[1] = comptime!(RAN_MARKER);
-    }
-    if p < comptime!(d.positions as usize) {
+    if start_below(p, status, d.positions) {
         let key = keys[p];
         if key < comptime!(d.runs) {
             counts[usize::cast_from(key)].fetch_add(1u32);
@@ -63,10 +58,7 @@ pub fn count_kernel(
 #[cube(launch_unchecked)]
 pub fn chunk_totals_kernel(counts: &[u32], totals: &mut [u32], status: &mut [u32], #[comptime] s: Scan) {
     let c = ABSOLUTE_POS;
-    if c == 0 {
-        status[1] = comptime!(RAN_MARKER);
-    }
-    if c < comptime!(s.chunks as usize) {
+    if start_below(c, status, s.chunks) {
         let (start, end) = chunk_of(c, s);
         let mut total = 0u32;
         for i in start..end {
@@ -80,8 +72,7 @@ pub fn chunk_totals_kernel(counts: &[u32], totals: &mut [u32], status: &mut [u32
 /// written after the last prefix (`out[len]`).
 #[cube(launch_unchecked)]
 pub fn chunk_offsets_kernel(totals: &mut [u32], out: &mut [u32], status: &mut [u32], #[comptime] s: Scan) {
-    if ABSOLUTE_POS == 0 {
-        status[1] = comptime!(RAN_MARKER);
+    if start_below(ABSOLUTE_POS, status, 1u32) {
         let mut before = 0u32;
         for c in 0..comptime!(s.chunks as usize) {
             let total = totals[c];
@@ -102,10 +93,7 @@ pub fn prefixes_kernel(
     #[comptime] s: Scan,
 ) {
     let c = ABSOLUTE_POS;
-    if c == 0 {
-        status[1] = comptime!(RAN_MARKER);
-    }
-    if c < comptime!(s.chunks as usize) {
+    if start_below(c, status, s.chunks) {
         let (start, end) = chunk_of(c, s);
         let mut before = totals[c];
         for i in start..end {
@@ -126,10 +114,7 @@ pub fn histogram_kernel(
     #[comptime] shift: u32,
 ) {
     let i = ABSOLUTE_POS;
-    if i == 0 {
-        status[1] = comptime!(RAN_MARKER);
-    }
-    if i < comptime!(d.positions as usize) {
+    if start_below(i, status, d.positions) {
         let digit = usize::cast_from((keys[i] >> shift) & 255u32);
         let block = i / comptime!(d.block as usize);
         hist[digit * comptime!(d.blocks as usize) + block].fetch_add(1u32);
@@ -153,10 +138,7 @@ pub fn move_kernel(
     #[comptime] first: bool,
 ) {
     let i = ABSOLUTE_POS;
-    if i == 0 {
-        status[1] = comptime!(RAN_MARKER);
-    }
-    if i < comptime!(d.positions as usize) {
+    if start_below(i, status, d.positions) {
         let key = keys_in[i];
         let digit = (key >> shift) & 255u32;
         let block = i / comptime!(d.block as usize);
@@ -190,10 +172,7 @@ pub fn members_kernel(
     #[comptime] d: ScatterGroupingDesc,
 ) {
     let i = ABSOLUTE_POS;
-    if i == 0 {
-        status[1] = comptime!(RAN_MARKER);
-    }
-    if i < comptime!(d.positions as usize) {
+    if start_below(i, status, d.positions) {
         let position = positions[i];
         if keys[i] < comptime!(d.runs) && position < comptime!(d.positions) {
             members[i] = position * comptime!(d.member_step);

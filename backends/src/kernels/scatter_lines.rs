@@ -7,8 +7,8 @@
 //! the serial reference's.
 
 use super::index::index_of;
-use super::offline_definition;
 use super::scatter::combine;
+use super::{offline_definition, start_below};
 use crate::launch::{self, Queued, RAN_MARKER};
 use cubecl::prelude::*;
 use cubecl::server::Handle;
@@ -24,13 +24,11 @@ pub fn scatter_lines_kernel(
     #[comptime] k: ScatterLinesDesc,
 ) {
     let invocation = ABSOLUTE_POS;
-    if invocation == 0 {
-        status[1] = comptime!(RAN_MARKER);
-    }
     let parts = comptime!(k.parts as usize);
     let line = invocation / parts;
     let part = invocation % parts;
-    if line < comptime!(k.lines as usize) {
+    // `with_parts` keeps `lines * parts` within 32 bits.
+    if start_below(invocation, status, comptime!(k.lines * k.parts)) {
         let mut rem = line;
         let mut at_indices = 0usize;
         let mut at_updates = 0usize;

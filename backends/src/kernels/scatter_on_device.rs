@@ -1,11 +1,15 @@
 //! The kernels of a scatter that reads its indices on the device (see
-//! `ops::scatter_on_device`): the line kernel or the owned-row pair, as one choice.
+//! `ops::scatter_on_device`): the line kernel, the owned-row pair, or (on GPUs) the grouping
+//! kernels and the grouped kernel over every run, as one choice.
 
-use super::{scatter_lines, scatter_rows};
+use super::scatter::{self as grouped, ScatterBuffers};
+use super::{scatter_grouping, scatter_lines, scatter_rows};
 use crate::launch::Queued;
 use cubecl::prelude::*;
 use cubecl::server::Handle;
-use stridex_core::kernel::{IndexRead, ScatterLinesDesc, ScatterRowsDesc};
+use stridex_core::kernel::{
+    IndexRead, ScatterGroupingDesc, ScatterKernelDesc, ScatterLinesDesc, ScatterRowsDesc,
+};
 use stridex_core::{ScatterPlan, TensorLayout};
 
 /// The kernels of a scatter that reads its indices on the device.
@@ -13,14 +17,29 @@ use stridex_core::{ScatterPlan, TensorLayout};
 pub enum OnDevice {
     Lines(ScatterLinesDesc),
     Rows(ScatterRowsDesc),
+    /// The runs' lists grouped from the indices on the device, then the grouped kernel (its
+    /// `every_run` form) applying them: what a GPU runs where the host would group.
+    Grouped(ScatterGroupingDesc, ScatterKernelDesc),
 }
 
 impl OnDevice {
-    /// The kernels of `plan` writing `dest`, where they apply.
+    /// The kernels of `plan` writing `dest` that every runtime takes, where they apply.
     pub(crate) fn of(plan: &ScatterPlan, dest: &TensorLayout) -> Option<OnDevice> {
         ScatterLinesDesc::of(plan, dest)
             .map(OnDevice::Lines)
             .or_else(|| ScatterRowsDesc::of(plan, dest).map(OnDevice::Rows))
+    }
+
+    /// The grouped kernel `k` (of `plan` writing `dest`) with its lists grouped on the device,
+    /// where the plan allows it (`ScatterGroupingDesc::of`: runs back to back, one index per
+    /// position). Runtimes choose it (`kernels::group_on_device`); this only says it applies.
+    pub(crate) fn grouped(
+        plan: &ScatterPlan,
+        dest: &TensorLayout,
+        k: &ScatterKernelDesc,
+    ) -> Option<OnDevice> {
+        let d = ScatterGroupingDesc::of(plan, dest)?;
+        Some(OnDevice::Grouped(d, ScatterKernelDesc { every_run: true, ..k.clone() }))
     }
 
     /// Which kernels these are (see `ScatterKernel::tag`). The rows pair reading a chain's
@@ -36,6 +55,7 @@ impl OnDevice {
                 k.hash(&mut h);
                 h.finish() | 1 << 63
             }
+            OnDevice::Grouped(_, k) => grouped::tag(k) | GROUPED_ON_DEVICE,
         }
     }
 
@@ -44,6 +64,7 @@ impl OnDevice {
         match self {
             OnDevice::Lines(k) => k.check,
             OnDevice::Rows(k) => k.check,
+            OnDevice::Grouped(d, _) => d.check,
         }
     }
 
@@ -51,7 +72,8 @@ impl OnDevice {
     ///
     /// # Safety
     /// The buffers were checked against the plan the kernels were made of, `dest` holding the
-    /// layout they write (see each kernel's `queue`).
+    /// layout they write (see each kernel's `queue`; for `Grouped`, `OnDevice::grouped` made
+    /// both for that plan and layout).
     pub(crate) unsafe fn queue(
         &self,
         client: &Client,
@@ -63,6 +85,17 @@ impl OnDevice {
             // SAFETY: (of the caller) as each kernel's `queue` asks.
             OnDevice::Lines(k) => vec![unsafe { scatter_lines::queue(client, k, updates, indices, dest) }],
             OnDevice::Rows(k) => unsafe { scatter_rows::queue(client, k, updates, indices, dest) },
+            OnDevice::Grouped(d, k) => {
+                // SAFETY: (of the caller) the grouping reads `d.positions` packed indices, inside
+                // `indices`; its lists start every one of `d.runs` runs, which lie back to back
+                // in `dest` (`ScatterGroupingDesc::of`), and name members that are positions'
+                // updates, inside `updates`. `k` reads no key (`every_run`).
+                let (lists, mut queued) = unsafe { scatter_grouping::queue(client, d, indices) };
+                let (keys, starts, members) = (&lists.every, &lists.every, &lists.members);
+                let buffers = ScatterBuffers { updates, keys, starts, members, dest };
+                queued.push(unsafe { grouped::queue(client, k, d.runs, buffers) });
+                queued
+            }
         }
     }
 
@@ -77,6 +110,11 @@ impl OnDevice {
                     (Some("kernel 2 of 2: each claimed row written".into()), Some(write)),
                 ]
             }
+            OnDevice::Grouped(d, k) => scatter_grouping::definitions(d, grouped::definition(k)),
         }
     }
 }
+
+/// The tag bit of the grouping kernels with the grouped kernel over every run (see
+/// `Verified`): each can fail to build.
+const GROUPED_ON_DEVICE: u64 = 1 << 62;

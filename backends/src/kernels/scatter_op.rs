@@ -30,17 +30,19 @@ impl ScatterKernel {
             .or_else(|| ScatterKernelDesc::of(plan, dest).map(ScatterKernel::Grouped))
     }
 
+    /// The grouped kernel's descriptor, where this is it.
+    pub(crate) fn grouped(&self) -> Option<&ScatterKernelDesc> {
+        match self {
+            ScatterKernel::Grouped(k) => Some(k),
+            ScatterKernel::OnDevice(_) => None,
+        }
+    }
+
     /// Which kernel this is, for the op's record of what ran on a runtime (`Verified`): each
     /// is built, and can fail to build, on its own.
     pub(crate) fn tag(&self) -> u64 {
         match self {
-            // Lists that may hold an update of zeros (a folded gather's) take a variant.
-            ScatterKernel::Grouped(k) if k.zero_members => 3,
-            // Every run of a fresh buffer, none of it read (a gradient into zeros).
-            ScatterKernel::Grouped(k) if k.into_zeros => 4,
-            // Every run, an empty list's left as it is (lists grouped on the device).
-            ScatterKernel::Grouped(k) if k.every_run => 5,
-            ScatterKernel::Grouped(_) => 0,
+            ScatterKernel::Grouped(k) => grouped::tag(k),
             ScatterKernel::OnDevice(k) => k.tag(),
         }
     }

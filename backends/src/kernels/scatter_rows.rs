@@ -3,7 +3,7 @@
 //! every position whose claim won copies its row. The claims buffer is zeroed per launch.
 
 use super::index::index_of;
-use super::offline_definition;
+use super::{offline_definition, start_below};
 use crate::launch::{self, Queued, RAN_MARKER};
 use cubecl::prelude::*;
 use cubecl::server::Handle;
@@ -18,10 +18,7 @@ pub fn claim_rows_kernel(
     #[comptime] k: ScatterRowsDesc,
 ) {
     let p = ABSOLUTE_POS;
-    if p == 0 {
-        status[1] = comptime!(RAN_MARKER);
-    }
-    if p < comptime!(k.positions as usize) {
+    if start_below(p, status, k.positions) {
         let (ok, row) = index_of(indices, p * comptime!(k.index.index_words as usize), k.index);
         if ok {
             claims[row].fetch_max(u32::cast_from(p) + 1u32);

@@ -5,19 +5,18 @@
 //! ([`super::scatter_on_device`]); on GPUs, where the runs lie back to back, the device groups
 //! them (`kernels::scatter_grouping`).
 
-use super::scatter_on_device::OnDeviceQueue;
 use super::{check_len, check_type, Op, ScatterKind};
 use crate::device::{with_client, Device};
 use crate::element::{Element, IndexElement};
 use crate::error::Error;
 use crate::kernels::word_bytes;
-use crate::kernels::ScatterKernel;
+use crate::kernels::{OnDevice, ScatterKernel};
 use crate::launch;
 use crate::tensor::Tensor;
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 use std::borrow::Cow;
-use stridex_core::kernel::{ScatterGroupingDesc, ScatterKernelDesc};
+use stridex_core::kernel::ScatterKernelDesc;
 use stridex_core::layout::next_coords;
 use stridex_core::{Operand, ScatterDesc, ScatterFault, ScatterGroups, TensorLayout};
 
@@ -74,15 +73,13 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
         };
         let grouped = match self.kernel()? {
             Some(ScatterKernel::OnDevice(k)) => {
-                return self.run_on_device(device, OnDeviceQueue::Kernels(k), &packed, indices, updates)
+                return self.run_on_device(device, k, &packed, indices, updates)
             }
             grouped => grouped,
         };
-        if let Some(ScatterKernel::Grouped(k)) = grouped {
-            // On GPUs the lists are made on the device (`launch` says why).
-            if let Some(d) = self.grouping_on(&device.client, &output) {
-                return self.run_on_device(device, OnDeviceQueue::Grouping(&d, k), &packed, indices, updates);
-            }
+        // On GPUs the lists are made on the device (`launch` says why).
+        if let Some(g) = grouped.and_then(|k| self.grouping_on(&device.client, &output, k.grouped()?)) {
+            return self.run_on_device(device, &g, &packed, indices, updates);
         }
         // Grouping checks the indices (under `error`, `duplicates: error`) even where nothing
         // is written.
@@ -133,11 +130,11 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
             Some(ScatterKernel::OnDevice(k)) => {
                 return self.launch_on_device(client, &k, data, indices, updates)
             }
+            // On GPUs, where reading the indices back costs more than the kernels, they are
+            // grouped where they are.
             Some(ScatterKernel::Grouped(k)) => {
-                // On GPUs, where reading the indices back costs more than the kernels, they are
-                // grouped where they are.
-                if let Some(d) = self.grouping_on(client, &plan.map.data) {
-                    return self.launch_grouped_on_device(client, &d, &k, data, indices, updates);
+                if let Some(g) = self.grouping_on(client, &plan.map.data, &k) {
+                    return self.launch_on_device(client, &g, data, indices, updates);
                 }
             }
             None => return Ok(()),
@@ -146,12 +143,17 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
         self.launch_writes(client, &writes, updates, data)
     }
 
-    /// The grouping on the device of this scatter writing `dest`, where `client`'s runtime
-    /// groups there (`kernels::group_on_device`: GPUs) and the plan allows it
-    /// (`ScatterGroupingDesc::of`).
-    pub(crate) fn grouping_on(&self, client: &Client, dest: &TensorLayout) -> Option<ScatterGroupingDesc> {
+    /// The grouped kernel `k` of this scatter writing `dest` with its lists grouped on the
+    /// device, where `client`'s runtime groups there (`kernels::group_on_device`: GPUs) and the
+    /// plan allows it (`OnDevice::grouped`).
+    pub(crate) fn grouping_on(
+        &self,
+        client: &Client,
+        dest: &TensorLayout,
+        k: &ScatterKernelDesc,
+    ) -> Option<OnDevice> {
         let plan = self.plan().ok()?;
-        crate::kernels::group_on_device(client).then(|| ScatterGroupingDesc::of(plan, dest)).flatten()
+        crate::kernels::group_on_device(client).then(|| OnDevice::grouped(plan, dest, k)).flatten()
     }
 
     /// [`ScatterOp::group`] on the values of an indices buffer on the device (read back: a
@@ -295,9 +297,13 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
     /// `ScatterKernelDesc::summing_into_zeros`: a gather's gradient along axis 0).
     pub(crate) fn grouped_into_zeros(&self, client: &Client) -> Option<GroupedIntoZeros> {
         let plan = self.plan().ok()?;
-        let grouping = self.grouping_on(client, &plan.map.data)?;
         let (kernel, runs) = ScatterKernelDesc::summing_into_zeros(plan, &plan.map.data)?;
-        (runs == grouping.runs as usize).then_some(GroupedIntoZeros { grouping, kernel })
+        match self.grouping_on(client, &plan.map.data, &kernel)? {
+            OnDevice::Grouped(d, k) if runs == d.runs as usize => {
+                Some(GroupedIntoZeros(OnDevice::Grouped(d, k)))
+            }
+            _ => None,
+        }
     }
 
     /// The sum into zeros of `zeros`, on `dest`, a buffer of the data's layout whose contents do
@@ -318,14 +324,14 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
         launch::check_handle(Operand::Indices, indices, self.buffer_bytes(Operand::Indices)?)?;
         launch::check_handle(Operand::Updates, updates, self.buffer_bytes(Operand::Updates)?)?;
         launch::check_handle(Operand::Data, dest, word_bytes(&plan.map.data, plan.data_type().size()))?;
-        let queue = OnDeviceQueue::Grouping(&zeros.grouping, &zeros.kernel);
+        let k = &zeros.0;
         launch::exclusive(|| {
-            // SAFETY: `grouped_into_zeros` made both for this plan writing the data's layout,
-            // which `dest` was checked to hold; its runs, back to back, cover it word for word
-            // (`summing_into_zeros`), so every word is written. The indices and updates were
+            // SAFETY: `grouped_into_zeros` made the kernels for this plan writing the data's
+            // layout, which `dest` was checked to hold; its runs, back to back, cover it word for
+            // word (`summing_into_zeros`), so every word is written. The indices and updates were
             // checked against their layouts above.
-            let queued = unsafe { queue.queue(client, updates, indices, dest) };
-            self.verified.wait_unless_seen(client, queue.tag(), queued)
+            let queued = unsafe { k.queue(client, updates, indices, dest) };
+            self.verified.wait_unless_seen(client, k.tag(), queued)
         })
     }
 }
@@ -334,10 +340,7 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
 /// ([`ScatterOp::grouped_into_zeros`]).
 #[cfg(feature = "burn")]
 #[derive(Clone, Debug)]
-pub(crate) struct GroupedIntoZeros {
-    grouping: ScatterGroupingDesc,
-    kernel: ScatterKernelDesc,
-}
+pub(crate) struct GroupedIntoZeros(OnDevice);
 
 /// How a scatter-add into zeros runs ([`ScatterOp::sum_into_zeros`]).
 #[cfg(feature = "burn")]

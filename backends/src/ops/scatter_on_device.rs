@@ -1,10 +1,11 @@
 //! Scatters whose kernels read the indices on the device, so the host neither reads them back
 //! nor groups them: a ScatterElements of many lines (`ScatterLinesDesc`: each line of
-//! positions walked in order by one invocation) and a scatter of whole rows along axis 0 under
+//! positions walked in order by one invocation), a scatter of whole rows along axis 0 under
 //! `none` (`ScatterRowsDesc`: each row claimed by its last writer with an integer atomic
-//! maximum, then written by it). Under `error` the packed indices are checked on the device
-//! first, and read back only to name a bad one (strided ones are read back and checked);
-//! nothing is written before that check passes.
+//! maximum, then written by it) and, on GPUs, runs that lie back to back
+//! (`ScatterGroupingDesc`: the lists grouped on the device). Under `error` the packed indices
+//! are checked on the device first, and read back only to name a bad one (strided ones are
+//! read back and checked); nothing is written before that check passes.
 
 use super::scatter::ScatterOp;
 use super::{check_indices, read_indices};
@@ -12,21 +13,21 @@ use crate::device::{with_client, Device};
 use crate::element::{Element, IndexElement};
 use crate::error::Error;
 use crate::kernels::scatter_on_device::OnDevice;
-use crate::kernels::{scatter_grouping, scatter_lines, word_bytes, ScatterKernel};
-use crate::launch::{self, Queued};
+use crate::kernels::{scatter_lines, word_bytes};
+use crate::launch;
 use crate::tensor::Tensor;
 use cubecl::prelude::*;
 use cubecl::server::Handle;
-use stridex_core::kernel::{IndexRead, ScatterGroupingDesc, ScatterKernelDesc};
+use stridex_core::kernel::IndexRead;
 use stridex_core::OutOfRange;
 
 impl<T: Element, I: IndexElement> ScatterOp<T, I> {
-    /// `run_on` by kernels that read the indices on the device (`queue`, on the updates, the
-    /// indices and the destination): checked here under `error`, then uploaded as they are.
+    /// `run_on` by kernels `k` that read the indices on the device: checked here under
+    /// `error`, then uploaded as they are.
     pub(super) fn run_on_device(
         &self,
         device: &Device,
-        queue: OnDeviceQueue<'_>,
+        k: &OnDevice,
         packed: &[T],
         indices: &[I],
         updates: &[T],
@@ -46,7 +47,7 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
                 let indices = launch::upload(c, &index_bytes, 0);
                 // SAFETY: the kernels were made for this plan writing `output`, the layout of
                 // `dest`; `run_on` held the indices and updates to their layouts.
-                (unsafe { queue.queue(c, &updates, &indices, &dest) }, dest)
+                (unsafe { k.queue(c, &updates, &indices, &dest) }, dest)
             })?;
             let (_, mut bytes) = launch::wait_all(c, queued, vec![dest])?;
             Ok::<_, Error>(bytes.remove(0))
@@ -108,82 +109,4 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
         }
         Ok(())
     }
-
-    /// `launch` of the grouped kernel `k` over every run, its lists grouped on the device by
-    /// `d` (a GPU's choice: `kernels::group_on_device`), on buffers `launch` checked. Waits as
-    /// `launch_on_device` does.
-    pub(super) fn launch_grouped_on_device(
-        &self,
-        client: &Client,
-        d: &ScatterGroupingDesc,
-        k: &ScatterKernelDesc,
-        data: &Handle,
-        indices: &Handle,
-        updates: &Handle,
-    ) -> Result<(), Error> {
-        self.check_on_device(client, d.check, indices)?;
-        let queue = OnDeviceQueue::Grouping(d, k);
-        launch::exclusive(|| {
-            // SAFETY: `d` and `k` were made for this plan writing the data's layout, and
-            // `launch` checked each buffer against its layout.
-            let queued = unsafe { queue.queue(client, updates, indices, data) };
-            self.verified.wait_unless_seen(client, queue.tag(), queued)
-        })
-    }
 }
-
-/// What a scatter that reads its indices on the device queues.
-#[derive(Clone, Copy, Debug)]
-pub(super) enum OnDeviceQueue<'a> {
-    /// The line kernel, or the owned-row pair.
-    Kernels(&'a OnDevice),
-    /// The grouping kernels, then the grouped kernel over every run on their lists.
-    Grouping(&'a ScatterGroupingDesc, &'a ScatterKernelDesc),
-}
-
-impl OnDeviceQueue<'_> {
-    /// Queues the kernels on `updates`, `indices` and `dest`.
-    ///
-    /// # Safety
-    /// The kernels were made for the plan the buffers were checked against, `dest` holding the
-    /// layout they write (for `Grouping`, `ScatterGroupingDesc::of` and the grouped kernel of
-    /// that plan and layout).
-    pub(super) unsafe fn queue(
-        &self,
-        client: &Client,
-        updates: &Handle,
-        indices: &Handle,
-        dest: &Handle,
-    ) -> Vec<Queued> {
-        match *self {
-            // SAFETY: (of the caller) as `OnDevice::queue` asks.
-            OnDeviceQueue::Kernels(k) => unsafe { k.queue(client, updates, indices, dest) },
-            OnDeviceQueue::Grouping(d, k) => {
-                let k = ScatterKernel::Grouped(ScatterKernelDesc { every_run: true, ..k.clone() });
-                // SAFETY: (of the caller) the grouping reads `d.positions` packed indices, inside
-                // `indices`; its lists start every one of `d.runs` runs, which lie back to back
-                // in `dest` (`ScatterGroupingDesc::of`), and name members that are positions'
-                // updates, inside `updates`.
-                let (lists, mut queued) = unsafe { scatter_grouping::queue(client, d, indices) };
-                let lists_of = [&lists.every, &lists.every, &lists.members];
-                queued.extend(unsafe { k.queue_grouped(client, d.runs, updates, lists_of, dest) });
-                queued
-            }
-        }
-    }
-
-    /// The kernels' tag for `Verified` (see `ScatterKernel::tag`).
-    pub(super) fn tag(&self) -> u64 {
-        match self {
-            OnDeviceQueue::Kernels(k) => k.tag(),
-            OnDeviceQueue::Grouping(_, k) => {
-                ScatterKernel::Grouped(ScatterKernelDesc { every_run: true, ..(*k).clone() }).tag()
-                    | GROUPED_ON_DEVICE
-            }
-        }
-    }
-}
-
-/// The tag of the grouping kernels with the grouped kernel over every run (see `Verified`):
-/// each can fail to build.
-const GROUPED_ON_DEVICE: u64 = 1 << 62;
