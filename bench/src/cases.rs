@@ -108,6 +108,7 @@ pub fn outcome<'a>(
         burn_op: "",
         rust: times[3],
         ndarray: None,
+        step_parts: None,
         targets: Targets { copy: 0.0, burn: 0.0 },
     }
 }

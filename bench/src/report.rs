@@ -29,7 +29,30 @@ pub struct Outcome {
     pub memcpy: f64,
     /// Burn's NdArray backend on the host, where measured.
     pub ndarray: Option<f64>,
+    /// The training step's parts, timed apart in its run.
+    pub step_parts: Option<StepParts>,
     pub targets: Targets,
+}
+
+/// What any embedding training step spends on a device, timed apart in the step's run
+/// (seconds): the floor under the step's time that no backward kernel can lower.
+#[derive(Clone, Copy, Debug)]
+pub struct StepParts {
+    /// Burn's ones of the rows' shape: the seed its `backward` starts from.
+    pub seed: f64,
+    /// stridex's forward alone.
+    pub forward: f64,
+    /// The forward's bytes at the copy kernel's rate.
+    pub forward_at_copy: f64,
+    /// The dense gradient table written once: Burn's zeros of its shape.
+    pub table_written: f64,
+}
+
+impl StepParts {
+    /// The seed, the faster forward and the table's write.
+    pub fn floor(&self) -> f64 {
+        self.seed + self.forward.min(self.forward_at_copy) + self.table_written
+    }
 }
 
 impl Outcome {
@@ -316,6 +339,7 @@ fn why_missed(r: &Results) -> String {
             ceilings.join("; ")
         )
     };
+    let scatter_note = scatter_note + &step_floor(r);
     if missed.is_empty() {
         return scatter_note + "\nEvery other case met its targets in this run.\n";
     }
@@ -351,6 +375,40 @@ fn why_missed(r: &Results) -> String {
         missed.join(", "),
         words / vectors,
         tiles / vectors
+    )
+}
+
+/// Where the training step misses its Burn target: its parts timed apart, against a step at the
+/// target.
+fn step_floor(r: &Results) -> String {
+    let step =
+        r.cases.iter().find(|o| o.case == crate::scatters::TRAINING_STEP && !o.meets_targets(r.backend));
+    let Some((o, p, burn)) = step.and_then(|o| Some((o, o.step_parts?, o.burn?))) else {
+        return String::new();
+    };
+    let ms = |t: f64| format!("{:.1} ms", t * 1e3);
+    let target = burn / o.targets.burn;
+    format!(
+        "\nThe training step's parts, timed apart in this run: Burn's ones seed of the rows' gradient \
+         (its `backward` starts from it) {}, stridex's forward alone {} ({} at the copy kernel's \
+         rate), the {} MB gradient table written once (Burn's own zeros) {}. The seed, the faster \
+         forward and the table's write come to {}, against {} for a step at {:.0}x Burn's ({}); \
+         stridex's step took {}{}.\n",
+        ms(p.seed),
+        ms(p.forward),
+        ms(p.forward_at_copy),
+        crate::scatters::TRAINING_TABLE_BYTES / 1_000_000,
+        ms(p.table_written),
+        ms(p.floor()),
+        ms(target),
+        o.targets.burn,
+        ms(burn),
+        ms(o.stridex),
+        if p.floor() > target {
+            ": those parts alone exceed the target's time, whatever the backward kernel does"
+        } else {
+            ""
+        }
     )
 }
 

@@ -10,7 +10,7 @@
 
 use crate::cases::outcome;
 use crate::measure::{burn_timer, Env, Timer};
-use crate::report::{Outcome, Targets};
+use crate::report::{Outcome, StepParts, Targets};
 use burn::tensor::{DType, Device, IndexingUpdateOp, Int, Tensor, TensorData};
 use half::f16;
 use stridex::Element;
@@ -18,6 +18,9 @@ use stridex::Element;
 pub const EMBEDDING_BACKWARD: &str = "embedding backward f32[32000,1024] += [16384,1024] by Zipf ids";
 pub const KV_CACHE_WRITE: &str = "KV-cache write f16[32768,8,128] <- [2048,8,128] at slots";
 pub const ELEMENTS_ADD: &str = "ScatterElements add f32[4096,4096] axis 1 <- [4096,512]";
+/// Bytes of the training step's gradient table, f32[32000, 1024].
+pub const TRAINING_TABLE_BYTES: usize = 32000 * 1024 * 4;
+
 pub const TRAINING_STEP: &str = "training step: lookup f32[32000,1024] <- 16384 Zipf ids, fwd + bwd";
 pub const ALL: [&str; 4] = [EMBEDDING_BACKWARD, KV_CACHE_WRITE, ELEMENTS_ADD, TRAINING_STEP];
 
@@ -302,13 +305,25 @@ pub fn training_step(env: &Env) -> Outcome {
         }
         std::hint::black_box((&mut rows, &mut grad));
     });
-    let bytes = 2 * n * dim * 4
-        + n * 4
-        + vocab * dim * 4
-        + scatter_bytes(n * dim, n * 4, distinct(&ids, vocab) * dim, 4);
+    // What any step on this device spends, timed apart: Burn's seed of the rows' gradient (its
+    // `backward` fills ones of the rows' shape), stridex's forward alone, and the dense gradient
+    // table written once (Burn's own zeros of its shape).
+    let plain = &env.device;
+    let (seed, _) = env.burn(plain, || Tensor::<2>::ones([n, dim], plain));
+    let t0 = Tensor::<2>::from_data(TensorData::new(table.clone(), [vocab, dim]), plain);
+    let i0 = Tensor::<1, Int>::from_data(TensorData::new(ids.clone(), [n]), plain);
+    let (forward, _) =
+        env.burn(plain, || -> Tensor<2> { lookup.apply(t0.clone(), i0.clone()).expect("lookup") });
+    let (table_written, _) = env.burn(plain, || Tensor::<2>::zeros([vocab, dim], plain));
+    let forward_bytes = 2 * n * dim * 4 + n * 4;
+    let bytes =
+        forward_bytes + TRAINING_TABLE_BYTES + scatter_bytes(n * dim, n * 4, distinct(&ids, vocab) * dim, 4);
+    let o = outcome(env, name, bytes, t, rust, peers);
+    let forward_at_copy = o.copy * forward_bytes as f64 / bytes as f64;
     Outcome {
+        step_parts: Some(StepParts { seed, forward, forward_at_copy, table_written }),
         burn_op: "select, its autodiff backward",
         targets: Targets { copy: 0.0, burn: 3.0 },
-        ..outcome(env, name, bytes, t, rust, peers)
+        ..o
     }
 }
