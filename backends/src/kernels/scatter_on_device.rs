@@ -15,7 +15,10 @@ use stridex_core::{ScatterPlan, TensorLayout};
 /// The kernels of a scatter that reads its indices on the device.
 #[derive(Clone, Debug)]
 pub enum OnDevice {
+    /// A ScatterElements of many lines: each line walked in order (`kernels::scatter_lines`).
     Lines(ScatterLinesDesc),
+    /// Whole rows along axis 0 under `none`: each claimed by its last writer, then written
+    /// (`kernels::scatter_rows`).
     Rows(ScatterRowsDesc),
     /// The runs' lists grouped from the indices on the device, then the grouped kernel (its
     /// `every_run` form) applying them: what a GPU runs where the host would group.
