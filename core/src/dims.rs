@@ -77,10 +77,17 @@ impl<T: DimValue> Dims<T> {
 }
 
 impl Dims {
-    /// The product, saturating at `usize::MAX` (sizes come from users).
+    /// The product, saturating at `usize::MAX` (sizes come from users): [`size_product`].
     pub fn product(&self) -> usize {
-        self.as_slice().iter().fold(1usize, |a, &n| a.saturating_mul(n))
+        size_product(self.as_slice().iter().copied())
     }
+}
+
+/// The product of sizes a user wrote, saturating at `usize::MAX`: a zero anywhere makes it
+/// zero, whatever the others multiply to (an empty tensor may have sizes of 2^33), and an
+/// overflow gives a count no buffer holds and no 32-bit kernel constant takes.
+pub fn size_product(sizes: impl IntoIterator<Item = usize>) -> usize {
+    sizes.into_iter().fold(1usize, |a, n| a.saturating_mul(n))
 }
 
 impl<T: DimValue> std::ops::Deref for Dims<T> {

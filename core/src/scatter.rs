@@ -12,6 +12,7 @@
 //! tile of a run (up to four 16-byte units) applies its list in that order. That order is the serial reference's, so
 //! every run and every thread count gives the same bits, with no atomics.
 
+use crate::dims::size_product;
 use crate::dtype::DType;
 use crate::error::{Operand, RuleError};
 use crate::gather::{GatherDesc, GatherPlan};
@@ -259,7 +260,7 @@ impl ScatterPlan {
 
     /// Elements of a destination run (the free dimensions' product).
     pub fn run_len(&self) -> usize {
-        self.free.iter().map(|d| d.size).product()
+        size_product(self.free.iter().map(|d| d.size))
     }
 
     /// Elements a kernel invocation takes as one 32-bit word: 4 for 8-bit types, 2 for 16-bit
@@ -354,7 +355,7 @@ impl ScatterPlan {
         if self.map.axis != 0 || keyed_in_data || !free_in_order || !dest.is_packed() || !whole_words {
             return None;
         }
-        Some(dest.sizes.as_slice()[..axes].iter().product())
+        Some(size_product(dest.sizes.as_slice()[..axes].iter().copied()))
     }
 
     /// Groups the index positions by the destination run they write, each list in the
@@ -444,14 +445,12 @@ impl ScatterPlan {
             .collect())
     }
 
-    /// How many index positions there are to walk (none when a run is empty). A size of 0
-    /// is looked for first: the product of the others may pass `usize`.
+    /// How many index positions there are to walk (none when a run is empty).
     fn positions(&self) -> usize {
-        let sizes = || self.keyed.iter().map(|k| k.size);
-        if self.run_len() == 0 || sizes().any(|s| s == 0) {
+        if self.run_len() == 0 {
             0
         } else {
-            sizes().product()
+            size_product(self.keyed.iter().map(|k| k.size))
         }
     }
 

@@ -282,24 +282,34 @@ fn embedding_gradients_write_every_run_back_to_back() {
     assert_eq!(plan.back_to_back_runs(&plan.output), None);
 }
 
+/// A sum of f32 updates by i64 indices.
+fn summing(
+    form: GatherForm,
+    rules: GatherRules,
+    data: &[usize],
+    ids: &[usize],
+    updates: &[usize],
+    axis: i64,
+) -> ScatterDesc {
+    let mut desc = ScatterDesc::new(
+        form,
+        rules,
+        decl(DType::F32, data),
+        decl(DType::I64, ids),
+        decl(DType::F32, updates),
+        axis,
+    );
+    desc.reduction = Some(Reduction::Add);
+    desc
+}
+
 /// Where the device may group a scatter's lists (`ScatterGroupingDesc`): one index per position
 /// naming a run of runs back to back, packed indices and updates, and not `duplicates: error`.
 #[test]
 fn the_device_groups_runs_that_lie_back_to_back() {
     use stridex_core::kernel::ScatterGroupingDesc;
     use stridex_core::{Duplicates, IndexType, OutOfRange};
-    let scatter = |form, rules, data: &[usize], ids: &[usize], updates: &[usize], axis| {
-        let mut desc = ScatterDesc::new(
-            form,
-            rules,
-            decl(DType::F32, data),
-            decl(DType::I64, ids),
-            decl(DType::F32, updates),
-            axis,
-        );
-        desc.reduction = Some(Reduction::Add);
-        desc
-    };
+    let scatter = summing;
     // An embedding's gradient: 16384 ids into 32000 rows of 1024.
     let desc = scatter(GatherForm::Axis, GatherRules::OpenVino, &[32000, 1024], &[16384], &[16384, 1024], 0);
     let plan = desc.plan().unwrap();
@@ -337,5 +347,38 @@ fn the_device_groups_runs_that_lie_back_to_back() {
     for desc in [pairs, elements, columns, repeats] {
         let plan = desc.plan().unwrap();
         assert_eq!(ScatterGroupingDesc::of(&plan, &plan.output), None, "{}", plan.op);
+    }
+}
+
+/// Empty scatters whose other sizes multiply past `usize`: every size a plan and its kernels
+/// take is a product of user numbers, looked at for a zero first, never an overflow (a debug
+/// build panics on one).
+#[test]
+fn empty_scatters_of_huge_sizes_overflow_nothing() {
+    use stridex_core::kernel::ScatterGroupingDesc;
+    let big = 1usize << 33;
+    let max = u32::MAX as usize;
+    let scatter = |form, rules, data: &[usize], ids: &[usize], updates: &[usize]| {
+        summing(form, rules, data, ids, updates, 0)
+    };
+    let cases = [
+        // No position: indices [2^33, 2^33, 0].
+        scatter(GatherForm::Axis, GatherRules::OpenVino, &[4, 8], &[big, big, 0], &[big, big, 0, 8]),
+        // No element in the data, whose leading sizes multiply past 2^64.
+        scatter(GatherForm::Nd, GatherRules::Onnx, &[max, max, max, 0, 8], &[2, 3], &[2, 0, 8]),
+        // Empty runs of huge sizes, and runs of 2^66 elements of an empty axis.
+        scatter(GatherForm::Axis, GatherRules::OpenVino, &[4, big, big, 0], &[2], &[2, big, big, 0]),
+        scatter(GatherForm::Axis, GatherRules::OpenVino, &[0, big, big], &[0], &[0, big, big]),
+    ];
+    for desc in cases {
+        let plan = desc.plan().unwrap();
+        let _ = plan.run_len();
+        let _ = plan.back_to_back_runs(&plan.output);
+        // No position, or no run: nothing to group on the device.
+        assert_eq!(ScatterGroupingDesc::of(&plan, &plan.output), None);
+        let _ = ScatterKernelDesc::of(&plan, &plan.output);
+        let _ = ScatterKernelDesc::summing_into_zeros(&plan, &plan.output);
+        let groups = plan.group(&plan.output, |_| 0).unwrap();
+        assert!(groups.members.is_empty());
     }
 }

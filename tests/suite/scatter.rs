@@ -993,3 +993,38 @@ fn empty_and_smaller_lines_write_only_their_own() {
     let source = smaller.kernel_source(stridex::Dialect::Wgsl).unwrap().unwrap();
     assert!(source.contains("scatter_lines"), "280 lines take the line kernel");
 }
+
+/// Empty scatters whose other sizes multiply past `usize` (indices `[2^33, 2^33, 0]`, an
+/// empty ScatterND of three sizes of 2^32 - 1, runs of 2^66 elements along an empty axis):
+/// their source, their run and their launch return, the data unchanged, in a debug build too
+/// (where an overflow panics). Under `STRIDEX_TILE=spread` the source is the device grouping's.
+#[test]
+fn empty_scatters_of_huge_sizes_run() {
+    let (big, max) = (1usize << 33, u32::MAX as usize);
+    let scatter = |form, rules, data: &[usize], ids: &[usize], updates: &[usize]| {
+        let mut desc = ScatterDesc::new(
+            form,
+            rules,
+            decl(DType::F32, data),
+            decl(DType::I64, ids),
+            decl(DType::F32, updates),
+            0,
+        );
+        desc.reduction = Some(Reduction::Add);
+        ScatterOp::<f32, i64>::new(desc).unwrap()
+    };
+    let cases = [
+        scatter(GatherForm::Axis, GatherRules::OpenVino, &[4, 8], &[big, big, 0], &[big, big, 0, 8]),
+        scatter(GatherForm::Nd, GatherRules::Onnx, &[max, max, max, 0, 8], &[2, 3], &[2, 0, 8]),
+        scatter(GatherForm::Axis, GatherRules::OpenVino, &[4, big, big, 0], &[2], &[2, big, big, 0]),
+        scatter(GatherForm::Axis, GatherRules::OpenVino, &[0, big, big], &[0], &[0, big, big]),
+    ];
+    for op in cases {
+        op.kernel_source(stridex::Dialect::Wgsl).unwrap();
+        let _ = op.describe();
+        let data: Vec<f32> = (0..op.plan().unwrap().output.num_elements()).map(|i| i as f32).collect();
+        let ids = vec![0i64; op.plan().unwrap().map.indices.num_elements()];
+        let y = op.run(&data, &ids, &[]).unwrap();
+        assert_eq!(y.data(), data.as_slice());
+    }
+}

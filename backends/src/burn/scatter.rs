@@ -16,7 +16,6 @@ use crate::ops::{GroupedIntoZeros, IntoZeros, ScatterOp, Writes};
 use burn_cubecl::tensor::CubeTensor;
 use burn_tensor::{Int, Tensor};
 use std::sync::Arc;
-use stridex_core::kernel::ScatterKernelDesc;
 use stridex_core::{Operand, OutOfRange, ScatterPlan, TensorLayout};
 
 impl<T: Element, I: IndexElement> ScatterOp<T, I> {
@@ -58,8 +57,7 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
         // On GPUs a sum's lists are grouped on the device too (`ScatterOp::launch`).
         let grouped_on_device = || {
             let device = burn_backend::TensorMetadata::device(&data);
-            let k = ScatterKernelDesc::of(plan, &plan.map.data);
-            k.and_then(|k| self.grouping_on(&device.client(), &plan.map.data, &k)).is_some()
+            self.grouping_on(&device.client(), &plan.map.data, false).is_some()
         };
         if plan.out_of_range != OutOfRange::Error
             && (reads_on_device(plan, &plan.map.data) || grouped_on_device())

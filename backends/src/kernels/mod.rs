@@ -123,9 +123,12 @@ pub(crate) fn group_on_device(client: &Client) -> bool {
 pub(crate) fn offline_grouping(
     plan: &stridex_core::ScatterPlan,
 ) -> Option<Vec<(Option<String>, Option<KernelDefinition>)>> {
-    let Some(ScatterKernel::Grouped(k)) = ScatterKernel::writing(plan, &plan.output) else { return None };
-    let grouped = OnDevice::grouped(plan, &plan.output, &k).filter(|_| offline_tile_spread())?;
-    Some(grouped.definitions())
+    // GPUs group on the device; the consecutive tiles stand for the CPU-like runtimes.
+    if !offline_tile_spread() {
+        return None;
+    }
+    let Some(ScatterKernel::Grouped(_)) = ScatterKernel::writing(plan, &plan.output) else { return None };
+    Some(OnDevice::grouped(plan, &plan.output, false)?.definitions())
 }
 
 /// The tiles of a definition written for `explain`, with no client: consecutive, unless

@@ -53,10 +53,10 @@ pub fn scatter_kernel<N: Size>(
         if comptime!(k.span > 1) {
             // Several tiles of the run, one after another (the CPU runtime's): a loop.
             for i in first..first + comptime!(k.span as usize) {
-                run_tile(updates, keys, starts, members, dest, g, i, k.clone());
+                run_tile(updates, keys, starts, members, dest, groups, g, i, k.clone());
             }
         } else {
-            run_tile(updates, keys, starts, members, dest, g, first, k);
+            run_tile(updates, keys, starts, members, dest, groups, g, first, k);
         }
     }
 }
@@ -70,6 +70,7 @@ fn run_tile<N: Size>(
     starts: &[u32],
     members: &[u32],
     dest: &mut [Vector<u32, N>],
+    groups: u32,
     g: usize,
     i: usize,
     #[comptime] k: ScatterKernelDesc,
@@ -103,12 +104,25 @@ fn run_tile<N: Size>(
     } else {
         at += usize::cast_from(keys[g]) * per / vector;
     }
-    let end = usize::cast_from(starts[g + 1]);
+    let mut start = usize::cast_from(starts[g]);
+    let mut end = usize::cast_from(starts[g + 1]);
+    if comptime!(k.every_run) {
+        // The lists end at `starts[groups]`, the members kept (at most the members buffer's
+        // words): a list clamped to it reads no member past them, even with starts that a
+        // dropped kernel of the device's grouping left wrong.
+        let kept = usize::cast_from(starts[usize::cast_from(groups)]);
+        if end > kept {
+            end = kept;
+        }
+        if start > end {
+            start = end;
+        }
+    }
     // Every run's lists: an empty one leaves its run as it is (into zeros: makes it zeros,
     // below). Else a list is never empty.
     let mut listed = true;
     if comptime!(k.every_run && !k.into_zeros) {
-        listed = usize::cast_from(starts[g]) < end;
+        listed = start < end;
     }
     if !listed {
         // Nothing to apply.
@@ -121,7 +135,6 @@ fn run_tile<N: Size>(
             dest[at + t * gap] = update_unit(updates, last, from + t * gap, k.zero_members);
         }
     } else {
-        let start = usize::cast_from(starts[g]);
         let mut acc = Array::<Vector<u32, N>>::new(tile);
         let mut from = start;
         if comptime!(k.into_zeros) {
@@ -479,12 +492,15 @@ pub(crate) fn tag(k: &ScatterKernelDesc) -> u64 {
 /// Queues the scatter kernel over `groups` runs.
 ///
 /// # Safety
-/// The kernel reads `keys[..groups]`, `starts[..=groups]` and the members those name, the
-/// updates words each member's run spans, and writes the destination words of each key's run:
-/// the caller built the lists with `ScatterPlan::group` for this kernel's plan and destination
-/// layout (so every key and member is an in-bounds run; a fold's members name runs of its
-/// data, or are `ZERO_MEMBER` where `k.zero_members`, which loads nothing), and sized every
-/// buffer to hold them.
+/// The kernel reads `starts[..=groups]`, the members those name, the updates words each
+/// member's run spans, and writes the destination words of each run: key `keys[g]`'s, or under
+/// `k.every_run` (no key read) run `g` of `groups` lying back to back in the destination. The
+/// caller built the lists for this kernel's plan and destination layout, and sized every buffer
+/// to hold them: with `ScatterPlan::group` (so every key and member is an in-bounds run; a
+/// fold's members name runs of its data, or are `ZERO_MEMBER` where `k.zero_members`, which
+/// loads nothing; `ScatterGroups::every_run` its every-run starts), or on the device
+/// (`scatter_grouping::queue`, whose members are positions' updates or zeros, and whose
+/// starts the kernel clamps to `starts[groups]`, at most the members' words).
 pub(crate) unsafe fn queue(
     client: &Client,
     k: &ScatterKernelDesc,

@@ -203,9 +203,12 @@ pub(crate) struct DeviceLists {
 /// # Safety
 /// `indices` holds `d.positions` packed indices of `d.index`'s type (`d` made by
 /// `ScatterGroupingDesc::of` for the plan they were checked against). Every other buffer is
-/// made here, as long as the kernels index it: a key is a run `index_of` kept (below `runs`,
-/// the counts' length) or `runs`; a digit's bin is below `256 * blocks`; a sorted slot is tested
-/// against the positions.
+/// made here, as long as the kernels index it, whatever words a dropped kernel leaves in them
+/// (a key is not trusted to be a run): a count is added for a key below `runs` alone (the
+/// counts' length); a digit's bin, `digit * blocks + block`, is below `256 * blocks`; a sorted
+/// slot is tested against the positions before it is written, and a sorted position before it
+/// becomes a member. The members count words of the updates' runs, so the grouped kernel reads
+/// inside the updates; it clamps its lists to `every[runs]`, which counts positions once each.
 pub(crate) unsafe fn queue(
     client: &Client,
     d: &ScatterGroupingDesc,

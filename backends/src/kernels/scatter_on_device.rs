@@ -33,16 +33,21 @@ impl OnDevice {
             .or_else(|| ScatterRowsDesc::of(plan, dest).map(OnDevice::Rows))
     }
 
-    /// The grouped kernel `k` (of `plan` writing `dest`) with its lists grouped on the device,
-    /// where the plan allows it (`ScatterGroupingDesc::of`: runs back to back, one index per
-    /// position). Runtimes choose it (`kernels::group_on_device`); this only says it applies.
-    pub(crate) fn grouped(
-        plan: &ScatterPlan,
-        dest: &TensorLayout,
-        k: &ScatterKernelDesc,
-    ) -> Option<OnDevice> {
+    /// The grouped kernel of `plan` writing `dest`, over every run, with its lists grouped on
+    /// the device, where the plan allows it (`ScatterGroupingDesc::of`: runs back to back, one
+    /// index per position). `into_zeros`: the sum into a fresh buffer that writes each of its
+    /// words (`ScatterKernelDesc::summing_into_zeros`, a gather's gradient), else the kernel
+    /// of `ScatterKernelDesc::of`. Runtimes choose it (`kernels::group_on_device`); this only
+    /// says it applies.
+    pub(crate) fn grouped(plan: &ScatterPlan, dest: &TensorLayout, into_zeros: bool) -> Option<OnDevice> {
         let d = ScatterGroupingDesc::of(plan, dest)?;
-        Some(OnDevice::Grouped(d, ScatterKernelDesc { every_run: true, ..k.clone() }))
+        let k = match into_zeros {
+            // Its runs are the ones grouped: then every word of `dest` is written.
+            true => ScatterKernelDesc::summing_into_zeros(plan, dest)
+                .and_then(|(k, runs)| (runs == d.runs as usize).then_some(k))?,
+            false => ScatterKernelDesc::of(plan, dest)?,
+        };
+        Some(OnDevice::Grouped(d, ScatterKernelDesc { every_run: true, ..k }))
     }
 
     /// Which kernels these are (see `ScatterKernel::tag`). The rows pair reading a chain's
@@ -89,10 +94,14 @@ impl OnDevice {
             OnDevice::Lines(k) => vec![unsafe { scatter_lines::queue(client, k, updates, indices, dest) }],
             OnDevice::Rows(k) => unsafe { scatter_rows::queue(client, k, updates, indices, dest) },
             OnDevice::Grouped(d, k) => {
-                // SAFETY: (of the caller) the grouping reads `d.positions` packed indices, inside
-                // `indices`; its lists start every one of `d.runs` runs, which lie back to back
-                // in `dest` (`ScatterGroupingDesc::of`), and name members that are positions'
-                // updates, inside `updates`. `k` reads no key (`every_run`).
+                // SAFETY: (of the caller) `OnDevice::grouped` made `d` and `k` of one plan and
+                // `dest`'s layout. The grouping reads `d.positions` packed indices, inside
+                // `indices` (`scatter_grouping::queue` says how its own buffers stay in
+                // bounds). `k` reads no key (`every_run`): its run `g < d.runs` lies in `dest`,
+                // the runs back to back (`ScatterGroupingDesc::of`), and reads the members of
+                // `every[g] .. every[g + 1]` clamped to `every[d.runs]`, at most `d.positions`
+                // (one count per position), the words of `members`: each a position's update
+                // (`members_kernel` writes none past the positions) or zero, inside `updates`.
                 let (lists, mut queued) = unsafe { scatter_grouping::queue(client, d, indices) };
                 let (keys, starts, members) = (&lists.every, &lists.every, &lists.members);
                 let buffers = ScatterBuffers { updates, keys, starts, members, dest };

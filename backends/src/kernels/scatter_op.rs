@@ -30,14 +30,6 @@ impl ScatterKernel {
             .or_else(|| ScatterKernelDesc::of(plan, dest).map(ScatterKernel::Grouped))
     }
 
-    /// The grouped kernel's descriptor, where this is it.
-    pub(crate) fn grouped(&self) -> Option<&ScatterKernelDesc> {
-        match self {
-            ScatterKernel::Grouped(k) => Some(k),
-            ScatterKernel::OnDevice(_) => None,
-        }
-    }
-
     /// Which kernel this is, for the op's record of what ran on a runtime (`Verified`): each
     /// is built, and can fail to build, on its own.
     pub(crate) fn tag(&self) -> u64 {

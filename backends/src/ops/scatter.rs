@@ -78,7 +78,7 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
             grouped => grouped,
         };
         // On GPUs the lists are made on the device (`launch` says why).
-        if let Some(g) = grouped.and_then(|k| self.grouping_on(&device.client, &output, k.grouped()?)) {
+        if let Some(g) = grouped.as_ref().and_then(|_| self.grouping_on(&device.client, &output, false)) {
             return self.run_on_device(device, &g, &packed, indices, updates);
         }
         // Grouping checks the indices (under `error`, `duplicates: error`) even where nothing
@@ -132,8 +132,8 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
             }
             // On GPUs, where reading the indices back costs more than the kernels, they are
             // grouped where they are.
-            Some(ScatterKernel::Grouped(k)) => {
-                if let Some(g) = self.grouping_on(client, &plan.map.data, &k) {
+            Some(ScatterKernel::Grouped(_)) => {
+                if let Some(g) = self.grouping_on(client, &plan.map.data, false) {
                     return self.launch_on_device(client, &g, data, indices, updates);
                 }
             }
@@ -143,17 +143,17 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
         self.launch_writes(client, &writes, updates, data)
     }
 
-    /// The grouped kernel `k` of this scatter writing `dest` with its lists grouped on the
-    /// device, where `client`'s runtime groups there (`kernels::group_on_device`: GPUs) and the
-    /// plan allows it (`OnDevice::grouped`).
+    /// The grouped kernel of this scatter writing `dest` with its lists grouped on the device,
+    /// where `client`'s runtime groups there (`kernels::group_on_device`: GPUs) and the plan
+    /// allows it (`OnDevice::grouped`, which says what `into_zeros` asks).
     pub(crate) fn grouping_on(
         &self,
         client: &Client,
         dest: &TensorLayout,
-        k: &ScatterKernelDesc,
+        into_zeros: bool,
     ) -> Option<OnDevice> {
         let plan = self.plan().ok()?;
-        crate::kernels::group_on_device(client).then(|| OnDevice::grouped(plan, dest, k)).flatten()
+        crate::kernels::group_on_device(client).then(|| OnDevice::grouped(plan, dest, into_zeros)).flatten()
     }
 
     /// [`ScatterOp::group`] on the values of an indices buffer on the device (read back: a
@@ -297,13 +297,7 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
     /// `ScatterKernelDesc::summing_into_zeros`: a gather's gradient along axis 0).
     pub(crate) fn grouped_into_zeros(&self, client: &Client) -> Option<GroupedIntoZeros> {
         let plan = self.plan().ok()?;
-        let (kernel, runs) = ScatterKernelDesc::summing_into_zeros(plan, &plan.map.data)?;
-        match self.grouping_on(client, &plan.map.data, &kernel)? {
-            OnDevice::Grouped(d, k) if runs == d.runs as usize => {
-                Some(GroupedIntoZeros(OnDevice::Grouped(d, k)))
-            }
-            _ => None,
-        }
+        self.grouping_on(client, &plan.map.data, true).map(GroupedIntoZeros)
     }
 
     /// The sum into zeros of `zeros`, on `dest`, a buffer of the data's layout whose contents do

@@ -110,10 +110,11 @@ impl ScatterKernelDesc {
     }
 
     /// The kernel of `plan` writing `dest` (the packed output, or the data in place); `None`
-    /// when a run is empty (nothing is written).
+    /// when a run is empty (nothing is written) or, in an empty tensor, longer than a 32-bit
+    /// count (its sizes multiply past that).
     pub fn of(plan: &ScatterPlan, dest: &TensorLayout) -> Option<ScatterKernelDesc> {
         let run = plan.run_len();
-        if run == 0 {
+        if run == 0 || u32::try_from(run).is_err() {
             return None;
         }
         let dtype = plan.data_type();
@@ -161,17 +162,24 @@ impl ScatterKernelDesc {
         // Elements per unit; `run` is a multiple of it (the innermost free size is, or it is 1).
         let block = (vector * 4 / elem).max(1);
         let mut step = run / block;
+        // Every step divides the run (below 2^32, above); a stride is below the elements of
+        // its tensor's buffer, which the plan keeps below 2^32 where the tensor holds any.
+        let word = |n: usize| u32::try_from(n).ok();
         let dims = plan
             .free_strides(dest)
             .map(|(size, updates, dest)| {
                 // Blocks of more than one element: every stride is whole blocks but the
                 // innermost, packed one (whose size is whole blocks).
                 step = if dest == 1 && updates == 1 { step / (size / block).max(1) } else { step / size };
-                let unit = |s: usize| if s == 1 { 1 } else { (s / block) as u32 };
-                ScatterDim { step: step as u32, updates_stride: unit(updates), dest_stride: unit(dest) }
+                let unit = |s: usize| if s == 1 { Some(1) } else { word(s / block) };
+                Some(ScatterDim {
+                    step: word(step)?,
+                    updates_stride: unit(updates)?,
+                    dest_stride: unit(dest)?,
+                })
             })
-            .collect::<Vec<_>>();
-        let run = (run / block) as u32;
+            .collect::<Option<Vec<_>>>()?;
+        let run = word(run / block)?;
         let (tile, inner) = tile_of(&dims, run);
         Some(ScatterKernelDesc {
             tile,

@@ -22,6 +22,7 @@
 
 use super::scatter_lines::device_reads;
 use super::IndexRead;
+use crate::dims::size_product;
 use crate::layout::TensorLayout;
 use crate::rules::Duplicates;
 use crate::scatter::ScatterPlan;
@@ -63,7 +64,7 @@ impl ScatterGroupingDesc {
         let runs = plan.back_to_back_runs(dest)?;
         let mut axes = plan.map.index_axes();
         let axis = axes.next()?;
-        let positions: usize = plan.keyed.iter().map(|k| k.size).product();
+        let positions = size_product(plan.keyed.iter().map(|k| k.size));
         let keyed_lead_updates = plan.keyed.iter().enumerate().all(|(i, k)| k.updates_dim == i);
         if axes.next().is_some()
             || axis.offset != 0
@@ -75,6 +76,7 @@ impl ScatterGroupingDesc {
             || !keyed_lead_updates
             || positions == 0
             || runs == 0
+            || plan.run_len() == 0
         {
             return None;
         }
