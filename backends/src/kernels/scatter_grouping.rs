@@ -10,7 +10,7 @@
 // `#[cube]` loops over index ranges; it has no slice iterators.
 #![allow(clippy::needless_range_loop)]
 
-use super::index::index_of;
+use super::index::scatter_index_of;
 use super::offline_definition;
 use super::start_below;
 use crate::launch::{self, Queued};
@@ -28,7 +28,7 @@ pub fn keys_kernel(
 ) {
     let p = ABSOLUTE_POS;
     if start_below(p, status, d.positions) {
-        let (ok, run) = index_of(indices, p * comptime!(d.index.index_words as usize), d.index);
+        let (ok, run) = scatter_index_of(indices, p * comptime!(d.index.index_words as usize), d.index);
         let mut key = u32::cast_from(run);
         if !ok {
             key = comptime!(d.runs);

@@ -6,7 +6,7 @@
 //! either, so no two invocations write one word and the order of each element's updates is
 //! the serial reference's.
 
-use super::index::index_of;
+use super::index::{index_of, scatter_index_of};
 use super::scatter::combine;
 use super::{offline_definition, start_below};
 use crate::launch::{self, Queued, RAN_MARKER};
@@ -43,7 +43,8 @@ pub fn scatter_lines_kernel(
             at_dest += c * comptime!(d.dest_stride as usize);
         }
         for j in 0..comptime!(k.len as usize) {
-            let (ok, index) = index_of(indices, at_indices + j * comptime!(k.indices_step as usize), k.index);
+            let (ok, index) =
+                scatter_index_of(indices, at_indices + j * comptime!(k.indices_step as usize), k.index);
             // A dropped update (`zero`, `skip`, or an index the host's `error` check passed
             // that is not in range, which cannot happen) writes nothing; another part's
             // element is that part's to write.

@@ -2,7 +2,7 @@
 //! position claims its destination row with an atomic maximum of its ordinal plus one, then
 //! every position whose claim won copies its row. The claims buffer is zeroed per launch.
 
-use super::index::index_of;
+use super::index::scatter_index_of;
 use super::{offline_definition, start_below};
 use crate::launch::{self, Queued, RAN_MARKER};
 use cubecl::prelude::*;
@@ -19,7 +19,7 @@ pub fn claim_rows_kernel(
 ) {
     let p = ABSOLUTE_POS;
     if start_below(p, status, k.positions) {
-        let (ok, row) = index_of(indices, p * comptime!(k.index.index_words as usize), k.index);
+        let (ok, row) = scatter_index_of(indices, p * comptime!(k.index.index_words as usize), k.index);
         if ok {
             claims[row].fetch_max(u32::cast_from(p) + 1u32);
         }
@@ -48,7 +48,7 @@ pub fn write_rows_kernel<N: Size>(
     if i < comptime!(k.positions as usize) * groups {
         let p = i / groups;
         let v = (i % groups) * per;
-        let (ok, row) = index_of(indices, p * comptime!(k.index.index_words as usize), k.index);
+        let (ok, row) = scatter_index_of(indices, p * comptime!(k.index.index_words as usize), k.index);
         if ok {
             if claims[row].load() == u32::cast_from(p) + 1u32 {
                 let to = row * comptime!(k.dest_row as usize) + v;

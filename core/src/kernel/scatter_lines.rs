@@ -38,7 +38,8 @@ pub struct LineDim {
 /// with packed indices, the read that checks them all first (with their count); `None` when a
 /// number does not fit 32 bits. Under `skip` an index is read as unsigned, so a negative one
 /// is past the end and its update is dropped as one past the end is; under `error` the check
-/// ran first, so the write reads as under `zero`.
+/// ran first, so the write reads each index as in range (normalized, and only bounded by the
+/// axis, which keeps it there whatever the buffer holds).
 pub(super) fn device_reads(
     plan: &ScatterPlan,
     axis_size: u32,
@@ -59,7 +60,7 @@ pub(super) fn device_reads(
     let (index_type, policy) = match (plan.out_of_range, plan.map.index_type) {
         (OutOfRange::Skip, IndexType::I32) => (IndexType::U32, OutOfRange::Zero),
         (OutOfRange::Skip, IndexType::I64) => (IndexType::U64, OutOfRange::Zero),
-        (OutOfRange::Skip | OutOfRange::Error, t) => (t, OutOfRange::Zero),
+        (OutOfRange::Skip, t) => (t, OutOfRange::Zero),
         (p, t) => (t, p),
     };
     Some((IndexRead { index_type, policy, ..read }, check))
