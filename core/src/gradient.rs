@@ -12,6 +12,7 @@
 //!
 //! Indices get no gradient.
 
+use crate::dims::size_product;
 use crate::dtype::DType;
 use crate::gather::{GatherDesc, GatherPlan};
 use crate::rules::{GatherRules, OutOfRange, Reduction};
@@ -117,8 +118,8 @@ pub fn batched_tuples(plan: &GatherPlan, values: &[i128]) -> Vec<i64> {
     let b = plan.batch_dims;
     let index_sizes = plan.indices.sizes.as_slice();
     let prefix: Vec<usize> = plan.output.sizes.as_slice()[..plan.axis + index_sizes.len() - b].to_vec();
-    let count: usize = prefix.iter().product();
-    let mut tuples = Vec::with_capacity(count * (plan.axis + 1));
+    let count = size_product(prefix.iter().copied());
+    let mut tuples = Vec::with_capacity(count.saturating_mul(plan.axis + 1));
     let mut c = vec![0usize; prefix.len()];
     for _ in 0..count {
         // The index's position: the batch coordinates, then the index dimensions after them.

@@ -217,4 +217,12 @@ fn a_batched_gathers_gradient_scatters_tuples_of_its_positions() {
     // Gathers without batch dimensions take `gather_data_gradient`.
     let plain = gather(GatherForm::Axis, GatherRules::OpenVino, &[4, 2], &[3], 0).plan().unwrap();
     assert!(batched_gather_gradient(&plain).is_none());
+    // An empty output whose other sizes multiply past `usize`: no tuple, no overflow.
+    let big = 1usize << 33;
+    let mut empty = gather(GatherForm::Axis, GatherRules::OpenVino, &[big, big, 4, 0], &[big, 0], 2);
+    empty.batch_dims = Some(1);
+    let plan = empty.plan().unwrap();
+    assert_eq!(plan.output.sizes.as_slice(), [big, big, 0, 0]);
+    assert!(batched_tuples(&plan, &[]).is_empty());
+    let _ = batched_gather_gradient(&plan);
 }

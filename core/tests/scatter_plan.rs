@@ -325,7 +325,7 @@ fn the_device_groups_runs_that_lie_back_to_back() {
     // OpenVINO's `zero`: the read drops an index out of range; no check first.
     assert_eq!((d.index.policy, d.check), (OutOfRange::Zero, None));
     // ONNX ScatterND of 1-tuples, under `error`: checked on the device first, then read as
-    // under `zero`.
+    // in range (`error` kept in the read: normalized and bounded, with no range test).
     let desc = scatter(GatherForm::Nd, GatherRules::Onnx, &[40, 8], &[300, 1], &[300, 8], 0);
     let plan = desc.plan().unwrap();
     let d = ScatterGroupingDesc::of(&plan, &plan.output).unwrap();
@@ -335,7 +335,7 @@ fn the_device_groups_runs_that_lie_back_to_back() {
     );
     // One digit for keys up to 40, in two blocks.
     assert_eq!((d.blocks, d.digits), (2, 1));
-    assert_eq!((d.index.policy, d.check.map(|(_, n)| n)), (OutOfRange::Zero, Some(300)));
+    assert_eq!((d.index.policy, d.check.map(|(_, n)| n)), (OutOfRange::Error, Some(300)));
     // Pairs of ND indices, a ScatterElements, a scatter along axis 1 and `duplicates: error`
     // keep the host's lists.
     let pairs = scatter(GatherForm::Nd, GatherRules::Onnx, &[40, 8, 4], &[30, 2], &[30, 4], 0);

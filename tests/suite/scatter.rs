@@ -1028,3 +1028,45 @@ fn empty_scatters_of_huge_sizes_run() {
         assert_eq!(y.data(), data.as_slice());
     }
 }
+
+/// `launch` checks what `run` checks where nothing is written: with empty runs nothing at all
+/// (no element is read or written, as for every empty result), while runs of an empty axis
+/// still name an index, every one out of range (`error`), even where the destination's
+/// strides pass 32 bits (no kernel is made for them).
+#[test]
+fn scatters_that_write_nothing_check_as_run_does() {
+    let op = |data: TensorDecl, updates: &[usize], policy, duplicates| {
+        let mut desc = ScatterDesc::new(
+            GatherForm::Axis,
+            GatherRules::OpenVino,
+            data,
+            decl(DType::I64, &[2]),
+            decl(DType::F32, updates),
+            0,
+        );
+        desc.map.out_of_range = Some(policy);
+        desc.duplicates = duplicates;
+        ScatterOp::<f32, i64>::new(desc).unwrap()
+    };
+    let client = Device::default_device().unwrap().client();
+    let launch = |op: &ScatterOp<f32, i64>, ids: &[i64], updates: &[f32]| {
+        let buffer = |bytes: &[u8]| client.create_from_slice(if bytes.is_empty() { &[0; 4] } else { bytes });
+        let (data, indices, rows) = (buffer(&[]), buffer(&i64::bytes(ids)), buffer(&f32::bytes(updates)));
+        (op.launch(client, &data, &indices, &rows), op.run(&[], ids, updates).map(|_| ()))
+    };
+    // Empty runs: index 9 of 4 is never read.
+    let empty_runs = op(decl(DType::F32, &[4, 0]), &[2, 0], OutOfRange::Error, Some(Duplicates::Error));
+    assert_eq!(launch(&empty_runs, &[1, 9], &[]), (Ok(()), Ok(())));
+    // Runs of 8 along an empty axis, 2^32 elements apart.
+    let wide = TensorDecl {
+        strides: Some(stridex_core::Dims::new(&[8, 1 << 32]).unwrap()),
+        ..decl(DType::F32, &[0, 8])
+    };
+    let (launched, ran) = launch(&op(wide, &[2, 8], OutOfRange::Error, None), &[0, 1], &[1.0; 16]);
+    for e in [launched.unwrap_err(), ran.unwrap_err()] {
+        assert_eq!(e, Error::IndexOutOfRange { position: vec![0], value: 0, axis_size: 0 });
+    }
+    // Under `zero` both drop every update: no index is left to repeat.
+    let zero = op(wide, &[2, 8], OutOfRange::Zero, Some(Duplicates::Error));
+    assert_eq!(launch(&zero, &[2, 2], &[1.0; 16]), (Ok(()), Ok(())));
+}

@@ -15,6 +15,8 @@ use cubecl::server::Handle;
 use stridex_core::kernel::{IndexRead, ScatterLinesDesc};
 use stridex_core::Reduction;
 
+/// The line kernel. Under `error` it takes every index as in range (`k.index`, read by
+/// `scatter_index_of`): a check must have found them so before it is queued.
 #[cube(launch_unchecked)]
 pub fn scatter_lines_kernel(
     updates: &[u32],
@@ -45,9 +47,9 @@ pub fn scatter_lines_kernel(
         for j in 0..comptime!(k.len as usize) {
             let (ok, index) =
                 scatter_index_of(indices, at_indices + j * comptime!(k.indices_step as usize), k.index);
-            // A dropped update (`zero`, `skip`, or an index the host's `error` check passed
-            // that is not in range, which cannot happen) writes nothing; another part's
-            // element is that part's to write.
+            // A dropped update (`zero`, `skip`) writes nothing; under `error` a check before
+            // this kernel found every index in range, and the read only bounds it by the axis.
+            // Another part's element is that part's to write.
             let mut mine = ok;
             if comptime!(k.parts > 1) {
                 mine = ok && index % parts == part;

@@ -9,7 +9,9 @@ use cubecl::prelude::*;
 use cubecl::server::Handle;
 use stridex_core::kernel::ScatterRowsDesc;
 
-/// Position `p` claims the row its index names (a dropped index claims nothing).
+/// Position `p` claims the row its index names (a dropped index claims nothing). Under `error`
+/// both kernels take every index as in range (`scatter_index_of`): a check must have found
+/// them so before they are queued.
 #[cube(launch_unchecked)]
 pub fn claim_rows_kernel(
     indices: &[u32],

@@ -18,7 +18,7 @@ use cubecl::server::Handle;
 use std::borrow::Cow;
 use stridex_core::kernel::ScatterKernelDesc;
 use stridex_core::layout::next_coords;
-use stridex_core::{Operand, ScatterDesc, ScatterFault, ScatterGroups, TensorLayout};
+use stridex_core::{Duplicates, Operand, OutOfRange, ScatterDesc, ScatterFault, ScatterGroups, TensorLayout};
 
 /// A scatter checked against its rules: [`Op`] over the scatter kind. `scatter!`,
 /// `scatter_elements!` and `scatter_nd!` build one at compile time; [`ScatterOp::new`] at run
@@ -137,7 +137,13 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
                     return self.launch_on_device(client, &g, data, indices, updates);
                 }
             }
-            None => return Ok(()),
+            None => {
+                // Nothing is written, yet the indices are checked as `run` checks them.
+                if plan.out_of_range == OutOfRange::Error || plan.duplicates == Duplicates::Error {
+                    self.group_read_back(client, indices, plan.map.data)?;
+                }
+                return Ok(());
+            }
         }
         let writes = self.group_read_back(client, indices, plan.map.data)?;
         self.launch_writes(client, &writes, updates, data)
@@ -303,8 +309,9 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
     /// The sum into zeros of `zeros`, on `dest`, a buffer of the data's layout whose contents do
     /// not matter (the kernel writes every element and reads none), grouping `indices` on the
     /// device first. No index is checked: a gather's gradient runs after its forward call
-    /// checked them (under `error`), and an index out of range drops its update, whatever the
-    /// policy reads from it. `updates` and `indices` are laid out as the descriptor says. Waits
+    /// checked them (under `error`, the same indices; the grouping reads each as in range and
+    /// bounds it by the axis), and under the other policies the read applies the policy as the
+    /// forward did. `updates` and `indices` are laid out as the descriptor says. Waits
     /// as [`ScatterOp::launch_writes`] does.
     pub(crate) fn launch_grouped_into_zeros(
         &self,
