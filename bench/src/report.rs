@@ -332,7 +332,15 @@ fn why_missed(r: &Results) -> String {
                  write's two kernels, timed apart on this machine (2026-11-27): the claim kernel \
                  alone at 4.0-4.3x the copy's rate over the case's bytes, the write kernel alone \
                  at 0.82-0.85x; the write's rows land at random slots of a 64 MiB cache, the \
-                 copy's in a compact 4 MiB buffer that stays in the host's cache."
+                 copy's in a compact 4 MiB buffer that stays in the host's cache. The embedding \
+                 backward's parts, timed apart (2026-11-28, a probe of `launch` on the same \
+                 buffers): reading the ids back and grouping them on the host take 0.6 ms of \
+                 22.3 ms, the grouped kernel the rest. Per member of its run's list an \
+                 invocation loads the member (a 32-bit load) and four 16-byte vectors, five \
+                 loads for 64 bytes read, where the copy makes four loads and four stores for \
+                 64 bytes each way. Two variants of the kernel ran slower there: eight vectors \
+                 per invocation (23.6-25.6 ms) and members' loads issued two at a time, as GPUs \
+                 take them (23.2-23.7 ms), against 21.9-22.8 ms."
             } else if r.backend == "cpu" {
                 ". On the CPU runtime Burn's ScatterElements kernel (burn-cubecl 0.22.1, \
                  `kernel/index/scatter.rs`) walks each line serially as this one does and reads \
