@@ -47,10 +47,9 @@ impl Launch for ScatterKernel {
 
     /// `inputs`: the updates and the indices, for the kernels that read them on the device
     /// (every index they read is kept in bounds there; under `error` they take it as in range,
-    /// which `ScatterOp::launch` and `run_on` check before they queue them). The grouped
-    /// kernel trusts the lists it is
-    /// given, so it is queued only by `ops::scatter`, with lists `ScatterPlan::group` made
-    /// ([`ScatterKernel::queue_grouped`]).
+    /// which `ScatterOp::launch` and `run_on` check before they queue them). The grouped kernel
+    /// trusts the lists it is given, so it is queued only by `ops::scatter`, with lists
+    /// `ScatterPlan::group` made ([`ScatterKernel::queue_grouped`]).
     fn queue(&self, client: &Client, inputs: &[&Handle], output: &Handle) -> Vec<Queued> {
         match (self, inputs) {
             // SAFETY: (of the caller) the buffers were checked against the plan this kernel was

@@ -78,7 +78,7 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
             grouped => grouped,
         };
         // On GPUs the lists are made on the device (`launch` says why).
-        if let Some(g) = grouped.as_ref().and_then(|_| self.grouping_on(&device.client, &output, false)) {
+        if let Some(g) = self.grouping_on(&device.client, &output, false) {
             return self.run_on_device(device, &g, &packed, indices, updates);
         }
         // Grouping checks the indices (under `error`, `duplicates: error`) even where nothing
