@@ -193,6 +193,49 @@ fn one_id_taking_every_position_sums_in_order() {
     assert!(y.data().iter().zip(&serial).all(|(a, b)| a.to_bits() == b.to_bits()));
 }
 
+/// Every run applied, whatever their count: on lavapipe the runs are dealt over the dispatch in
+/// rows of 64 (`ScatterKernelDesc::dealt`), its last row partly empty; here each count around
+/// and past those rows, f32 rows and single u8 elements (written a 32-bit word at a time),
+/// each row once and then again in an order of its own, against the serial sum.
+#[test]
+fn every_run_is_applied_whatever_their_count() {
+    for n in [1usize, 63, 64, 65, 127, 129, 1000, 4097] {
+        // Three rows past the ids are never written.
+        let ids: Vec<i32> = (0..2 * n).map(|p| if p < n { p } else { (p * p + 7) % n } as i32).collect();
+        let updates: Vec<f32> = (0..2 * n * 4).map(|v| (v % 997) as f32 * 0.125 + 0.5).collect();
+        let data: Vec<f32> = (0..(n + 3) * 4).map(|v| v as f32 * 0.25).collect();
+        let mut serial = data.clone();
+        for (p, &id) in ids.iter().enumerate() {
+            for e in 0..4 {
+                serial[id as usize * 4 + e] += updates[p * 4 + e];
+            }
+        }
+        let op = Scatter::openvino()
+            .data::<f32>(&[n + 3, 4])
+            .indices::<i32>(&[2 * n])
+            .updates(&[2 * n, 4])
+            .reduction(Reduction::Add)
+            .build()
+            .unwrap();
+        let y = op.run(&data, &ids, &updates).unwrap();
+        assert!(y.data().iter().zip(&serial).all(|(a, b)| a.to_bits() == b.to_bits()), "{n} f32 rows");
+        let bytes: Vec<u8> = (0..2 * n).map(|p| (p * 13 % 251) as u8).collect();
+        let data: Vec<u8> = (0..n + 3).map(|v| (v % 256) as u8).collect();
+        let mut serial = data.clone();
+        for (p, &id) in ids.iter().enumerate() {
+            serial[id as usize] = serial[id as usize].wrapping_add(bytes[p]);
+        }
+        let op = Scatter::openvino()
+            .data::<u8>(&[n + 3])
+            .indices::<i32>(&[2 * n])
+            .updates(&[2 * n])
+            .reduction(Reduction::Add)
+            .build()
+            .unwrap();
+        assert_eq!(op.run(&data, &ids, &bytes).unwrap().data(), &serial[..], "{n} u8 elements");
+    }
+}
+
 /// OpenVINO ScatterElementsUpdate-12's worked examples (its spec page), value for value, and the
 /// cases of its reference tests for `mean` and `use_init_val: false`.
 #[test]

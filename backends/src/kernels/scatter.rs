@@ -1,6 +1,6 @@
 //! The scatter kernel: with `S = run / tile / span` spans per run, invocation `p` takes tiles
 //! `(p % S) * span ..` (`span` of them: 1, but on CubeCL's CPU runtime) of destination run
-//! `p / S`, a tile being 1, 2 or 4 consecutive units, each a vector of 4, 2 or 1 32-bit words
+//! `p / S` (on lavapipe, the run slot `p / S` is dealt: `run_at`), a tile being 1, 2 or 4 consecutive units, each a vector of 4, 2 or 1 32-bit words
 //! (16 bytes where every run is whole aligned 16-byte blocks, as an embedding's rows are), and
 //! applies that run's list of updates in order: under `none`
 //! the last one's bits, else each combined with what the destination holds, starting from it.
@@ -42,15 +42,21 @@ pub fn scatter_kernel<N: Size>(
     if pos == 0 {
         status[1] = comptime!(RAN_MARKER);
     }
+    let slots = dispatch_slots(groups, k.dealt);
     if comptime!(k.lane_words) {
-        if pos < usize::cast_from(groups) {
-            lane_word(updates, keys, starts, members, dest, pos, k);
+        if pos < slots {
+            let g = run_at(pos, groups, k.dealt);
+            if g < usize::cast_from(groups) {
+                lane_word(updates, keys, starts, members, dest, g, k);
+            }
         }
-    } else if pos < usize::cast_from(groups) * comptime!((k.run / k.tile / k.span) as usize) {
+    } else if pos < slots * comptime!((k.run / k.tile / k.span) as usize) {
         let spans = comptime!((k.run / k.tile / k.span) as usize);
-        let g = pos / spans;
+        let g = run_at(pos / spans, groups, k.dealt);
         let first = (pos % spans) * comptime!(k.span as usize);
-        if comptime!(k.span > 1) {
+        if g >= usize::cast_from(groups) {
+            // A slot of the deal's last row that holds no run.
+        } else if comptime!(k.span > 1) {
             // Several tiles of the run, one after another (the CPU runtime's): a loop.
             for i in first..first + comptime!(k.span as usize) {
                 run_tile(updates, keys, starts, members, dest, groups, g, i, k.clone());
@@ -59,6 +65,54 @@ pub fn scatter_kernel<N: Size>(
             run_tile(updates, keys, starts, members, dest, groups, g, first, k);
         }
     }
+}
+
+/// Runs a dealt dispatch lays in one row (`ScatterKernelDesc::dealt`): a power of two, so
+/// that the columns' bit-reversed order (below) is a permutation of them.
+pub(crate) const DEAL_COLUMNS: u32 = 64;
+
+/// Dispatch slots for `groups` runs: one per run, or dealt, whole rows of [`DEAL_COLUMNS`]
+/// (the launcher deals only where that count fits in `u32`).
+#[cube]
+fn dispatch_slots(groups: u32, #[comptime] dealt: bool) -> usize {
+    let mut slots = usize::cast_from(groups);
+    if comptime!(dealt) {
+        slots = deal_rows(groups) * comptime!(DEAL_COLUMNS as usize);
+    }
+    slots
+}
+
+/// Rows of a deal of `groups` runs (at least one, so that no slot divides by zero).
+#[cube]
+fn deal_rows(groups: u32) -> usize {
+    let columns = comptime!(DEAL_COLUMNS);
+    let mut rows = groups / columns;
+    if groups % columns != 0 || rows == 0 {
+        rows += 1;
+    }
+    usize::cast_from(rows)
+}
+
+/// The run dispatch slot `q` takes: `q` itself, or dealt (`ScatterKernelDesc::dealt`) run
+/// `r * 64 + c` for slot `q = s * rows + r`, where column `c` is `s`'s six bits reversed. A
+/// runtime that splits the slots into T contiguous blocks gives each block whole columns,
+/// every column runs from the whole key range, and the bit reversal interleaves the columns
+/// of the first row, where an embedding's most frequent ids lie. A slot past the last run
+/// (the last row's, at most 63) takes `groups` or more: no run.
+#[cube]
+fn run_at(q: usize, groups: u32, #[comptime] dealt: bool) -> usize {
+    let mut g = q;
+    if comptime!(dealt) {
+        let rows = deal_rows(groups);
+        let s = q / rows;
+        let mut column = 0usize;
+        #[unroll]
+        for b in 0..comptime!(DEAL_COLUMNS.trailing_zeros() as usize) {
+            column |= ((s >> b) & 1) << comptime!(DEAL_COLUMNS.trailing_zeros() as usize - 1 - b);
+        }
+        g = (q % rows) * comptime!(DEAL_COLUMNS as usize) + column;
+    }
+    g
 }
 
 /// Tile `i` of run `g`: its list of updates applied in order.
@@ -511,7 +565,7 @@ pub(crate) unsafe fn queue(
     let words = |h: &Handle| h.size_in_used() as usize / 4;
     // Whole vectors only: every run lies in them (the plan's blocks are aligned vectors).
     let vectors = |h: &Handle| h.size_in_used() as usize / (4 * k.vector as usize);
-    let k = for_runtime(k, super::tile_spread(client));
+    let k = for_runtime(k, super::tile_spread(client), launch::is_cpu(client));
     let tiles = k.run / k.tile;
     // On the CPU runtime, whole runs of up to 64 KiB per invocation where that leaves the
     // cores enough (as the row kernels' `cpu_retile`).
@@ -526,10 +580,18 @@ pub(crate) unsafe fn queue(
         .map_or(1, |(span, _)| span),
         false => 1,
     };
-    let invocations = groups.saturating_mul(tiles / span);
+    // Dealt, the slots are whole rows of runs: where their invocations' count fits in `u32`
+    // (as the kernel computes it), else the runs go undealt.
+    let dealt = groups.checked_next_multiple_of(DEAL_COLUMNS).and_then(|s| s.checked_mul(tiles / span));
+    let (k, invocations) = match (k.dealt, dealt) {
+        (true, Some(invocations)) => (k, invocations),
+        _ => (ScatterKernelDesc { dealt: false, ..k }, groups.saturating_mul(tiles / span)),
+    };
     let k = ScatterKernelDesc { span, ..k };
     unsafe {
-        // SAFETY: (of the caller) the lists hold in-bounds runs of buffers this long.
+        // SAFETY: (of the caller) the lists hold in-bounds runs of buffers this long; dealt,
+        // each slot takes a distinct run below `groups` or none (`run_at`), so the kernel
+        // reads and writes what it does undealt.
         scatter_kernel::launch_unchecked(
             client,
             launch::cube_count(client, invocations),
@@ -552,12 +614,18 @@ pub(crate) unsafe fn queue(
 /// through the run and, where lists are reduced, a tile is one unit and its members' updates
 /// are loaded `GPU_BATCH` at a time: an embedding's frequent id has a list of thousands,
 /// which the few invocations of its row otherwise walk one load after another (measured on an
-/// H200, 2026-11-27: the row's 64 invocations took 0.8 ms). Elsewhere `k` as core made it.
-fn for_runtime(k: &ScatterKernelDesc, gpu: bool) -> ScatterKernelDesc {
+/// H200, 2026-11-27: the row's 64 invocations took 0.8 ms). On lavapipe (neither a GPU nor
+/// the CPU runtime, `cpu`) runs are dealt over the dispatch: its thread pool hands each
+/// thread one contiguous block of workgroups (Mesa's `lp_cs_tpool`: `iter_per_thread =
+/// num_iters / num_threads`), so in key order the block with an embedding's frequent ids
+/// took most of the work (measured 2026-11-28, 16384 Zipf ids: 21.6-28.1 ms, against
+/// 17.4-17.9 ms with the same lists at permuted ids). The CPU runtime gives a cube's units to
+/// different threads, which interleaves runs already. Elsewhere `k` as core made it.
+fn for_runtime(k: &ScatterKernelDesc, gpu: bool, cpu: bool) -> ScatterKernelDesc {
     let batched = gpu && !k.lane_words && k.reduction != Reduction::None;
     match batched {
         true => ScatterKernelDesc { spread: true, tile: 1, batch: GPU_BATCH, ..k.clone() },
-        false => ScatterKernelDesc { spread: gpu, ..k.clone() },
+        false => ScatterKernelDesc { spread: gpu, dealt: !gpu && !cpu, ..k.clone() },
     }
 }
 
@@ -572,7 +640,7 @@ const CPU_SPAN_WORDS: u32 = 16384;
 /// The scatter kernel's definition for `k`, as its launcher specializes it (for `explain`; tiles
 /// as `offline_tile_spread` says).
 pub(crate) fn definition(k: &ScatterKernelDesc) -> KernelDefinition {
-    let k = &for_runtime(k, super::offline_tile_spread());
+    let k = &for_runtime(k, super::offline_tile_spread(), false);
     offline_definition!(
         scatter_kernel::ScatterKernel,
         buffers[updates keys starts members dest status],

@@ -49,6 +49,13 @@ pub struct ScatterKernelDesc {
     /// embedding's frequent id) otherwise waits on one load per member. The backend sets it
     /// per runtime.
     pub batch: u32,
+    /// Runs are dealt over the dispatch rather than laid in its order: taken in rows of 64, a
+    /// row's runs spread over 64 columns, the dispatch reading the columns one after another.
+    /// A runtime that hands each thread one contiguous block of the dispatch (lavapipe) then
+    /// gives every thread runs from the whole key range, where in key order one thread would
+    /// take an embedding's frequent ids, the longest lists, alone. The backend sets it per
+    /// runtime.
+    pub dealt: bool,
     /// Elements per word: 4 (8-bit), 2 (16-bit) or 1.
     pub lanes: u32,
     /// 32-bit words per offset of the runs' lists (`ScatterGroups`): 2 for 64-bit elements,
@@ -140,6 +147,7 @@ impl ScatterKernelDesc {
                 spread: false,
                 span: 1,
                 batch: 1,
+                dealt: false,
                 lanes,
                 words,
                 lane_words,
@@ -187,6 +195,7 @@ impl ScatterKernelDesc {
             spread: false,
             span: 1,
             batch: 1,
+            dealt: false,
             dims,
             run,
             vector: vector as u32,
