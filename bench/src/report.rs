@@ -332,15 +332,25 @@ fn why_missed(r: &Results) -> String {
                  write's two kernels, timed apart on this machine (2026-11-27): the claim kernel \
                  alone at 4.0-4.3x the copy's rate over the case's bytes, the write kernel alone \
                  at 0.82-0.85x; the write's rows land at random slots of a 64 MiB cache, the \
-                 copy's in a compact 4 MiB buffer that stays in the host's cache. The embedding \
-                 backward's parts, timed apart (2026-11-28, a probe of `launch` on the same \
-                 buffers): reading the ids back and grouping them on the host take 0.6 ms of \
-                 22.3 ms, the grouped kernel the rest. Per member of its run's list an \
-                 invocation loads the member (a 32-bit load) and four 16-byte vectors, five \
-                 loads for 64 bytes read, where the copy makes four loads and four stores for \
-                 64 bytes each way. Two variants of the kernel ran slower there: eight vectors \
-                 per invocation (23.6-25.6 ms) and members' loads issued two at a time, as GPUs \
-                 take them (23.2-23.7 ms), against 21.9-22.8 ms."
+                 copy's in a compact 4 MiB buffer that stays in the host's cache. The embedding backward's parts, \
+                 timed apart (2026-11-28, a probe of `launch` on the same buffers): reading the \
+                 ids back, grouping them on the host and uploading the lists take about 0.5 ms of \
+                 17-19 ms, the grouped kernel the rest. lavapipe hands each of its threads one \
+                 contiguous block of a dispatch's workgroups (Mesa's `lp_cs_tpool`: \
+                 `iter_per_thread = num_iters / num_threads`), so there the kernel deals its runs \
+                 over the dispatch (`ScatterKernelDesc::dealt`): in key order the block with the \
+                 frequent ids, the longest lists, kept one thread busy after the other had \
+                 finished (21.6-28.1 ms before the deal, 16.8-19.4 ms after). Over the same bytes, \
+                 lists of about three random members at ids spread evenly took 14.6-16.4 ms, and \
+                 lists of three consecutive members 14.3 ms; Zipf's lists keep an imbalance (the \
+                 most frequent id alone is 9% of the updates): one thread ran them in 32.5 ms, \
+                 two in 18.4 ms. Per member of its run's list an invocation loads the member (a \
+                 32-bit load) and four 16-byte vectors, five loads for 64 bytes read, where the \
+                 copy makes four loads and four stores for 64 bytes each way. Variants of the \
+                 kernel that ran slower there: before the deal, eight vectors per invocation \
+                 (23.6-25.6 ms) and members' loads issued two at a time, as GPUs take them \
+                 (23.2-23.7 ms), against 21.9-22.8 ms; after it, tiles of 8, 16 or 32 vectors, \
+                 consecutive or spread (18.2-34.2 ms, against 17.5-19.4 ms)."
             } else if r.backend == "cpu" {
                 ". On the CPU runtime Burn's ScatterElements kernel (burn-cubecl 0.22.1, \
                  `kernel/index/scatter.rs`) walks each line serially as this one does and reads \
