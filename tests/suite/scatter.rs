@@ -194,31 +194,38 @@ fn one_id_taking_every_position_sums_in_order() {
 }
 
 /// Every run applied, whatever their count: on lavapipe the runs are dealt over the dispatch in
-/// rows of 64 (`ScatterKernelDesc::dealt`), its last row partly empty; here each count around
-/// and past those rows, f32 rows and single u8 elements (written a 32-bit word at a time),
-/// each row once and then again in an order of its own, against the serial sum.
+/// rows of 64 (`ScatterKernelDesc::dealt`), its last row partly empty. Here run counts around
+/// and past those rows: f32 rows of one tile and of four (several invocations per run), and
+/// u8 elements written a 32-bit word at a time (a run is a word of four); each row once in
+/// order, then as many updates again at rows drawn with repeats, against the serial sum.
 #[test]
 fn every_run_is_applied_whatever_their_count() {
-    for n in [1usize, 63, 64, 65, 127, 129, 1000, 4097] {
+    fn rows_summed(n: usize, width: usize) {
         // Three rows past the ids are never written.
         let ids: Vec<i32> = (0..2 * n).map(|p| if p < n { p } else { (p * p + 7) % n } as i32).collect();
-        let updates: Vec<f32> = (0..2 * n * 4).map(|v| (v % 997) as f32 * 0.125 + 0.5).collect();
-        let data: Vec<f32> = (0..(n + 3) * 4).map(|v| v as f32 * 0.25).collect();
+        let updates: Vec<f32> = (0..2 * n * width).map(|v| (v % 997) as f32 * 0.125 + 0.5).collect();
+        let data: Vec<f32> = (0..(n + 3) * width).map(|v| v as f32 * 0.25).collect();
         let mut serial = data.clone();
         for (p, &id) in ids.iter().enumerate() {
-            for e in 0..4 {
-                serial[id as usize * 4 + e] += updates[p * 4 + e];
+            for e in 0..width {
+                serial[id as usize * width + e] += updates[p * width + e];
             }
         }
         let op = Scatter::openvino()
-            .data::<f32>(&[n + 3, 4])
+            .data::<f32>(&[n + 3, width])
             .indices::<i32>(&[2 * n])
-            .updates(&[2 * n, 4])
+            .updates(&[2 * n, width])
             .reduction(Reduction::Add)
             .build()
             .unwrap();
         let y = op.run(&data, &ids, &updates).unwrap();
-        assert!(y.data().iter().zip(&serial).all(|(a, b)| a.to_bits() == b.to_bits()), "{n} f32 rows");
+        let same = y.data().iter().zip(&serial).all(|(a, b)| a.to_bits() == b.to_bits());
+        assert!(same, "{n} f32 rows of {width}");
+    }
+    fn bytes_summed(words: usize) {
+        // Runs are words: `words` of them written, one more (its first three bytes) not.
+        let n = 4 * words;
+        let ids: Vec<i32> = (0..2 * n).map(|p| if p < n { p } else { (p * 31 + 5) % n } as i32).collect();
         let bytes: Vec<u8> = (0..2 * n).map(|p| (p * 13 % 251) as u8).collect();
         let data: Vec<u8> = (0..n + 3).map(|v| (v % 256) as u8).collect();
         let mut serial = data.clone();
@@ -232,7 +239,14 @@ fn every_run_is_applied_whatever_their_count() {
             .reduction(Reduction::Add)
             .build()
             .unwrap();
-        assert_eq!(op.run(&data, &ids, &bytes).unwrap().data(), &serial[..], "{n} u8 elements");
+        assert_eq!(op.run(&data, &ids, &bytes).unwrap().data(), &serial[..], "{words} u8 words");
+    }
+    for n in [1usize, 63, 64, 65, 127, 129, 1000, 4097] {
+        rows_summed(n, 4);
+        bytes_summed(n);
+    }
+    for n in [63, 65, 129] {
+        rows_summed(n, 64);
     }
 }
 

@@ -1,9 +1,10 @@
 //! The scatter kernel: with `S = run / tile / span` spans per run, invocation `p` takes tiles
 //! `(p % S) * span ..` (`span` of them: 1, but on CubeCL's CPU runtime) of destination run
-//! `p / S` (on lavapipe, the run slot `p / S` is dealt: `run_at`), a tile being 1, 2 or 4 consecutive units, each a vector of 4, 2 or 1 32-bit words
-//! (16 bytes where every run is whole aligned 16-byte blocks, as an embedding's rows are), and
-//! applies that run's list of updates in order: under `none`
-//! the last one's bits, else each combined with what the destination holds, starting from it.
+//! `p / S` (where runs are dealt, as on lavapipe, the run `run_at` deals slot `p / S`), a tile
+//! being 1, 2 or 4 consecutive units, each a vector of 4, 2 or 1 32-bit words (16 bytes where
+//! every run is whole aligned 16-byte blocks, as an embedding's rows are), and applies that
+//! run's list of updates in order: under `none` the last one's bits, else each combined with
+//! what the destination holds, starting from it.
 //! No two invocations write one word (runs are distinct, and the plan keeps 8- and 16-bit runs
 //! in whole words), so the result needs no atomics and is the same every run. A gather's
 //! gradient takes the form `into_zeros`: a sum from zero over every run of a fresh buffer, the
@@ -95,10 +96,11 @@ fn deal_rows(groups: u32) -> usize {
 
 /// The run dispatch slot `q` takes: `q` itself, or dealt (`ScatterKernelDesc::dealt`) run
 /// `r * 64 + c` for slot `q = s * rows + r`, where column `c` is `s`'s six bits reversed. A
-/// runtime that splits the slots into T contiguous blocks gives each block whole columns,
-/// every column runs from the whole key range, and the bit reversal interleaves the columns
-/// of the first row, where an embedding's most frequent ids lie. A slot past the last run
-/// (the last row's, at most 63) takes `groups` or more: no run.
+/// runtime that splits the dispatch into T contiguous blocks gives each block a run of
+/// columns (its edges may cut one), every column holds runs from the whole key range, and the
+/// bit reversal interleaves the columns of the first row, where an embedding's most frequent
+/// ids lie. A slot past the last run (the last row's, at most 63) takes `groups` or more: no
+/// run.
 #[cube]
 fn run_at(q: usize, groups: u32, #[comptime] dealt: bool) -> usize {
     let mut g = q;

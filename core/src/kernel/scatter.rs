@@ -18,8 +18,9 @@ pub struct ScatterDim {
 }
 
 /// A scatter kernel, specialized on a plan and the layout it writes. With `S = run / tile /
-/// span`, invocation `p` takes tiles `(p % S) * span ..` (`span` of them) of run `p / S`; the
-/// run's list of updates is a launch argument.
+/// span`, invocation `p` takes tiles `(p % S) * span ..` (`span` of them) of run `p / S`
+/// ([`Self::dealt`]: of the run dispatch slot `p / S` deals to); the run's list of updates is
+/// a launch argument.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ScatterKernelDesc {
     pub dims: Vec<ScatterDim>,
