@@ -193,9 +193,9 @@ fn one_id_taking_every_position_sums_in_order() {
     assert!(y.data().iter().zip(&serial).all(|(a, b)| a.to_bits() == b.to_bits()));
 }
 
-/// Every run applied, whatever their count: on lavapipe the runs are dealt over the dispatch in
-/// rows of 64 (`ScatterKernelDesc::dealt`), its last row partly empty. Here run counts around
-/// and past those rows: f32 rows of one tile and of four (several invocations per run), and
+/// Every run applied, whatever their count: on lavapipe the runs are dealt over a power of two
+/// of dispatch slots, at least 64 (`ScatterKernelDesc::dealt`), those past the runs' count
+/// taking none. Here run counts around and past those powers: f32 rows of one tile and of four (several invocations per run), and
 /// u8 elements written a 32-bit word at a time (a run is a word of four); each row once in
 /// order, then as many updates again at rows drawn with repeats, against the serial sum.
 #[test]

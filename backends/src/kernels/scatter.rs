@@ -68,51 +68,46 @@ pub fn scatter_kernel<N: Size>(
     }
 }
 
-/// Runs a dealt dispatch lays in one row (`ScatterKernelDesc::dealt`): a power of two, so
-/// that the columns' bit-reversed order (below) is a permutation of them.
-pub(crate) const DEAL_COLUMNS: u32 = 64;
+/// The fewest slots of a dealt dispatch (`ScatterKernelDesc::dealt`): 2^6.
+pub(crate) const DEAL_MIN_SLOTS: u32 = 64;
 
-/// Dispatch slots for `groups` runs: one per run, or dealt, whole rows of [`DEAL_COLUMNS`]
-/// (the launcher deals only where that count fits in `u32`).
+/// Dispatch slots for `groups` runs: one per run, or dealt, the power of two `2^bits` at or
+/// above `groups` (at least [`DEAL_MIN_SLOTS`]; the launcher deals only where it and its
+/// invocations fit in `u32`).
 #[cube]
 fn dispatch_slots(groups: u32, #[comptime] dealt: bool) -> usize {
     let mut slots = usize::cast_from(groups);
     if comptime!(dealt) {
-        slots = deal_rows(groups) * comptime!(DEAL_COLUMNS as usize);
+        slots = usize::cast_from(1u32 << deal_bits(groups));
     }
     slots
 }
 
-/// Rows of a deal of `groups` runs (at least one, so that no slot divides by zero).
+/// The bits of a dealt dispatch's slot: the fewest whose power of two holds `groups` runs,
+/// at least 6. Shifts and bit counts only: a GPU divides by a number it does not know in
+/// tens of instructions, and the catalogue's CUDA check refuses any such division.
 #[cube]
-fn deal_rows(groups: u32) -> usize {
-    let columns = comptime!(DEAL_COLUMNS);
-    let mut rows = groups / columns;
-    if groups % columns != 0 || rows == 0 {
-        rows += 1;
+fn deal_bits(groups: u32) -> u32 {
+    let mut bits = u32::cast_from(comptime!(DEAL_MIN_SLOTS.trailing_zeros()));
+    if groups > comptime!(DEAL_MIN_SLOTS) {
+        bits = 32u32 - (groups - 1u32).leading_zeros();
     }
-    usize::cast_from(rows)
+    bits
 }
 
-/// The run dispatch slot `q` takes: `q` itself, or dealt (`ScatterKernelDesc::dealt`) run
-/// `r * 64 + c` for slot `q = s * rows + r`, where column `c` is `s`'s six bits reversed. A
-/// runtime that splits the dispatch into T contiguous blocks gives each block a run of
-/// columns (its edges may cut one), every column holds runs from the whole key range, and the
-/// bit reversal interleaves the columns of the first row, where an embedding's most frequent
-/// ids lie. A slot past the last run (the last row's, at most 63) takes `groups` or more: no
-/// run.
+/// The run dispatch slot `q` takes: `q` itself, or dealt (`ScatterKernelDesc::dealt`) the run
+/// whose `bits` bits (`deal_bits`) are `q`'s reversed. A runtime that splits the dispatch into
+/// T contiguous blocks (T a power of two) gives block `t` the runs whose low bits are `t`'s
+/// reversed: every T-th run of the key order, so that an embedding's most frequent ids, the
+/// first runs, go to different threads, and each thread's runs span the whole key range. A
+/// slot whose reversal is `groups` or more takes no run (where there are more than 64 runs,
+/// fewer than half the slots).
 #[cube]
 fn run_at(q: usize, groups: u32, #[comptime] dealt: bool) -> usize {
     let mut g = q;
     if comptime!(dealt) {
-        let rows = deal_rows(groups);
-        let s = q / rows;
-        let mut column = 0usize;
-        #[unroll]
-        for b in 0..comptime!(DEAL_COLUMNS.trailing_zeros() as usize) {
-            column |= ((s >> b) & 1) << comptime!(DEAL_COLUMNS.trailing_zeros() as usize - 1 - b);
-        }
-        g = (q % rows) * comptime!(DEAL_COLUMNS as usize) + column;
+        let bits = deal_bits(groups);
+        g = usize::cast_from(u32::cast_from(q).reverse_bits() >> (32u32 - bits));
     }
     g
 }
@@ -582,11 +577,14 @@ pub(crate) unsafe fn queue(
         .map_or(1, |(span, _)| span),
         false => 1,
     };
-    // Dealt, the slots are whole rows of runs: where their invocations' count fits in `u32`
-    // (as the kernel computes it), else the runs go undealt.
-    let dealt = groups.checked_next_multiple_of(DEAL_COLUMNS).and_then(|s| s.checked_mul(tiles / span));
+    // Dealt, the slots are a power of two at or above the runs (`dispatch_slots`): where they
+    // and their invocations fit in `u32`, else the runs go undealt.
+    let dealt = groups
+        .checked_next_power_of_two()
+        .map(|slots| slots.max(DEAL_MIN_SLOTS))
+        .and_then(|slots| slots.checked_mul(tiles / span));
     let (k, invocations) = match (k.dealt, dealt) {
-        (true, Some(invocations)) => (k, invocations),
+        (true, Some(invocations)) if groups > 0 => (k, invocations),
         _ => (ScatterKernelDesc { dealt: false, ..k }, groups.saturating_mul(tiles / span)),
     };
     let k = ScatterKernelDesc { span, ..k };

@@ -19,7 +19,7 @@ pub struct ScatterDim {
 
 /// A scatter kernel, specialized on a plan and the layout it writes. With `S = run / tile /
 /// span`, invocation `p` takes tiles `(p % S) * span ..` (`span` of them) of run `p / S`
-/// ([`Self::dealt`]: of the run dispatch slot `p / S` deals to); the run's list of updates is
+/// ([`Self::dealt`]: of the run slot `p / S` is dealt); the run's list of updates is
 /// a launch argument.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ScatterKernelDesc {
@@ -50,12 +50,11 @@ pub struct ScatterKernelDesc {
     /// embedding's frequent id) otherwise waits on one load per member. The backend sets it
     /// per runtime.
     pub batch: u32,
-    /// Runs are dealt over the dispatch rather than laid in its order: taken in rows of 64, a
-    /// row's runs spread over 64 columns, the dispatch reading the columns one after another.
-    /// A runtime that hands each thread one contiguous block of the dispatch (lavapipe) then
-    /// gives every thread runs from the whole key range, where in key order one thread would
-    /// take an embedding's frequent ids, the longest lists, alone. The backend sets it per
-    /// runtime.
+    /// Runs are dealt over the dispatch rather than laid in its order: over a power of two of
+    /// slots, slot `q` takes the run whose bits are `q`'s reversed. A runtime that hands each
+    /// thread one contiguous block of the dispatch (lavapipe) then gives every thread every
+    /// T-th run of the key order, where in key order one thread would take an embedding's
+    /// frequent ids, the longest lists, alone. The backend sets it per runtime.
     pub dealt: bool,
     /// Elements per word: 4 (8-bit), 2 (16-bit) or 1.
     pub lanes: u32,
