@@ -328,7 +328,12 @@ fn why_missed(r: &Results) -> String {
                  Each update is four scattered 32-bit accesses (its index, its value, the \
                  destination word read and written) and, under `error`, a fifth in the index \
                  check that runs first, for 16 bytes credited: at the word copy's rate (probes \
-                 below) that is about 0.4x the vector copy before any cache miss. The KV-cache \
+                 below) that is about 0.4x the vector copy before any cache miss. The misses are \
+                 the rest: the same kernel on the same bytes, with indices that climb along each \
+                 line (every 8th element) instead of random ones, took 6.9-7.3 ms against \
+                 22.7-23.4 ms (`clamp`, 2026-11-28): a SIMD batch's eight lanes each walk their \
+                 own 16 KiB row, 128 KiB in all, past a core's L1, and a random read-modify-write \
+                 there waits on the next level. The KV-cache \
                  write's two kernels, timed apart on this machine (2026-11-27): the claim kernel \
                  alone at 4.0-4.3x the copy's rate over the case's bytes, the write kernel alone \
                  at 0.82-0.85x; the write's rows land at random slots of a 64 MiB cache, the \
