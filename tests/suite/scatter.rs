@@ -195,9 +195,10 @@ fn one_id_taking_every_position_sums_in_order() {
 
 /// Every run applied, whatever their count: on lavapipe the runs are dealt over a power of two
 /// of dispatch slots, at least 64 (`ScatterKernelDesc::dealt`), those past the runs' count
-/// taking none. Here run counts around and past those powers: f32 rows of one tile and of four (several invocations per run), and
-/// u8 elements written a 32-bit word at a time (a run is a word of four); each row once in
-/// order, then as many updates again at rows drawn with repeats, against the serial sum.
+/// taking none. Here run counts at, around and past those powers: f32 rows of one tile and of
+/// four (several invocations per run), and u8 elements written a 32-bit word at a time (a run
+/// is a word of four); each row once in order, then as many updates again at rows drawn with
+/// repeats, against the serial sum.
 #[test]
 fn every_run_is_applied_whatever_their_count() {
     fn rows_summed(n: usize, width: usize) {
@@ -241,11 +242,11 @@ fn every_run_is_applied_whatever_their_count() {
             .unwrap();
         assert_eq!(op.run(&data, &ids, &bytes).unwrap().data(), &serial[..], "{words} u8 words");
     }
-    for n in [1usize, 63, 64, 65, 127, 129, 1000, 4097] {
+    for n in [1usize, 63, 64, 65, 127, 128, 129, 1000, 4096, 4097] {
         rows_summed(n, 4);
         bytes_summed(n);
     }
-    for n in [63, 65, 129] {
+    for n in [63, 65, 128, 129] {
         rows_summed(n, 64);
     }
 }

@@ -56,7 +56,7 @@ pub fn scatter_kernel<N: Size>(
         let g = run_at(pos / spans, groups, k.dealt);
         let first = (pos % spans) * comptime!(k.span as usize);
         if g >= usize::cast_from(groups) {
-            // A slot of the deal's last row that holds no run.
+            // A dealt slot past the last run: it holds none.
         } else if comptime!(k.span > 1) {
             // Several tiles of the run, one after another (the CPU runtime's): a loop.
             for i in first..first + comptime!(k.span as usize) {
@@ -97,11 +97,11 @@ fn deal_bits(groups: u32) -> u32 {
 
 /// The run dispatch slot `q` takes: `q` itself, or dealt (`ScatterKernelDesc::dealt`) the run
 /// whose `bits` bits (`deal_bits`) are `q`'s reversed. A runtime that splits the dispatch into
-/// T contiguous blocks (T a power of two) gives block `t` the runs whose low bits are `t`'s
-/// reversed: every T-th run of the key order, so that an embedding's most frequent ids, the
-/// first runs, go to different threads, and each thread's runs span the whole key range. A
-/// slot whose reversal is `groups` or more takes no run (where there are more than 64 runs,
-/// fewer than half the slots).
+/// T contiguous blocks (T a power of two dividing the workgroups; else nearly so) gives block
+/// `t` the runs whose low bits are `t`'s reversed: every T-th run of the key order, so that an
+/// embedding's most frequent ids, the first runs, go to different threads, and each thread's
+/// runs span the whole key range. A slot whose reversal is `groups` or more takes no run
+/// (where there are more than 64 runs, fewer than half the slots).
 #[cube]
 fn run_at(q: usize, groups: u32, #[comptime] dealt: bool) -> usize {
     let mut g = q;
