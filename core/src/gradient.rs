@@ -154,26 +154,41 @@ pub enum SliceGradient {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AxisInverse {
     pub axis: usize,
-    /// For each input position along `axis`, the output position copied from it (`None`: the
-    /// window skipped it).
-    pub sources: Vec<Option<usize>>,
+    /// The input's size along `axis`: the gather's index count.
+    pub input_size: usize,
+    /// The input position output position 0 was copied from.
+    pub start: usize,
+    /// Input positions between consecutive output positions, negative where the window walks
+    /// backwards; never 0.
+    pub stride: i64,
     /// The output's size along `axis`: the index that reads zero for a skipped position (one
     /// past the end, which the `zero` policy reads as zero).
     pub output_size: usize,
 }
 
 impl AxisInverse {
+    /// The output position copied from input position `j` along `axis` (`None`: the window
+    /// skipped it). Computed on demand, so a step costs no memory per position until its
+    /// indices are written out (a backward pass checks their count against its index type
+    /// first).
+    pub fn source(&self, j: usize) -> Option<usize> {
+        // Distances along the walk: forwards from `start`, or backwards from it.
+        let distance = if self.stride > 0 { j.checked_sub(self.start) } else { self.start.checked_sub(j) }?;
+        let step = usize::try_from(self.stride.unsigned_abs()).ok()?;
+        let k = distance.checked_div(step)?;
+        (distance % step == 0 && k < self.output_size).then_some(k)
+    }
+
     /// The gather's indices: each input position's source, or `output_size` where none.
     pub fn indices(&self) -> impl Iterator<Item = usize> + '_ {
-        self.sources.iter().map(|s| s.unwrap_or(self.output_size))
+        (0..self.input_size).map(|j| self.source(j).unwrap_or(self.output_size))
     }
 
     /// The gather of this step on a packed `dtype` tensor of `sizes`: OpenVINO Gather-8 along
     /// `axis`, `index_type` indices, an index past the end reading zero.
     pub fn gather(&self, dtype: DType, index_type: DType, sizes: &[usize]) -> Option<GatherDesc> {
         let data = TensorDecl { dtype, sizes: Dims::new(sizes)?, strides: None };
-        let indices =
-            TensorDecl { dtype: index_type, sizes: Dims::new(&[self.sources.len()])?, strides: None };
+        let indices = TensorDecl { dtype: index_type, sizes: Dims::new(&[self.input_size])?, strides: None };
         let mut desc = GatherDesc::new(GatherRules::OpenVino, data, indices, self.axis as i64);
         desc.out_of_range = Some(OutOfRange::Zero);
         Some(desc)
@@ -197,16 +212,7 @@ pub fn slice_input_gradient(plan: &SlicePlan) -> SliceGradient {
         if input_size == output_size && start == 0 && stride == 1 {
             continue;
         }
-        let step = stride.unsigned_abs() as usize;
-        let sources = (0..input_size)
-            .map(|j| {
-                // Distances along the walk: forwards from `start`, or backwards from it.
-                let distance = if stride > 0 { j.checked_sub(start) } else { start.checked_sub(j) }?;
-                let k = distance / step;
-                (distance % step == 0 && k < output_size).then_some(k)
-            })
-            .collect();
-        gathers.push(AxisInverse { axis, sources, output_size });
+        gathers.push(AxisInverse { axis, input_size, start, stride, output_size });
     }
     SliceGradient::Gathers(gathers)
 }

@@ -39,7 +39,7 @@ fn coords(mut i: usize, sizes: &[usize]) -> Vec<usize> {
 /// reading zero.
 fn host_gather(g: &AxisInverse, x: &[f64], sizes: &mut [usize]) -> Vec<f64> {
     let mut out_sizes = sizes.to_vec();
-    out_sizes[g.axis] = g.sources.len();
+    out_sizes[g.axis] = g.input_size;
     let (xs, n) = (strides(sizes), out_sizes.iter().product());
     let indices: Vec<usize> = g.indices().collect();
     let out = (0..n)
@@ -122,6 +122,27 @@ fn slice_gradients_send_each_element_back_where_it_came_from() {
             assert_eq!(moved.contains(&d), !whole);
         }
     }
+}
+
+/// A window on a long dimension plans its gradient at once: its gathers' indices are
+/// computed when a backward pass writes them out, not held per input position (the fuzz found
+/// 2^31 - 1 positions asking for 32 GiB).
+#[test]
+fn a_long_dimensions_gradient_holds_nothing_per_position() {
+    let long = i32::MAX as usize;
+    let window = SliceWindow::DirectMl {
+        offsets: Dims::new(&[long - 7]).unwrap(),
+        sizes: Dims::new(&[5]).unwrap(),
+        strides: SignedDims::new(&[-2]).unwrap(),
+    };
+    let plan = SliceDesc::new(decl(DType::U8, &[long]), window).plan().unwrap();
+    let SliceGradient::Gathers(gathers) = slice_input_gradient(&plan) else { panic!("a window selects") };
+    let [g] = gathers.as_slice() else { panic!("one dimension moves: {gathers:?}") };
+    assert_eq!((g.input_size, g.output_size), (long, 3));
+    // Output positions 0, 1, 2 came from input positions long - 3, long - 5, long - 7.
+    let sources: Vec<Option<usize>> = (long - 8..long).map(|j| g.source(j)).collect();
+    assert_eq!(sources, [None, Some(2), None, Some(1), None, Some(0), None, None]);
+    assert_eq!(g.indices().take(2).collect::<Vec<_>>(), [3, 3]);
 }
 
 #[test]

@@ -58,24 +58,27 @@ impl<T: Element> Steps<T> {
                 op: "slice".into(),
                 why: format!(
                     "dimension {} has {} elements, more than i32 indices reach",
-                    g.axis,
-                    g.sources.len()
+                    g.axis, g.input_size
                 ),
             };
+            // Every index is at most the output's size, which is at most the input's.
+            if i32::try_from(g.input_size).is_err() {
+                return Err(too_long());
+            }
             let desc = g.gather(T::DTYPE, DType::I32, &sizes).ok_or_else(too_long)?;
             let op = GatherOp::<T, i32>::new(desc)?;
             let values = g
                 .indices()
                 .map(|i| i32::try_from(i).map_err(|_| too_long()))
                 .collect::<Result<Vec<_>, _>>()?;
-            let indices = Cube::int_from_data(TensorData::new(values, [g.sources.len()]), device);
+            let indices = Cube::int_from_data(TensorData::new(values, [g.input_size]), device);
             if indices.dtype != burn_backend::DType::I32 {
                 return Err(Error::NoGradient {
                     op: "slice".into(),
                     why: format!("the device stores i32 indices as {:?}", indices.dtype),
                 });
             }
-            sizes[g.axis] = g.sources.len();
+            sizes[g.axis] = g.input_size;
             let desc = *op.desc();
             let gather = fusion::shared(&desc, || op);
             self.window.push(WindowGather { gather, indices, sizes: sizes.clone() });
