@@ -295,6 +295,128 @@ fn hostile_runtime_descriptors_never_panic() {
     }
 }
 
+impl XorShift {
+    /// A size that is mostly small, so that random shapes often agree, and sometimes past
+    /// every limit.
+    fn small(&mut self) -> usize {
+        const SIZES: [usize; 16] = [0, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 1, 2, 3, 5, 1 << 40];
+        SIZES[(self.next() % 16) as usize]
+    }
+
+    fn small_sizes(&mut self) -> Vec<usize> {
+        let rank = (self.next() % 4) as usize;
+        (0..rank).map(|_| self.small()).collect()
+    }
+
+    fn small_int(&mut self) -> i64 {
+        match self.next() % 8 {
+            0 => self.int(),
+            _ => (self.next() % 5) as i64 - 2,
+        }
+    }
+}
+
+/// The index family's builders (`Gather::elements`, `Gather::nd`, `Scatter` in its three
+/// forms) on random small and hostile shapes: building returns `Ok` or a rule's `Err`, never
+/// panics; a scatter's updates are most often the matching gather's output, so that some build.
+/// Small ops that build then run on the device with hostile index values (negative, past the
+/// end, repeated): a result or an error that names the index, never a panic.
+#[test]
+fn hostile_index_family_descriptors_never_panic() {
+    use stridex::{Duplicates, Reduction, Scatter};
+    let mut r = XorShift(0x9E37_79B9_7F4A_7C15);
+    // (built, refused) per builder: GatherElements, GatherND, scatter, ScatterElements, ScatterND.
+    let mut outcomes = [(0usize, 0usize); 5];
+    let mut ran = [0usize; 5];
+    let mut tally = |k: usize, built: Result<(), Error>| match built {
+        Ok(()) => outcomes[k].0 += 1,
+        Err(e) => {
+            assert!(matches!(e, Error::Rule(_)), "a refusal is a rule's: {e}");
+            assert!(!e.to_string().is_empty());
+            outcomes[k].1 += 1;
+        }
+    };
+    let run_error = |e: Error| {
+        assert!(
+            matches!(e, Error::IndexOutOfRange { .. } | Error::DuplicateIndex { .. }),
+            "a run of a built op fails only on its indices: {e}"
+        );
+    };
+    // A built op's shapes are packed and within its limits: their products hold.
+    let elements = |sizes: &[usize]| sizes.iter().product::<usize>();
+    let policies = [OutOfRange::Error, OutOfRange::Zero, OutOfRange::Clamp, OutOfRange::Skip];
+    let reductions = [Reduction::None, Reduction::Add, Reduction::Mul, Reduction::Max, Reduction::Min];
+    for _ in 0..4000 {
+        let (d, i) = (r.small_sizes(), r.small_sizes());
+        let rules =
+            [GatherRules::Onnx, GatherRules::OpenVino, GatherRules::DirectMl][(r.next() % 3) as usize];
+        let (axis, batch_dims) = (r.small_int(), r.small_int());
+        let policy = policies[(r.next() % 4) as usize];
+        let values: Vec<i32> =
+            (0..64).map(|_| [0, 1, 2, -1, -3, 5, i32::MAX, i32::MIN][(r.next() % 8) as usize]).collect();
+        for (k, nd) in [(0, false), (1, true)] {
+            let mut g = Gather::new(rules).data::<f32>(&d).indices::<i32>(&i).out_of_range(policy);
+            g = if nd { g.nd().batch_dims(batch_dims) } else { g.elements().axis(axis) };
+            let op = g.build();
+            tally(k, op.as_ref().map(drop).map_err(Clone::clone));
+            if let Ok(op) = op {
+                assert!(!op.describe().is_empty());
+                let (n, len) = (elements(&i), elements(&d));
+                if n <= values.len() && len <= 64 && ran[k] < 60 {
+                    ran[k] += 1;
+                    let data: Vec<f32> = (0..len).map(|v| v as f32).collect();
+                    op.run(&data, &values[..n]).map(drop).unwrap_or_else(run_error);
+                }
+            }
+        }
+        for (k, form) in [(2, 0), (3, 1), (4, 2)] {
+            // The updates: the matching gather's output, or (one time in four) random sizes.
+            let mut map = Gather::new(rules).data::<f32>(&d).indices::<i32>(&i);
+            map = match form {
+                0 => map.axis(axis),
+                1 => map.elements().axis(axis),
+                _ => map.nd(),
+            };
+            let u = match (r.next() % 4, map.build()) {
+                (0, _) | (_, Err(_)) => r.small_sizes(),
+                (_, Ok(op)) => op.output_shape().unwrap().to_vec(),
+            };
+            let mut s = Scatter::new(rules).data::<f32>(&d).indices::<i32>(&i).updates(&u);
+            s = match form {
+                0 => s.axis(axis),
+                1 => s.elements().axis(axis),
+                _ => s.nd(),
+            };
+            s = s.out_of_range(policy).reduction(reductions[(r.next() % 5) as usize]);
+            if r.next() % 4 == 0 {
+                s = s.duplicates(Duplicates::Error);
+            }
+            if r.next() % 8 == 0 {
+                s = s.use_init_val(false);
+            }
+            let op = s.build();
+            tally(k, op.as_ref().map(drop).map_err(Clone::clone));
+            if let Ok(op) = op {
+                assert!(!op.describe().is_empty());
+                let (n, len, updates) = (elements(&i), elements(&d), elements(&u));
+                if n <= values.len() && len <= 64 && updates <= 64 && ran[k] < 60 {
+                    ran[k] += 1;
+                    let data: Vec<f32> = (0..len).map(|v| v as f32).collect();
+                    let rows: Vec<f32> = (0..updates).map(|v| 100.0 + v as f32).collect();
+                    op.run(&data, &values[..n], &rows).map(drop).unwrap_or_else(run_error);
+                }
+            }
+        }
+    }
+    let names = ["GatherElements", "GatherND", "scatter", "ScatterElements", "ScatterND"];
+    for ((builder, (built, refused)), ran) in names.iter().zip(outcomes).zip(ran) {
+        assert!(
+            built > 0 && refused > 0 && ran > 0,
+            "{builder}: {built} built, {refused} refused, {ran} ran"
+        );
+    }
+}
+
 /// `launch` on handles made with the same CubeCL client: sizes are checked, a repeated launch
 /// returns without waiting, and the error policy still names the bad index.
 #[test]

@@ -1,8 +1,11 @@
-//! Nothing a user writes may make the front end panic: descriptor texts for `gather!`, `slice!`
-//! and `chain!`, mutated at random (huge, negative and edge numbers, dropped, repeated and
-//! stray tokens), go through `stridex-syntax`; what it accepts is planned, lowered to kernel
-//! descriptors and described, and a `_` descriptor is planned at hostile counts. Tests build
-//! with overflow checks on, so an unchecked sum of user numbers fails here as a panic.
+//! Nothing a user writes may make the front end panic: descriptor texts for `gather!`, `slice!`,
+//! `chain!` and the index family (`gather_elements!`, `gather_nd!`, `scatter!`,
+//! `scatter_elements!`, `scatter_nd!`), mutated at random (huge, negative and edge numbers,
+//! dropped, repeated and stray tokens), go through `stridex-syntax`; what it accepts is planned,
+//! lowered to kernel descriptors and described, a gather's and a slice's backward pass is
+//! planned, a scatter groups hostile index values as a launch would, and a `_` descriptor is
+//! planned at hostile counts. Tests build with overflow checks on, so an unchecked sum of user
+//! numbers fails here as a panic.
 //!
 //! Deterministic (a fixed-seed xorshift); `STRIDEX_FUZZ_CASES` sets the cases per kind and
 //! `STRIDEX_FUZZ_SEED` the seed.
@@ -10,8 +13,13 @@
 use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Mutex, PoisonError};
-use stridex_core::kernel::{GatherKernelDesc, SliceKernelDesc};
-use stridex_core::{describe, dynamic, ChainKernelDesc};
+use stridex_core::kernel::{
+    GatherKernelDesc, GatheredRows, ScatterGroupingDesc, ScatterKernelDesc, ScatterLinesDesc,
+    ScatterRowsDesc, SliceKernelDesc,
+};
+use stridex_core::{
+    describe, dynamic, gradient, ChainKernelDesc, DType, GatherForm, GatherPlan, ScatterPlan,
+};
 
 const GATHERS: &[&str] = &[
     "data: f32[5, 4, 3], indices: i64[2, 2], axis: 1",
@@ -23,6 +31,48 @@ const GATHERS: &[&str] = &[
     "data: f64[3, 2], indices: i64[2], output: [2, 2] strides [1, 2]",
     "data: u8[100], indices: i64[_]",
     "data: f32[16384, 1024], indices: i32[_, 9]",
+];
+
+const GATHER_ELEMENTS: &[&str] = &[
+    "data: f32[3, 3], indices: i64[2, 3], axis: 0",
+    "data: u8[2, 4], indices: i32[2, 3], axis: -1, out_of_range: zero",
+    "data: f32[4, 3], indices: i32[_, 3], axis: 0",
+    "rules: openvino, data: f16[4, 6, 5], indices: i64[4, 2, 5], axis: 1, out_of_range: clamp",
+    "rules: directml, data: i32[2, 3] strides [4, 1], indices: u32[2, 3], axis: 1",
+];
+
+const GATHER_NDS: &[&str] = &[
+    "data: f32[2, 2, 2], indices: i64[2, 2]",
+    "data: i32[2, 2, 2], indices: i64[2, 1], batch_dims: 1",
+    "rules: openvino, data: u8[2, 3, 5], indices: i32[3, 3], out_of_range: zero",
+    "rules: directml, data: u8[2, 3, 5], indices: i32[3, 3]",
+    "rules: openvino, data: f32[2, 3, 4], indices: i64[2, 3, 1] strides [12, 2, 1], batch_dims: 2",
+    "data: f32[4, 3, 8], indices: i64[_, 2]",
+];
+
+const SCATTERS: &[&str] = &[
+    "data: f32[10, 8], indices: i32[7], updates: f32[7, 8], reduction: add",
+    "data: f32[16, 4, 8], indices: i32[6], updates: f32[6, 4, 8], axis: 0, out_of_range: skip",
+    "data: f16[6, 2, 4], indices: i32[3], updates: f16[3, 2, 4], axis: 0, out_of_range: skip",
+    "data: f32[4, 300, 64], indices: i32[100], updates: f32[4, 100, 64], axis: 1, reduction: add",
+    "data: u8[10, 8], indices: i64[3], updates: u8[3, 8], duplicates: error, out_of_range: error",
+    "data: i32[5, 8] strides [16, 2], indices: i64[2, 3], updates: i32[2, 3, 8], reduction: max",
+];
+
+const SCATTER_ELEMENTS: &[&str] = &[
+    "data: f32[300, 8], indices: i32[300, 3], updates: f32[300, 3], axis: 1, reduction: add",
+    "rules: onnx, data: f32[3, 3], indices: i64[2, 3], updates: f32[2, 3], axis: 0",
+    "rules: openvino, data: f16[4, 5], indices: i32[4, 2], updates: f16[4, 2], axis: -1, reduction: mean, use_init_val: false",
+    "rules: directml, data: u16[2, 6], indices: u32[2, 6], updates: u16[2, 6], axis: 1",
+    "data: u8[4, 9], indices: i64[4, 9], updates: u8[4, 9], axis: 1, reduction: mul, out_of_range: clamp",
+];
+
+const SCATTER_NDS: &[&str] = &[
+    "data: f32[40, 8], indices: i64[300, 1], updates: f32[300, 8], reduction: add",
+    "rules: onnx, data: i32[4, 4], indices: i64[3, 2], updates: i32[3], reduction: min",
+    "rules: openvino, data: f32[2, 3, 4], indices: i32[5, 2], updates: f32[5, 4], reduction: sub",
+    "rules: directml, data: u8[4, 3, 4], indices: u32[2, 1], updates: u8[2, 3, 4]",
+    "data: bf16[8, 2], indices: i64[3, 1], updates: bf16[3, 2], out_of_range: skip",
 ];
 
 const SLICES: &[&str] = &[
@@ -46,6 +96,13 @@ const CHAINS: &[&str] = &[
     "data: f32[_, 3, 256, 256], slice { s[.., .., 16..240, 16..240;-1] }, gather { indices: i32[3], axis: 1 }, \
      slice { s[.., .., ..;2, ..;2] }",
     "data: f32[32000, 1024], gather { indices: i32[_, 512] }, slice { s[.., -1.., ..] }",
+    "data: f32[4, 6], gather_elements { indices: i64[3, 2], axis: 1 }, slice { s[..;-1, ..] }",
+    "data: f32[5, 4, 3], slice { s[1.., .., ..] }, gather_nd { indices: i64[3, 2] }",
+    "data: f32[2, 3, 4], gather_nd { rules: openvino, indices: i32[2, 1, 2], batch_dims: 1 }",
+    "data: f32[6, 3, 4, 8], slice { rules: onnx, starts: [1], ends: [2], axes: [1] }, \
+     scatter { into: f32[16, 1, 4, 8], indices: i32[6], axis: 0, out_of_range: skip }",
+    "data: f32[10, 8], gather { indices: i32[12], axis: 0 }, \
+     scatter { into: f32[5, 8], indices: i32[12], axis: 0, reduction: add, out_of_range: error }",
 ];
 
 /// Numbers a mutation writes: edges of every integer type the front end might hold them in.
@@ -157,24 +214,14 @@ fn mutate(rng: &mut Rng, seed: &str) -> String {
 }
 
 fn gather(text: &str) {
-    let Ok(desc) = stridex_syntax::gather_str(text) else { return };
-    if let Ok(plan) = desc.plan() {
-        let _ = GatherKernelDesc::new(&plan);
-        let _ = describe::gather(&desc, &plan);
-    }
-    if desc.dynamic_leading {
-        for &n in COUNTS {
-            if let Ok(plan) = dynamic::gather_at(&desc, n) {
-                let _ = GatherKernelDesc::new(&plan);
-            }
-        }
-    }
+    index_gather(text, stridex_syntax::gather_str);
 }
 
 fn slice(text: &str) {
     let Ok(desc) = stridex_syntax::slice_str(text) else { return };
     if let Ok(plan) = desc.plan() {
         let _ = SliceKernelDesc::new(&plan);
+        let _ = gradient::slice_input_gradient(&plan);
         let _ = describe::slice(&desc, &plan);
     }
     if desc.dynamic_leading {
@@ -186,16 +233,129 @@ fn slice(text: &str) {
     }
 }
 
+/// What a launch or a backward pass makes of an accepted gather's plan beyond its kernel.
+fn gather_plan(plan: &GatherPlan) {
+    let _ = GatherKernelDesc::new(plan);
+    for index_type in [DType::I32, DType::I64] {
+        if let Ok((_, scatter)) = gradient::gather_data_gradient(plan, index_type) {
+            scatter_plan(&scatter);
+        }
+    }
+    if let Some(Ok((_, scatter))) = gradient::batched_gather_gradient(plan) {
+        scatter_plan(&scatter);
+    }
+}
+
+fn index_gather(text: &str, parse: fn(&str) -> Result<stridex_core::GatherDesc, String>) {
+    let Ok(desc) = parse(text) else { return };
+    if let Ok(plan) = desc.plan() {
+        gather_plan(&plan);
+        let _ = describe::gather(&desc, &plan);
+    }
+    if desc.dynamic_leading {
+        for &n in COUNTS {
+            if let Ok(plan) = dynamic::gather_at(&desc, n) {
+                gather_plan(&plan);
+            }
+        }
+    }
+}
+
+fn gather_elements(text: &str) {
+    index_gather(text, stridex_syntax::gather_elements_str);
+}
+
+fn gather_nd(text: &str) {
+    index_gather(text, stridex_syntax::gather_nd_str);
+}
+
+/// Index values a launch may read: in range, negative, and past every integer type's edge.
+const INDEX_VALUES: &[i128] = &[
+    0,
+    1,
+    2,
+    3,
+    -1,
+    -2,
+    7,
+    i32::MAX as i128,
+    i32::MIN as i128,
+    u32::MAX as i128,
+    i64::MAX as i128,
+    i64::MIN as i128,
+    u64::MAX as i128,
+];
+
+/// Every kernel a scatter's launch may choose, for both destinations it may write (the data in
+/// place, the packed output), and its lists grouped from hostile index values where the
+/// indices are few enough to read.
+fn scatter_plan(plan: &ScatterPlan) {
+    for dest in [&plan.map.data, &plan.output] {
+        let _ = ScatterKernelDesc::of(plan, dest);
+        let _ = ScatterKernelDesc::summing_into_zeros(plan, dest);
+        let _ = ScatterLinesDesc::of(plan, dest);
+        let _ = ScatterRowsDesc::of(plan, dest);
+        let _ = ScatterGroupingDesc::of(plan, dest);
+        let small = |l: &stridex_core::TensorLayout| l.min_buffer_len().is_some_and(|n| n <= 1 << 14);
+        if small(&plan.map.indices) && small(&plan.updates) {
+            for salt in 0..3usize {
+                let value = |i: usize| match salt {
+                    // In range: mostly 0..3, so that runs repeat.
+                    0 => (i % 4) as i128,
+                    1 => INDEX_VALUES[(i * 7 + 3) % INDEX_VALUES.len()],
+                    _ => INDEX_VALUES[i % 5] - 2,
+                };
+                if let Ok(groups) = plan.group(dest, value) {
+                    let runs = groups.keys.len();
+                    let _ = groups.every_run(runs, runs);
+                }
+                let _ = plan.replaced(dest, value);
+            }
+        }
+    }
+}
+
+fn scatter_of(text: &str, form: GatherForm) {
+    let Ok(desc) = stridex_syntax::scatter_str(text, form) else { return };
+    if let Ok(plan) = desc.plan() {
+        scatter_plan(&plan);
+        let _ = describe::scatter(&desc, &plan);
+    }
+}
+
+fn scatter(text: &str) {
+    scatter_of(text, GatherForm::Axis);
+}
+
+fn scatter_elements(text: &str) {
+    scatter_of(text, GatherForm::Elements);
+}
+
+fn scatter_nd(text: &str) {
+    scatter_of(text, GatherForm::Nd);
+}
+
+/// A chain's plan as a launch takes it: its fused kernel, a final scatter's row kernel or
+/// folded gather, and each stage's own plan where it runs stage by stage.
+fn chain_plan(plan: &stridex_core::ChainPlan) {
+    let _ = ChainKernelDesc::new(plan);
+    let _ = ScatterRowsDesc::of_chain(plan);
+    let _ = GatheredRows::of_chain(plan);
+    if let Some((_, scatter)) = plan.scatter() {
+        scatter_plan(scatter);
+    }
+}
+
 fn chain(text: &str) {
     let Ok(desc) = stridex_syntax::chain_str(text) else { return };
     if let Ok(plan) = desc.plan() {
-        let _ = ChainKernelDesc::new(&plan);
+        chain_plan(&plan);
         let _ = describe::chain(&desc, &plan);
     }
     if desc.dynamic_leading.is_some() {
         for &n in COUNTS {
             if let Ok(plan) = dynamic::chain_at(&desc, n) {
-                let _ = ChainKernelDesc::new(&plan);
+                chain_plan(&plan);
             }
         }
     }
@@ -262,6 +422,32 @@ fn seeds_are_accepted() {
     for s in CHAINS {
         stridex_syntax::chain_str(s).unwrap_or_else(|e| panic!("{s}: {e}"));
     }
+    // The index family's seeds plan too, so that mutations start from the kernels' choices.
+    for s in GATHER_ELEMENTS {
+        stridex_syntax::gather_elements_str(s)
+            .and_then(|d| plan_or(d.plan()))
+            .unwrap_or_else(|e| panic!("{s}: {e}"));
+    }
+    for s in GATHER_NDS {
+        stridex_syntax::gather_nd_str(s)
+            .and_then(|d| plan_or(d.plan()))
+            .unwrap_or_else(|e| panic!("{s}: {e}"));
+    }
+    for (seeds, form) in [
+        (SCATTERS, GatherForm::Axis),
+        (SCATTER_ELEMENTS, GatherForm::Elements),
+        (SCATTER_NDS, GatherForm::Nd),
+    ] {
+        for s in seeds {
+            stridex_syntax::scatter_str(s, form)
+                .and_then(|d| plan_or(d.plan()))
+                .unwrap_or_else(|e| panic!("{s}: {e}"));
+        }
+    }
+}
+
+fn plan_or<P>(plan: Result<P, stridex_core::RuleError>) -> Result<(), String> {
+    plan.map(drop).map_err(|e| e.to_string())
 }
 
 #[test]
@@ -277,6 +463,31 @@ fn mutated_slices_never_panic() {
 #[test]
 fn mutated_chains_never_panic() {
     fuzz("chain", CHAINS, 3, chain);
+}
+
+#[test]
+fn mutated_gather_elements_never_panic() {
+    fuzz("gather_elements", GATHER_ELEMENTS, 4, gather_elements);
+}
+
+#[test]
+fn mutated_gather_nds_never_panic() {
+    fuzz("gather_nd", GATHER_NDS, 5, gather_nd);
+}
+
+#[test]
+fn mutated_scatters_never_panic() {
+    fuzz("scatter", SCATTERS, 6, scatter);
+}
+
+#[test]
+fn mutated_scatter_elements_never_panic() {
+    fuzz("scatter_elements", SCATTER_ELEMENTS, 7, scatter_elements);
+}
+
+#[test]
+fn mutated_scatter_nds_never_panic() {
+    fuzz("scatter_nd", SCATTER_NDS, 8, scatter_nd);
 }
 
 /// The texts that once panicked, each now an error on its token or a plan.
