@@ -251,6 +251,38 @@ fn what_has_no_backward_pass_is_an_err_in_the_forward_call() {
     );
 }
 
+/// Tensors that do not match the descriptor are an `Err` naming the tensor under autodiff too,
+/// as without it: the backward pass is planned only after the forward call's checks (it reads
+/// as many index values as the plan says, which a shorter or narrower tensor does not hold).
+#[test]
+fn mismatched_tensors_are_errs_before_a_backward_pass_is_planned() {
+    let x = || floats(vec![1.0; 24], [6, 4]).require_grad();
+    let burn_tensor = |e: &Error, tensor| matches!(e, Error::BurnTensor { tensor: t, .. } if *t == tensor);
+    let indices = stridex::Operand::Indices;
+    // Declared i64, given Burn's default `Int` (i32): half the bytes the plan reads.
+    let wide = stridex::gather! { data: f32[6, 4], indices: i64[4], axis: 1 };
+    let e = wide.apply::<_, 2, 1, 2>(x(), ints(&[0, 1, 2, 3], [4])).unwrap_err();
+    assert!(burn_tensor(&e, indices), "{e}");
+    // Declared four indices, given three.
+    let rows = stridex::gather! { data: f32[6, 4], indices: i32[4] };
+    let e = rows.apply::<_, 2, 1, 2>(x(), ints(&[0, 1, 2], [3])).unwrap_err();
+    assert!(burn_tensor(&e, indices), "{e}");
+    let e = stridex::gather_elements! { data: f32[6, 4], indices: i32[6, 2], axis: 1 }
+        .apply::<_, 2, 2, 2>(x(), ints(&[0; 6], [6, 1]))
+        .unwrap_err();
+    assert!(burn_tensor(&e, indices), "{e}");
+    // A slice declared on another input shape.
+    let e = stridex::slice! { input: f32[6, 5], s[1.., ..;-1] }.apply::<_, 2>(x()).unwrap_err();
+    assert!(burn_tensor(&e, stridex::Operand::Input), "{e}");
+    // A chain's gather stage given i32 for i64, and too few.
+    let chain =
+        stridex::chain! { data: f32[6, 4], slice { s[..;-1, ..] }, gather { indices: i64[4], axis: 0 } };
+    let e = chain.apply::<_, 2, 2>(x(), (ints(&[0, 1, 2, 3], [4]),)).unwrap_err();
+    assert!(matches!(&e, Error::InStage { stage: 2, error } if burn_tensor(error, indices)), "{e}");
+    let e = chain.apply::<_, 2, 2>(x(), (wide_ints(&[0, 1], [2]),)).unwrap_err();
+    assert!(matches!(&e, Error::InStage { stage: 2, error } if burn_tensor(error, indices)), "{e}");
+}
+
 /// The gradients of `sum(f(data, updates) * w)` for `data` of `data_shape` (values `0.5 * i`)
 /// and `updates` of `updates_shape` (values `-0.25 * i`).
 fn gradients<const D: usize, const DU: usize>(

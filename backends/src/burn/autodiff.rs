@@ -23,7 +23,7 @@ mod window;
 
 use super::fusion;
 use super::Fused;
-use super::{chain, gather_fused, leading, scatter, slice_fused};
+use super::{chain, gather_checked, gather_fused, scatter, slice_checked, slice_fused};
 use crate::element::{Element, IndexElement};
 use crate::error::Error;
 use crate::ops::{
@@ -431,7 +431,8 @@ impl<T: Element, J: IndexElement> Differentiable for GatherAt<'_, T, J> {
     }
 
     fn backward(&self, data: &Fused) -> Result<Vec<Box<dyn Step>>, Error> {
-        let (plan, _) = self.op.at(Some(leading(&self.indices.tensors()[0].shape)), "apply")?;
+        // Checked first: the planning below reads as many index values as the plan says.
+        let plan = gather_checked(self.op, data, &self.indices.tensors()[0])?;
         if let Some(step) = grouped_on_device::<T, J>(&plan, &self.indices.tensors()[0], &data.device()) {
             return Ok(vec![step]);
         }
@@ -458,7 +459,8 @@ impl<T: Element> Differentiable for SliceOp<T> {
     }
 
     fn backward(&self, input: &Fused) -> Result<Vec<Box<dyn Step>>, Error> {
-        let (plan, _) = self.at(Some(leading(&input.shape)), "apply")?;
+        // Checked first: the steps are sized by the plan, whatever the tensor's shape.
+        let plan = slice_checked(self, input)?;
         let mut steps = Steps::<T>::new();
         steps.slice(&plan, &input.device())?;
         Ok(steps.finish())
@@ -489,7 +491,8 @@ impl<T: Element, J: IndexTypes> Differentiable for ChainAt<'_, T, J> {
 
     /// The stages' steps, last stage first.
     fn backward(&self, data: &Fused) -> Result<Vec<Box<dyn Step>>, Error> {
-        let plan = chain::plan_for(self.op, data, self.indices.tensors())?;
+        // Checked first: the planning below reads as many index values as the plan says.
+        let plan = chain::checked(self.op, data, self.indices.tensors())?;
         let device = data.device();
         let mut gathers = self.indices.tensors().len();
         let mut steps = Steps::<T>::new();

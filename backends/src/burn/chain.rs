@@ -171,14 +171,7 @@ pub(super) fn fused<T: Element, J: IndexTypes>(
     read: &fusion::ReadBack,
 ) -> Result<Fused, Error> {
     let indices = read.tensors();
-    let plan = plan_for(op, &data, indices)?;
-    check_meta(Operand::Data, data.dtype, &data.shape, T::DTYPE, &plan.data)?;
-    fusion::check_packed(Operand::Data, &plan.data)?;
-    for ((stage, g), t) in plan.gathers().zip(indices) {
-        check_meta(Operand::Indices, t.dtype, &t.shape, g.index_type.dtype(), &g.indices)
-            .and_then(|()| fusion::check_packed(Operand::Indices, &g.indices))
-            .map_err(|e| in_stage(stage, e))?;
-    }
+    let plan = checked(op, &data, indices)?;
     let checked = checked_gathers(&plan);
     if !checked.is_empty() {
         let bytes = checked.iter().map(|&g| read.bytes(g)).collect::<Result<Vec<_>, Error>>()?;
@@ -188,6 +181,25 @@ pub(super) fn fused<T: Element, J: IndexTypes>(
     let mut inputs = vec![data];
     inputs.extend(indices.iter().cloned());
     Ok(fusion::register(op, data_float, inputs, &plan.output.sizes))
+}
+
+/// The chain's plan for the stream's tensors ([`plan_for`]), after their dtypes, shapes and
+/// strides are checked against it: what [`fused`] and a backward pass's planning (which reads
+/// each gather's indices by the plan's counts) both check first.
+pub(super) fn checked<'a, T: Element, J: IndexTypes>(
+    op: &'a ChainOp<T, J>,
+    data: &Fused,
+    indices: &[Fused],
+) -> Result<Cow<'a, ChainPlan>, Error> {
+    let plan = plan_for(op, data, indices)?;
+    check_meta(Operand::Data, data.dtype, &data.shape, T::DTYPE, &plan.data)?;
+    fusion::check_packed(Operand::Data, &plan.data)?;
+    for ((stage, g), t) in plan.gathers().zip(indices) {
+        check_meta(Operand::Indices, t.dtype, &t.shape, g.index_type.dtype(), &g.indices)
+            .and_then(|()| fusion::check_packed(Operand::Indices, &g.indices))
+            .map_err(|e| in_stage(stage, e))?;
+    }
+    Ok(plan)
 }
 
 /// The chain's plan for the stream's tensors (at the count they carry, for a `_` chain; the

@@ -293,11 +293,7 @@ fn gather_fused<T: Element, J: IndexElement>(
     read: &fusion::ReadBack,
 ) -> Result<Fused, Error> {
     let indices = read.tensors()[0].clone();
-    let (plan, _) = op.at(Some(leading(&indices.shape)), "apply")?;
-    check_meta(Operand::Data, data.dtype, &data.shape, T::DTYPE, &plan.data)?;
-    fusion::check_packed(Operand::Data, &plan.data)?;
-    check_meta(Operand::Indices, indices.dtype, &indices.shape, J::DTYPE, &plan.indices)?;
-    fusion::check_packed(Operand::Indices, &plan.indices)?;
+    let plan = gather_checked(op, &data, &indices)?;
     if plan.out_of_range == OutOfRange::Error && !plan.output.is_empty() {
         let values = J::from_bytes(read.bytes(0)?);
         if let e @ Error::IndexOutOfRange { .. } = crate::ops::first_bad_index(&plan, &values) {
@@ -308,10 +304,35 @@ fn gather_fused<T: Element, J: IndexElement>(
     Ok(fusion::register(op, data_float, vec![data, indices], &plan.output.sizes))
 }
 
-fn slice_fused<T: Element>(op: &SliceOp<T>, input: Fused, float: bool) -> Result<Fused, Error> {
+/// The gather's plan for the stream's `data` and `indices` (at the count they carry), after
+/// their dtypes, shapes and strides are checked against it: what [`gather_fused`] and a
+/// backward pass's planning (which reads the indices by the plan's count) both check first.
+fn gather_checked<'a, T: Element, J: IndexElement>(
+    op: &'a GatherOp<T, J>,
+    data: &Fused,
+    indices: &Fused,
+) -> Result<std::borrow::Cow<'a, stridex_core::GatherPlan>, Error> {
+    let (plan, _) = op.at(Some(leading(&indices.shape)), "apply")?;
+    check_meta(Operand::Data, data.dtype, &data.shape, T::DTYPE, &plan.data)?;
+    fusion::check_packed(Operand::Data, &plan.data)?;
+    check_meta(Operand::Indices, indices.dtype, &indices.shape, J::DTYPE, &plan.indices)?;
+    fusion::check_packed(Operand::Indices, &plan.indices)?;
+    Ok(plan)
+}
+
+/// The slice's plan for the stream's `input`, after its dtype, shape and strides are checked.
+fn slice_checked<'a, T: Element>(
+    op: &'a SliceOp<T>,
+    input: &Fused,
+) -> Result<std::borrow::Cow<'a, stridex_core::SlicePlan>, Error> {
     let (plan, _) = op.at(Some(leading(&input.shape)), "apply")?;
     check_meta(Operand::Input, input.dtype, &input.shape, T::DTYPE, &plan.input)?;
     fusion::check_packed(Operand::Input, &plan.input)?;
+    Ok(plan)
+}
+
+fn slice_fused<T: Element>(op: &SliceOp<T>, input: Fused, float: bool) -> Result<Fused, Error> {
+    let plan = slice_checked(op, &input)?;
     let op: &'static SliceOp<T> = fusion::shared(op.desc(), || SliceOp::__from_checked(*op.desc()));
     Ok(fusion::register(op, float, vec![input], &plan.output.sizes))
 }

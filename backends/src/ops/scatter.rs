@@ -178,7 +178,14 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
     /// grouped in the indices' row-major order; an index out of range under `error`, or a
     /// repeated destination under `duplicates: error`, is an `Err`.
     pub(crate) fn group(&self, values: &[I], dest: TensorLayout) -> Result<Writes, Error> {
-        let groups = self.plan()?.group(&dest, |i| values[i].value()).map_err(fault)?;
+        let plan = self.plan()?;
+        // Every caller read a buffer checked to hold the indices; a short one is refused
+        // here too, rather than read past.
+        let needed = plan.map.indices.min_buffer_len().unwrap_or(usize::MAX);
+        if values.len() < needed {
+            return Err(Error::BufferTooShort { tensor: Operand::Indices, needed, given: values.len() });
+        }
+        let groups = plan.group(&dest, |i| values[i].value()).map_err(fault)?;
         Ok(Writes { dest, groups })
     }
 
