@@ -114,8 +114,8 @@ fn any_length(table: &[f32]) -> Result<(), stridex::Error> {
 fn resident(table: &[f32], ids: &[i64], expected: &[f32]) -> Result<(), stridex::Error> {
     use stridex::{buffers, Operand};
     let client = stridex::Device::default_device()?.client();
-    let table_h = buffers::upload(client, table, EMBED_F32.buffer_bytes(Operand::Data)?);
-    let ids_h = buffers::upload(client, ids, EMBED_F32.buffer_bytes(Operand::Indices)?);
+    let table_h = buffers::upload(client, table, EMBED_F32.buffer_bytes(Operand::Data)?)?;
+    let ids_h = buffers::upload(client, ids, EMBED_F32.buffer_bytes(Operand::Indices)?)?;
     let out_h = client.empty(EMBED_F32.buffer_bytes(Operand::Output)?);
     let (t, rows) = time(5, || {
         EMBED_F32.launch(client, &table_h, &ids_h, &out_h)?;

@@ -8,18 +8,24 @@ use crate::element::Element;
 use crate::error::Error;
 use cubecl::client::Client;
 use cubecl::server::Handle;
+use stridex_core::limits::MAX_WORDS;
 
-/// `data` as a new device buffer of at least `bytes` bytes (zero-padded).
-pub fn upload<T: Element>(client: &Client, data: &[T], bytes: usize) -> Handle {
-    let mut b = T::bytes(data).into_owned();
-    b.resize(bytes.max(b.len()).div_ceil(4).max(1) * 4, 0);
-    client.create_from_slice(&b)
+/// `data` as a new device buffer of at least `bytes` bytes (zero-padded to whole words). A size
+/// past the largest buffer any op asks for ([`MAX_WORDS`] words) is an `Err`
+/// ([`Error::UploadTooLarge`]), not an attempt to allocate it.
+pub fn upload<T: Element>(client: &Client, data: &[T], bytes: usize) -> Result<Handle, Error> {
+    let data = T::bytes(data);
+    let (len, max) = (bytes.max(data.len()), MAX_WORDS * 4);
+    if len > max {
+        return Err(Error::UploadTooLarge { bytes: len, max });
+    }
+    Ok(crate::launch::upload(client, &data, len.div_ceil(4)))
 }
 
 /// The first `elements` elements of a device buffer (waits for the work queued on it).
 pub fn read<T: Element>(client: &Client, handle: &Handle, elements: usize) -> Result<Vec<T>, Error> {
     let bytes = crate::launch::exclusive(|| crate::launch::read(client, handle.clone()))?;
-    let n = elements * T::DTYPE.size();
+    let n = elements.saturating_mul(T::DTYPE.size());
     if bytes.len() < n {
         return Err(Error::HandleTooSmall {
             tensor: stridex_core::Operand::Output,

@@ -16,6 +16,8 @@ pub enum Error {
     /// A device buffer given to `launch` has fewer bytes than the kernel touches
     /// (`op.buffer_bytes(tensor)`).
     HandleTooSmall { tensor: Operand, needed: usize, given: usize },
+    /// [`crate::buffers::upload`] asked for a buffer larger than any op's (`max` bytes).
+    UploadTooLarge { bytes: usize, max: usize },
     /// Under the `error` policy: the first index (row-major over the indices tensor) outside
     /// `[-s, s-1]`.
     IndexOutOfRange { position: Vec<usize>, value: i128, axis_size: usize },
@@ -65,6 +67,10 @@ impl fmt::Display for Error {
             Error::HandleTooSmall { tensor, needed, given } => write!(
                 f,
                 "device buffer too small: `{tensor}` needs {needed} bytes (whole 32-bit words, see `buffer_bytes`), but its handle has {given}"
+            ),
+            Error::UploadTooLarge { bytes, max } => write!(
+                f,
+                "upload of {bytes} bytes: no op's buffer is larger than {max} bytes; size it with `op.buffer_bytes(..)`"
             ),
             Error::IndexOutOfRange { position, value, axis_size } => write!(
                 f,

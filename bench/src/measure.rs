@@ -128,7 +128,7 @@ pub fn sync(client: &Client) {
 
 /// `data` in a new device buffer of at least `bytes`.
 pub fn upload<T: Element>(client: &Client, data: &[T], bytes: usize) -> Handle {
-    stridex::buffers::upload(client, data, bytes)
+    stridex::buffers::upload(client, data, bytes).expect("the bench's buffers are sized by its ops")
 }
 
 /// The first `n` elements of a device buffer.

@@ -388,8 +388,9 @@ pub fn received_shape(desc: &ChainDesc, stage: usize) -> Result<Vec<usize>, Rule
     };
     if stage == 1 {
         let mut sizes = desc.data.sizes.to_vec();
-        if prefix.dynamic_leading.is_some() {
-            sizes[0] = PLACEHOLDER;
+        // A scalar has no leading size: the chain's own check refuses `_` on it (`plan`).
+        if let (Some(leading), Some(_)) = (sizes.first_mut(), prefix.dynamic_leading) {
+            *leading = PLACEHOLDER;
         }
         return Ok(sizes);
     }

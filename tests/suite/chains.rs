@@ -230,10 +230,10 @@ fn launch_on(client: &stridex::cubecl::client::Client) {
     use stridex::buffers;
     let op = example().build().unwrap();
     let (table, mut ids, cols) = example_inputs();
-    let data = buffers::upload(client, &table, op.buffer_bytes(Operand::Data).unwrap());
-    let i1 = buffers::upload(client, &cols, op.index_buffer_bytes(1).unwrap());
+    let data = buffers::upload(client, &table, op.buffer_bytes(Operand::Data).unwrap()).unwrap();
+    let i1 = buffers::upload(client, &cols, op.index_buffer_bytes(1).unwrap()).unwrap();
     let out = client.empty(op.buffer_bytes(Operand::Output).unwrap());
-    let i0 = buffers::upload(client, &ids, op.index_buffer_bytes(0).unwrap());
+    let i0 = buffers::upload(client, &ids, op.index_buffer_bytes(0).unwrap()).unwrap();
     op.launch(client, &data, &[&i0, &i1], &out).unwrap();
     let y: Vec<f32> = buffers::read(client, &out, 32).unwrap();
     assert_eq!(y, example_expected(&table, &ids, &cols));
@@ -245,7 +245,7 @@ fn launch_on(client: &stridex::cubecl::client::Client) {
     assert!(matches!(op.launch(client, &data, &[&i0, &short], &out), Err(Error::InStage { stage: 4, .. })));
     // Under `error`, the index buffers are read back and checked before any launch.
     ids[95] = -101;
-    let bad = buffers::upload(client, &ids, op.index_buffer_bytes(0).unwrap());
+    let bad = buffers::upload(client, &ids, op.index_buffer_bytes(0).unwrap()).unwrap();
     assert_eq!(
         op.launch(client, &data, &[&bad, &i1], &out).unwrap_err(),
         Error::InStage {
@@ -426,9 +426,9 @@ fn scattered<'a, T: Element, I: stridex::IndexTypes>(
     let guarded = op.__launch_guarded_into(device, data, &bytes, dest)?;
     assert_eq!(T::bytes(&guarded), T::bytes(&out), "a guarded launch and run_into disagree");
     let c = device.client();
-    let d = stridex::buffers::upload(c, data, op.buffer_bytes(Operand::Data)?);
+    let d = stridex::buffers::upload(c, data, op.buffer_bytes(Operand::Data)?)?;
     let ix: Vec<_> = raw.iter().map(|b| c.create_from_slice(b)).collect();
-    let o = stridex::buffers::upload(c, dest, op.buffer_bytes(Operand::Output)?);
+    let o = stridex::buffers::upload(c, dest, op.buffer_bytes(Operand::Output)?)?;
     op.launch(c, &d, &ix.iter().collect::<Vec<_>>(), &o)?;
     let launched: Vec<T> = stridex::buffers::read(c, &o, dest.len())?;
     assert_eq!(T::bytes(&launched), T::bytes(&out), "launch and run_into disagree");

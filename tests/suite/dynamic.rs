@@ -799,16 +799,18 @@ fn a_chains_count_on_device_buffers_and_in_describe() {
     let client = stridex::Device::default_device().unwrap().client();
     let table: Vec<f32> = (0..400).map(|v| v as f32).collect();
     let data =
-        stridex::buffers::upload(client, &table, LAST_TOKENS.buffer_bytes_at(4, Operand::Data).unwrap());
+        stridex::buffers::upload(client, &table, LAST_TOKENS.buffer_bytes_at(4, Operand::Data).unwrap())
+            .unwrap();
     for count in [4usize, 2] {
         let ids: Vec<i32> = (0..count as i32 * 5).map(|i| 49 - i).collect();
-        let ix = stridex::buffers::upload(client, &ids, LAST_TOKENS.index_buffer_bytes_at(count, 0).unwrap());
+        let ix = stridex::buffers::upload(client, &ids, LAST_TOKENS.index_buffer_bytes_at(count, 0).unwrap())
+            .unwrap();
         let out = client.empty(LAST_TOKENS.buffer_bytes_at(count, Operand::Output).unwrap());
         LAST_TOKENS.launch_at(client, count, &data, &[&ix], &out).unwrap();
         let y: Vec<f32> = stridex::buffers::read(client, &out, count * 8).unwrap();
         assert_eq!(y, LAST_TOKENS.run(&table, (&ids,)).unwrap().data(), "count {count}");
     }
-    let ix = stridex::buffers::upload(client, &[0i32; 10], 40);
+    let ix = stridex::buffers::upload(client, &[0i32; 10], 40).unwrap();
     let out = client.empty(64);
     assert_eq!(
         LAST_TOKENS.launch(client, &data, &[&ix], &out).unwrap_err(),

@@ -417,6 +417,37 @@ fn hostile_index_family_descriptors_never_panic() {
     }
 }
 
+/// Edge arguments of the run-time helpers (found by a review of what user numbers reach):
+/// each is an `Err` naming the mistake, where each once panicked or aborted.
+#[test]
+fn edge_arguments_of_the_helpers_are_errs() {
+    use stridex::{buffers, Chain, SliceRange};
+    let client = Device::default_device().unwrap().client();
+    // An upload larger than any op's buffer: refused, not allocated.
+    let e = buffers::upload(client, &[1u8, 2, 3], usize::MAX).unwrap_err();
+    assert!(matches!(e, Error::UploadTooLarge { bytes: usize::MAX, .. }), "{e}");
+    let e = buffers::upload(client, &[0f32; 4], 1 << 40).unwrap_err();
+    assert!(e.to_string().contains("buffer_bytes"), "{e}");
+    let h = buffers::upload(client, &[7u16, 8, 9], 0).unwrap();
+    assert_eq!(buffers::read::<u16>(client, &h, 3).unwrap(), [7, 8, 9]);
+    // More elements than any buffer holds: their bytes overflow no count.
+    let e = buffers::read::<f64>(client, &h, usize::MAX).unwrap_err();
+    assert!(matches!(e, Error::HandleTooSmall { needed: usize::MAX, given: 8, .. }), "{e}");
+    // A chain's index buffer past its last gather.
+    let op = stridex::chain! { data: f32[4, 3], gather { indices: i32[2] }, slice { s[.., 1..] } };
+    let e = op.index_buffer_bytes(usize::MAX).unwrap_err();
+    assert!(matches!(e, Error::IndexBufferCount { expected: 1, given: usize::MAX }), "{e}");
+    // `_` on a scalar, with a slice stage lowered against it: a rule's `Err` at `build`.
+    for slice in [
+        Slice::directml().ranges(&[SliceRange::FULL]),
+        Slice::onnx().ranges(&[]),
+        Slice::directml().window(&[0], &[1], &[1]),
+    ] {
+        let e = Chain::data::<f32>(&[]).dynamic_leading().slice(slice).build().unwrap_err();
+        assert!(matches!(&e, Error::Rule(_) | Error::InStage { .. }), "{e:?}");
+    }
+}
+
 /// `launch` on handles made with the same CubeCL client: sizes are checked, a repeated launch
 /// returns without waiting, and the error policy still names the bad index.
 #[test]

@@ -408,7 +408,7 @@ impl<T, I, O: 'static> ChainOp<T, I, O> {
         let (_, g) = plan
             .gathers()
             .nth(gather)
-            .ok_or(Error::IndexBufferCount { expected: count, given: gather + 1 })?;
+            .ok_or_else(|| Error::IndexBufferCount { expected: count, given: gather.saturating_add(1) })?;
         Ok(crate::kernels::index_bytes(g))
     }
 
