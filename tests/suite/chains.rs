@@ -435,6 +435,40 @@ fn scattered<'a, T: Element, I: stridex::IndexTypes>(
     Ok(out)
 }
 
+/// A chain's scatter into a strided destination (each cache row padded to 8 words) writes the
+/// rows where the strides say and leaves the padding as it was, by `run_into`, a guarded launch
+/// and `launch`; the scatter op's own copy of the same strided data (packed, as ONNX's output)
+/// holds the same rows.
+#[test]
+fn a_chain_scatters_into_a_strided_destination() {
+    let bytes = |v: &[i32]| i32::bytes(v).into_owned();
+    let kv = stridex::chain! {
+        data: f32[5, 2, 4],
+        slice { s[.., 1..2, ..] },
+        scatter { into: f32[6, 1, 4] strides [8, 4, 1], indices: i32[5], axis: 0, out_of_range: skip },
+    };
+    let write = stridex::scatter! {
+        data: f32[6, 1, 4] strides [8, 4, 1], indices: i32[5], updates: f32[5, 1, 4], axis: 0, out_of_range: skip
+    };
+    let rows: Vec<f32> = (0..40).map(|v| v as f32 + 0.5).collect();
+    let values: Vec<f32> = (0..5).flat_map(|t| rows[t * 8 + 4..][..4].to_vec()).collect();
+    // 5 rows of 8 words and a last of 4: the strided layout's own length.
+    let cache: Vec<f32> = (0..44).map(|v| -(v as f32)).collect();
+    let slots = [2, -1, 5, 0, 2];
+    // The scatter op's copy is packed (ONNX's output); in place, its launch keeps the strides.
+    let packed = write.run(&cache, &slots, &values).unwrap().data().to_vec();
+    let mut expected = cache.clone();
+    for (t, &slot) in slots.iter().enumerate().filter(|(_, &s)| s >= 0) {
+        if slots.iter().rposition(|&s| s == slot) == Some(t) {
+            expected[slot as usize * 8..][..4].copy_from_slice(&values[t * 4..][..4]);
+        }
+    }
+    let unpadded: Vec<f32> = (0..6).flat_map(|r| expected[r * 8..][..4].to_vec()).collect();
+    assert_eq!(packed, unpadded);
+    let got = scattered(&kv, &rows, (&slots[..],), &[&bytes(&slots)], &cache).unwrap();
+    assert_eq!(got, expected);
+}
+
 /// A chain may end in a scatter: the KV-cache write of a sliced projection (the K third of
 /// each token's QKV rows at its slot, -1 a padding token), and an MoE-style combine that adds
 /// gathered rows back by token. Each equals its stages run one by one (the chain before the
