@@ -1,11 +1,11 @@
 //! Nothing a user writes may make the front end panic: descriptor texts for `gather!`, `slice!`,
 //! `chain!` and the index family (`gather_elements!`, `gather_nd!`, `scatter!`,
 //! `scatter_elements!`, `scatter_nd!`), mutated at random (huge, negative and edge numbers,
-//! dropped, repeated and stray tokens), go through `stridex-syntax`; what it accepts is planned,
-//! lowered to kernel descriptors and described, a gather's and a slice's backward pass is
-//! planned, a scatter groups hostile index values as a launch would, and a `_` descriptor is
-//! planned at hostile counts. Tests build with overflow checks on, so an unchecked sum of user
-//! numbers fails here as a panic.
+//! dropped, repeated and stray tokens), go through each whole macro (parse, checks, expansion)
+//! and through `stridex-syntax`; what it accepts is planned, lowered to kernel descriptors and
+//! described, a gather's and a slice's backward pass is planned, a scatter groups hostile index
+//! values as a launch would, and a `_` descriptor is planned at hostile counts. Tests build
+//! with overflow checks on, so an unchecked sum of user numbers fails here as a panic.
 //!
 //! Deterministic (a fixed-seed xorshift); `STRIDEX_FUZZ_CASES` sets the cases per kind and
 //! `STRIDEX_FUZZ_SEED` the seed.
@@ -20,6 +20,7 @@ use stridex_core::kernel::{
 use stridex_core::{
     describe, dynamic, gradient, ChainKernelDesc, DType, GatherForm, GatherPlan, ScatterPlan,
 };
+use stridex_syntax::expand;
 
 const GATHERS: &[&str] = &[
     "data: f32[5, 4, 3], indices: i64[2, 2], axis: 1",
@@ -214,10 +215,12 @@ fn mutate(rng: &mut Rng, seed: &str) -> String {
 }
 
 fn gather(text: &str) {
+    expanded(text, expand::gather_macro);
     index_gather(text, stridex_syntax::gather_str);
 }
 
 fn slice(text: &str) {
+    expanded(text, expand::slice_macro);
     let Ok(desc) = stridex_syntax::slice_str(text) else { return };
     if let Ok(plan) = desc.plan() {
         let _ = SliceKernelDesc::new(&plan);
@@ -230,6 +233,14 @@ fn slice(text: &str) {
                 let _ = SliceKernelDesc::new(&plan);
             }
         }
+    }
+}
+
+/// The whole macro on `text` (parse, checks, expansion: what `rustc` runs), which must return
+/// tokens (an expansion or `compile_error!`s) rather than panic.
+fn expanded(text: &str, macro_fn: fn(proc_macro2::TokenStream) -> proc_macro2::TokenStream) {
+    if let Ok(tokens) = text.parse() {
+        let _ = macro_fn(tokens);
     }
 }
 
@@ -262,10 +273,12 @@ fn index_gather(text: &str, parse: fn(&str) -> Result<stridex_core::GatherDesc, 
 }
 
 fn gather_elements(text: &str) {
+    expanded(text, expand::gather_elements_macro);
     index_gather(text, stridex_syntax::gather_elements_str);
 }
 
 fn gather_nd(text: &str) {
+    expanded(text, expand::gather_nd_macro);
     index_gather(text, stridex_syntax::gather_nd_str);
 }
 
@@ -324,14 +337,17 @@ fn scatter_of(text: &str, form: GatherForm) {
 }
 
 fn scatter(text: &str) {
+    expanded(text, expand::scatter_macro);
     scatter_of(text, GatherForm::Axis);
 }
 
 fn scatter_elements(text: &str) {
+    expanded(text, expand::scatter_elements_macro);
     scatter_of(text, GatherForm::Elements);
 }
 
 fn scatter_nd(text: &str) {
+    expanded(text, expand::scatter_nd_macro);
     scatter_of(text, GatherForm::Nd);
 }
 
@@ -347,6 +363,7 @@ fn chain_plan(plan: &stridex_core::ChainPlan) {
 }
 
 fn chain(text: &str) {
+    expanded(text, expand::chain_macro);
     let Ok(desc) = stridex_syntax::chain_str(text) else { return };
     if let Ok(plan) = desc.plan() {
         chain_plan(&plan);
