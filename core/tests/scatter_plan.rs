@@ -350,6 +350,48 @@ fn the_device_groups_runs_that_lie_back_to_back() {
     }
 }
 
+/// Under `skip`, a kernel that reads its indices on the device reads 32-bit signed ones as
+/// unsigned, so that a negative one is past the end: only true of an axis of at most 2^31
+/// rows. A longer one (12 GB of f32 rows here) keeps the host's lists, which drop a negative
+/// index by its value; 64-bit indices (at least 2^63 as unsigned) and shorter axes read on
+/// the device.
+#[test]
+fn skip_reads_signed_32_bit_indices_on_the_device_only_where_negatives_are_past_the_end() {
+    use stridex_core::kernel::ScatterRowsDesc;
+    use stridex_core::OutOfRange;
+    let rows = |axis: usize, index_type: DType| {
+        let mut desc = ScatterDesc::new(
+            GatherForm::Axis,
+            GatherRules::OpenVino,
+            decl(DType::F32, &[axis, 1]),
+            decl(index_type, &[2]),
+            decl(DType::F32, &[2, 1]),
+            0,
+        );
+        desc.map.out_of_range = Some(OutOfRange::Skip);
+        let plan = desc.plan().unwrap();
+        ScatterRowsDesc::of(&plan, &plan.map.data).map(|k| k.index.index_type)
+    };
+    let (long, longest_signed) = (3_000_000_000, i32::MAX as usize);
+    assert_eq!(rows(long, DType::I32), None);
+    assert_eq!(rows(longest_signed, DType::I32), Some(stridex_core::IndexType::U32));
+    assert_eq!(rows(long, DType::I64), Some(stridex_core::IndexType::U64));
+    // The host's lists drop the negative index and keep the one in range.
+    let mut desc = ScatterDesc::new(
+        GatherForm::Axis,
+        GatherRules::OpenVino,
+        decl(DType::F32, &[long, 1]),
+        decl(DType::I32, &[2]),
+        decl(DType::F32, &[2, 1]),
+        0,
+    );
+    desc.map.out_of_range = Some(OutOfRange::Skip);
+    let plan = desc.plan().unwrap();
+    let values = [-2_000_000_000i128, 7];
+    let groups = plan.group(&plan.map.data, |i| values[i]).unwrap();
+    assert_eq!((groups.keys, groups.members), (vec![7], vec![1]));
+}
+
 /// Empty scatters whose other sizes multiply past `usize`: every size a plan and its kernels
 /// take is a product of user numbers, looked at for a zero first, never an overflow (a debug
 /// build panics on one).

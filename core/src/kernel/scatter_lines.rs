@@ -39,7 +39,9 @@ pub struct LineDim {
 /// number does not fit 32 bits. Under `skip` an index is read as unsigned, so a negative one
 /// is past the end and its update is dropped as one past the end is; under `error` the check
 /// ran first, so the write reads each index as in range (normalized, and only bounded by the
-/// axis, which keeps it there whatever the buffer holds).
+/// axis, which keeps it there whatever the buffer holds). A negative 32-bit index read as
+/// unsigned is at least 2^31, past the end only of an axis no longer than that: a longer axis
+/// under `skip` with 32-bit signed indices takes no device read (`None`: the host groups).
 pub(super) fn device_reads(
     plan: &ScatterPlan,
     axis_size: u32,
@@ -58,6 +60,7 @@ pub(super) fn device_reads(
         false => None,
     };
     let (index_type, policy) = match (plan.out_of_range, plan.map.index_type) {
+        (OutOfRange::Skip, IndexType::I32) if axis_size > i32::MAX as u32 => return None,
         (OutOfRange::Skip, IndexType::I32) => (IndexType::U32, OutOfRange::Zero),
         (OutOfRange::Skip, IndexType::I64) => (IndexType::U64, OutOfRange::Zero),
         (OutOfRange::Skip, t) => (t, OutOfRange::Zero),
