@@ -109,7 +109,8 @@ const CHECK_RUN: u32 = 64;
 pub(crate) unsafe fn queue_check(client: &Client, r: IndexRead, count: u32, indices: &Handle) -> Queued {
     let status = launch::status(client);
     unsafe {
-        // SAFETY: (of the caller) invocation `i < count` reads index `i`, inside the buffer.
+        // SAFETY: (of the caller) invocation `i` reads indices `CHECK_RUN * i ..` below
+        // `count`, inside the buffer.
         index_check_kernel::launch_unchecked(
             client,
             launch::cube_count(client, count.div_ceil(CHECK_RUN)),

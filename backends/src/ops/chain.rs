@@ -361,7 +361,9 @@ fn gathered_rows<T: Element, J: IndexElement>(
     let mut writes = op.group(&values, s.map.data).map_err(staged)?;
     // Every gather index is in range (checked above under `error`), clamped into it, or (under
     // `zero`) out of range and an update of zeros.
-    f.fold(writes.members_mut(), |p| gathered.value(p)).map_err(|(p, value)| {
+    // SAFETY: the moved writes go to `launch_writes_from` below, with the data as their source.
+    let members = unsafe { writes.members_mut() };
+    f.fold(members, |p| gathered.value(p)).map_err(|(p, value)| {
         in_stage(1, Error::IndexOutOfRange { position: vec![p], value, axis_size: f.axis_size() })
     })?;
     // SAFETY: each member now names data row `g[p]`, normalized into the gather's axis, whose

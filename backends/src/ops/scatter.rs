@@ -201,7 +201,8 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
     ) -> Result<(), Error> {
         launch::check_handle(Operand::Updates, updates, self.buffer_bytes(Operand::Updates)?)?;
         // SAFETY: `writes` came from `group`, so its members are runs of the updates' layout,
-        // which `updates` was just checked to hold.
+        // which `updates` was just checked to hold (a caller that moved them, through the
+        // unsafe `members_mut`, launches with `launch_writes_from` instead).
         unsafe { self.launch_writes_from(client, writes, updates, dest, false) }
     }
 
@@ -398,7 +399,13 @@ impl Writes {
 
     /// Each listed position's first updates unit (see `ScatterGroups::members`), for a caller
     /// that moves them to where the updates lie (`GatheredRows::fold`).
-    pub(crate) fn members_mut(&mut self) -> &mut [u32] {
+    ///
+    /// # Safety
+    /// [`ScatterOp::launch_writes`] reads each member's run from the updates buffer it checked
+    /// against the plan's updates layout: once a member is moved elsewhere (into a chain's data,
+    /// or `ZERO_MEMBER`), these writes may go only to [`ScatterOp::launch_writes_from`], with a
+    /// source that holds every run they name.
+    pub(crate) unsafe fn members_mut(&mut self) -> &mut [u32] {
         &mut self.groups.members
     }
 }

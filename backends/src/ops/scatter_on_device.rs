@@ -70,8 +70,9 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
         launch::exclusive(|| {
             // SAFETY: `k` was made for this plan writing the data's layout, and `launch` checked
             // each buffer against `buffer_bytes` of its layout (a chain's fused rows write:
-            // `rows_from_data` checked the destination and the indices, and `updates` is the
-            // chain's data, checked against its layout, where `k` reads the slices' rows).
+            // `ScatterStageRun::run` checked the destination and the indices, and `updates` is
+            // the chain's data, which `launch_scattering` checked against the chain's data
+            // layout, where `k` reads the slices' rows).
             let queued = unsafe { k.queue(client, updates, indices, data) };
             self.verified.wait_unless_seen(client, k.tag(), queued)
         })
