@@ -16,6 +16,9 @@ pub enum Error {
     /// A device buffer given to `launch` has fewer bytes than the kernel touches
     /// (`op.buffer_bytes(tensor)`).
     HandleTooSmall { tensor: Operand, needed: usize, given: usize },
+    /// A device buffer given to `launch` starts `offset` bytes into its memory, not a multiple
+    /// of the device's `alignment` (CubeCL's `Handle::offset_start`).
+    HandleMisaligned { tensor: Operand, offset: u64, alignment: u64 },
     /// [`crate::buffers::upload`] asked for a buffer larger than any op's (`max` bytes).
     UploadTooLarge { bytes: usize, max: usize },
     /// Under the `error` policy: the first index (row-major over the indices tensor) outside
@@ -67,6 +70,10 @@ impl fmt::Display for Error {
             Error::HandleTooSmall { tensor, needed, given } => write!(
                 f,
                 "device buffer too small: `{tensor}` needs {needed} bytes (whole 32-bit words, see `buffer_bytes`), but its handle has {given}"
+            ),
+            Error::HandleMisaligned { tensor, offset, alignment } => write!(
+                f,
+                "device buffer misaligned: `{tensor}` starts {offset} bytes into its memory, which the device binds only at multiples of {alignment} bytes; give a handle whose `offset_start` is such a multiple"
             ),
             Error::UploadTooLarge { bytes, max } => write!(
                 f,

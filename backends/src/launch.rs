@@ -134,8 +134,20 @@ pub(crate) fn cube_count(client: &Client, invocations: u32) -> CubeCount {
     cubecl::calculate_cube_count_elemwise(client, invocations as usize, cube_dim(client))
 }
 
-/// A handle's usable bytes must cover what the kernel touches.
-pub(crate) fn check_handle(tensor: Operand, handle: &Handle, needed: usize) -> Result<(), Error> {
+/// A handle's usable bytes must cover what the kernel touches, from an offset the device can
+/// bind (`client`'s memory alignment: CubeCL's wgpu device panics on any other). Burn's views
+/// keep that alignment; a handle moved by `offset_start` by hand may not.
+pub(crate) fn check_handle(
+    client: &Client,
+    tensor: Operand,
+    handle: &Handle,
+    needed: usize,
+) -> Result<(), Error> {
+    let offset = handle.offset_start.unwrap_or(0);
+    let alignment = client.properties().memory.alignment.max(1);
+    if offset % alignment != 0 {
+        return Err(Error::HandleMisaligned { tensor, offset, alignment });
+    }
     let given = handle.size_in_used() as usize;
     if given < needed {
         return Err(Error::HandleTooSmall { tensor, needed, given });

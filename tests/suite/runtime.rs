@@ -433,6 +433,22 @@ fn edge_arguments_of_the_helpers_are_errs() {
     // More elements than any buffer holds: their bytes overflow no count.
     let e = buffers::read::<f64>(client, &h, usize::MAX).unwrap_err();
     assert!(matches!(e, Error::HandleTooSmall { needed: usize::MAX, given: 8, .. }), "{e}");
+    // A handle that starts off the device's alignment (CubeCL's wgpu device panicked on it).
+    let op = stridex::gather! { rules: openvino, data: f32[4, 8], indices: i32[3] };
+    let alignment = client.properties().memory.alignment;
+    let table = buffers::upload(client, &[0.5f32; 32], 128 + alignment as usize).unwrap();
+    let ids = buffers::upload(client, &[2i32, 1, 0], 12).unwrap();
+    let out = client.empty(op.buffer_bytes(Operand::Output).unwrap());
+    if alignment > 4 {
+        let e = op.launch(client, &table.clone().offset_start(4), &ids, &out).unwrap_err();
+        assert!(matches!(e, Error::HandleMisaligned { tensor: Operand::Data, offset: 4, .. }), "{e}");
+    }
+    // At the alignment, a view is fine (its rows past the table's 32 values are zeros).
+    op.launch(client, &table.offset_start(alignment), &ids, &out).unwrap();
+    let rows = buffers::read::<f32>(client, &out, 24).unwrap();
+    let row =
+        |r: usize| (0..8).map(move |c| if (r * 8 + c) * 4 + (alignment as usize) < 128 { 0.5 } else { 0.0 });
+    assert_eq!(rows, [2, 1, 0].into_iter().flat_map(row).collect::<Vec<f32>>());
     // A chain's index buffer past its last gather.
     let op = stridex::chain! { data: f32[4, 3], gather { indices: i32[2] }, slice { s[.., 1..] } };
     let e = op.index_buffer_bytes(usize::MAX).unwrap_err();

@@ -246,10 +246,15 @@ impl<T: Element, I: IndexTypes, O: Element> ChainOp<T, I, O> {
         }
         // The chain's buffers under the chain's names (the inner ops check them again, as their
         // own data, updates and indices, which then holds).
-        launch::check_handle(Operand::Data, data, self.buffer_bytes(Operand::Data)?)?;
-        launch::check_handle(Operand::Output, output, self.buffer_bytes(Operand::Output)?)?;
-        launch::check_handle(Operand::Indices, scatter_indices, self.index_buffer_bytes(expected - 1)?)
-            .map_err(|e| in_stage(stage, e))?;
+        launch::check_handle(client, Operand::Data, data, self.buffer_bytes(Operand::Data)?)?;
+        launch::check_handle(client, Operand::Output, output, self.buffer_bytes(Operand::Output)?)?;
+        launch::check_handle(
+            client,
+            Operand::Indices,
+            scatter_indices,
+            self.index_buffer_bytes(expected - 1)?,
+        )
+        .map_err(|e| in_stage(stage, e))?;
         let desc = self.desc().scatter_desc(plan).ok_or(Error::DestinationNeeded { call: "launch" })?;
         let (dest, at) = (output, *scatter_indices);
         let intermediate;
@@ -258,7 +263,7 @@ impl<T: Element, I: IndexTypes, O: Element> ChainOp<T, I, O> {
             Updates::SlicedRows(k)
         } else if let (Some(f), [gather_indices]) = (GatheredRows::of_chain(plan), before_indices) {
             // Fused: the gather folded into the scatter's lists, which read the rows in place.
-            launch::check_handle(Operand::Indices, gather_indices, Self::index_bytes_of(plan, 0)?)
+            launch::check_handle(client, Operand::Indices, gather_indices, Self::index_bytes_of(plan, 0)?)
                 .map_err(|e| in_stage(1, e))?;
             Updates::GatheredRows(f, gather_indices)
         } else if let Some(before) = self.desc().before_scatter() {
@@ -315,9 +320,9 @@ impl ScatterStageRun<'_> {
         match updates {
             Updates::Buffer(updates) => op.launch(client, dest, indices, updates).map_err(staged),
             Updates::SlicedRows(k) => {
-                launch::check_handle(Operand::Output, dest, op.buffer_bytes(Operand::Data)?)
+                launch::check_handle(client, Operand::Output, dest, op.buffer_bytes(Operand::Data)?)
                     .map_err(staged)?;
-                launch::check_handle(Operand::Indices, indices, op.buffer_bytes(Operand::Indices)?)
+                launch::check_handle(client, Operand::Indices, indices, op.buffer_bytes(Operand::Indices)?)
                     .map_err(staged)?;
                 // `k` reads rows inside the chain's data (each is a slice window's, which the
                 // slice rules keep inside its input; `data` was checked against the chain's
@@ -347,7 +352,8 @@ fn gathered_rows<T: Element, J: IndexElement>(
 ) -> Result<(), Error> {
     let staged = |e| in_stage(stage, e);
     let s = op.plan()?;
-    launch::check_handle(Operand::Indices, indices, op.buffer_bytes(Operand::Indices)?).map_err(staged)?;
+    launch::check_handle(client, Operand::Indices, indices, op.buffer_bytes(Operand::Indices)?)
+        .map_err(staged)?;
     let read = launch::exclusive(|| launch::read_all(client, vec![gather_indices.clone(), indices.clone()]))
         .map_err(staged)?;
     let checked = checked_gathers(plan);
@@ -436,12 +442,12 @@ impl<T, I, O: 'static> ChainOp<T, I, O> {
             return Err(Error::IndexBufferCount { expected: n, given: indices.len() });
         }
         let bytes = |t| Self::bytes(&plan, kernel.as_deref(), t);
-        launch::check_handle(Operand::Data, data, bytes(Operand::Data))?;
+        launch::check_handle(client, Operand::Data, data, bytes(Operand::Data))?;
         for (g, (&(stage, _), h)) in plan.gathers().collect::<Vec<_>>().iter().zip(indices).enumerate() {
-            launch::check_handle(Operand::Indices, h, Self::index_bytes_of(&plan, g)?)
+            launch::check_handle(client, Operand::Indices, h, Self::index_bytes_of(&plan, g)?)
                 .map_err(|e| in_stage(stage, e))?;
         }
-        launch::check_handle(Operand::Output, output, bytes(Operand::Output))?;
+        launch::check_handle(client, Operand::Output, output, bytes(Operand::Output))?;
         let checked = checked_gathers(&plan);
         if !checked.is_empty() {
             let handles = checked.iter().map(|&g| indices[g].clone()).collect();

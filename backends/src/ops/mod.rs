@@ -260,7 +260,7 @@ impl<K: OpKind, T, I> Op<K, T, I> {
         wait: bool,
     ) -> Result<bool, Error> {
         for &(tensor, handle, needed) in inputs.iter().chain([&(Operand::Output, output.0, output.1)]) {
-            launch::check_handle(tensor, handle, needed)?;
+            launch::check_handle(client, tensor, handle, needed)?;
         }
         let handles: Vec<&Handle> = inputs.iter().map(|&(_, h, _)| h).collect();
         let queued = kernel.queue(client, &handles, output.0);
@@ -409,7 +409,7 @@ fn read_indices<I: crate::element::IndexElement>(
     indices: &Handle,
     layout: &TensorLayout,
 ) -> Result<Vec<I>, Error> {
-    launch::check_handle(Operand::Indices, indices, index_buffer_len::<I>(layout))?;
+    launch::check_handle(client, Operand::Indices, indices, index_buffer_len::<I>(layout))?;
     let read = launch::exclusive(|| launch::read(client, indices.clone()))?;
     Ok(index_values(&read, layout))
 }

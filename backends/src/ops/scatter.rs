@@ -124,7 +124,7 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
         for (tensor, handle) in
             [(Operand::Data, data), (Operand::Indices, indices), (Operand::Updates, updates)]
         {
-            launch::check_handle(tensor, handle, self.buffer_bytes(tensor)?)?;
+            launch::check_handle(client, tensor, handle, self.buffer_bytes(tensor)?)?;
         }
         match ScatterKernel::writing(plan, &plan.map.data) {
             Some(ScatterKernel::OnDevice(k)) => {
@@ -199,7 +199,7 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
         updates: &Handle,
         dest: &Handle,
     ) -> Result<(), Error> {
-        launch::check_handle(Operand::Updates, updates, self.buffer_bytes(Operand::Updates)?)?;
+        launch::check_handle(client, Operand::Updates, updates, self.buffer_bytes(Operand::Updates)?)?;
         // SAFETY: `writes` came from `group`, so its members are runs of the updates' layout,
         // which `updates` was just checked to hold (a caller that moved them, through the
         // unsafe `members_mut`, launches with `launch_writes_from` instead).
@@ -231,7 +231,7 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
         if writes.groups.keys.is_empty() {
             return Ok(());
         }
-        launch::check_handle(Operand::Data, dest, word_bytes(&writes.dest, plan.data_type().size()))?;
+        launch::check_handle(client, Operand::Data, dest, word_bytes(&writes.dest, plan.data_type().size()))?;
         // The kernel has no index to flag (the host checked them), so only its first launch
         // per runtime waits, to confirm CubeCL built and ran it (see `Verified`).
         let in_place = writes.dest == plan.map.data;
@@ -281,8 +281,8 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
         dest: &Handle,
     ) -> Result<(), Error> {
         let plan = self.plan()?;
-        launch::check_handle(Operand::Updates, updates, self.buffer_bytes(Operand::Updates)?)?;
-        launch::check_handle(Operand::Data, dest, word_bytes(&zeros.dest, plan.data_type().size()))?;
+        launch::check_handle(client, Operand::Updates, updates, self.buffer_bytes(Operand::Updates)?)?;
+        launch::check_handle(client, Operand::Data, dest, word_bytes(&zeros.dest, plan.data_type().size()))?;
         let runs = zeros.every.len() - 1;
         if runs == 0 {
             return Ok(());
@@ -330,9 +330,14 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
         dest: &Handle,
     ) -> Result<(), Error> {
         let plan = self.plan()?;
-        launch::check_handle(Operand::Indices, indices, self.buffer_bytes(Operand::Indices)?)?;
-        launch::check_handle(Operand::Updates, updates, self.buffer_bytes(Operand::Updates)?)?;
-        launch::check_handle(Operand::Data, dest, word_bytes(&plan.map.data, plan.data_type().size()))?;
+        launch::check_handle(client, Operand::Indices, indices, self.buffer_bytes(Operand::Indices)?)?;
+        launch::check_handle(client, Operand::Updates, updates, self.buffer_bytes(Operand::Updates)?)?;
+        launch::check_handle(
+            client,
+            Operand::Data,
+            dest,
+            word_bytes(&plan.map.data, plan.data_type().size()),
+        )?;
         let k = &zeros.0;
         launch::exclusive(|| {
             // SAFETY: `grouped_into_zeros` made the kernels for this plan writing the data's
