@@ -16,6 +16,8 @@ pub enum Error {
     /// A device buffer given to `launch` has fewer bytes than the kernel touches
     /// (`op.buffer_bytes(tensor)`).
     HandleTooSmall { tensor: Operand, needed: usize, given: usize },
+    /// A device buffer given to `launch` was made by another device's client.
+    ForeignHandle { tensor: Operand },
     /// A device buffer given to `launch` starts `offset` bytes into its memory, not a multiple
     /// of the device's `alignment` (CubeCL's `Handle::offset_start`).
     HandleMisaligned { tensor: Operand, offset: u64, alignment: u64 },
@@ -70,6 +72,10 @@ impl fmt::Display for Error {
             Error::HandleTooSmall { tensor, needed, given } => write!(
                 f,
                 "device buffer too small: `{tensor}` needs {needed} bytes (whole 32-bit words, see `buffer_bytes`), but its handle has {given}"
+            ),
+            Error::ForeignHandle { tensor } => write!(
+                f,
+                "device buffer of another device: `{tensor}` was made by another client than the one given to `launch`; make it with that client (or launch with its own)"
             ),
             Error::HandleMisaligned { tensor, offset, alignment } => write!(
                 f,

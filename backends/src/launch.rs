@@ -134,15 +134,20 @@ pub(crate) fn cube_count(client: &Client, invocations: u32) -> CubeCount {
     cubecl::calculate_cube_count_elemwise(client, invocations as usize, cube_dim(client))
 }
 
-/// A handle's usable bytes must cover what the kernel touches, from an offset the device can
-/// bind (`client`'s memory alignment: CubeCL's wgpu device panics on any other). Burn's views
-/// keep that alignment; a handle moved by `offset_start` by hand may not.
+/// A handle must be of `client`'s device, and its usable bytes must cover what the kernel
+/// touches, from an offset the device can bind (`client`'s memory alignment: CubeCL's wgpu
+/// device panics on any other). Burn's views keep that alignment; a handle moved by
+/// `offset_start` by hand may not.
 pub(crate) fn check_handle(
     client: &Client,
     tensor: Operand,
     handle: &Handle,
     needed: usize,
 ) -> Result<(), Error> {
+    // Another device's memory: CubeCL refuses it by panicking on the launch.
+    if handle.service != client.service_id() {
+        return Err(Error::ForeignHandle { tensor });
+    }
     let offset = handle.offset_start.unwrap_or(0);
     let alignment = client.properties().memory.alignment.max(1);
     if offset % alignment != 0 {

@@ -610,3 +610,27 @@ fn run_into_fills_the_callers_buffer() {
     chain.run_into(&table, (&[3, 1, 4],), &mut out).unwrap();
     assert_eq!(out, chain.run(&table, (&[3, 1, 4],)).unwrap().data());
 }
+
+/// A buffer of another device given to `launch` (wgpu's to the CPU runtime's client) is an
+/// `Err` naming the buffer; CubeCL panicked on it.
+#[cfg(feature = "cpu")]
+#[test]
+fn another_devices_buffer_is_an_err() {
+    let (Ok(wgpu), Ok(cpu)) = (Device::open(stridex::Backend::Wgpu), Device::open(stridex::Backend::Cpu))
+    else {
+        return;
+    };
+    let (wgpu, cpu) = (wgpu.client(), cpu.client());
+    let op = stridex::gather! { rules: openvino, data: f32[4, 8], indices: i32[3] };
+    let table = stridex::buffers::upload(wgpu, &[0.5f32; 32], 128).unwrap();
+    let ids = stridex::buffers::upload(cpu, &[2i32, 1, 0], 12).unwrap();
+    let out = cpu.empty(op.buffer_bytes(Operand::Output).unwrap());
+    let e = op.launch(cpu, &table, &ids, &out).unwrap_err();
+    assert_eq!(e, Error::ForeignHandle { tensor: Operand::Data });
+    assert!(e.to_string().contains("another client"), "{e}");
+    let e = stridex::buffers::read::<f32>(wgpu, &out, 24).unwrap_err();
+    assert!(matches!(e, Error::ForeignHandle { .. }), "{e}");
+    let table = stridex::buffers::upload(cpu, &[0.5f32; 32], 128).unwrap();
+    op.launch(cpu, &table, &ids, &out).unwrap();
+    assert_eq!(stridex::buffers::read::<f32>(cpu, &out, 24).unwrap(), [0.5; 24]);
+}
