@@ -24,9 +24,7 @@ pub fn upload<T: Element>(client: &Client, data: &[T], bytes: usize) -> Result<H
 
 /// The first `elements` elements of a device buffer (waits for the work queued on it).
 pub fn read<T: Element>(client: &Client, handle: &Handle, elements: usize) -> Result<Vec<T>, Error> {
-    if handle.service != client.service_id() {
-        return Err(Error::ForeignHandle { tensor: stridex_core::Operand::Output });
-    }
+    crate::launch::check_device(client, stridex_core::Operand::Output, handle)?;
     let bytes = crate::launch::exclusive(|| crate::launch::read(client, handle.clone()))?;
     let n = elements.saturating_mul(T::DTYPE.size());
     if bytes.len() < n {

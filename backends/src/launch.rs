@@ -134,7 +134,16 @@ pub(crate) fn cube_count(client: &Client, invocations: u32) -> CubeCount {
     cubecl::calculate_cube_count_elemwise(client, invocations as usize, cube_dim(client))
 }
 
-/// A handle must be of `client`'s device, and its usable bytes must cover what the kernel
+/// A handle must be of `client`'s device: another device's memory CubeCL refuses by panicking
+/// on the launch or read.
+pub(crate) fn check_device(client: &Client, tensor: Operand, handle: &Handle) -> Result<(), Error> {
+    match handle.service == client.service_id() {
+        true => Ok(()),
+        false => Err(Error::ForeignHandle { tensor }),
+    }
+}
+
+/// A handle must be of `client`'s device ([`check_device`]), and its usable bytes must cover what the kernel
 /// touches, from an offset the device can bind (`client`'s memory alignment: CubeCL's wgpu
 /// device panics on any other). Burn's views keep that alignment; a handle moved by
 /// `offset_start` by hand may not.
@@ -144,10 +153,7 @@ pub(crate) fn check_handle(
     handle: &Handle,
     needed: usize,
 ) -> Result<(), Error> {
-    // Another device's memory: CubeCL refuses it by panicking on the launch.
-    if handle.service != client.service_id() {
-        return Err(Error::ForeignHandle { tensor });
-    }
+    check_device(client, tensor, handle)?;
     let offset = handle.offset_start.unwrap_or(0);
     let alignment = client.properties().memory.alignment.max(1);
     if offset % alignment != 0 {
