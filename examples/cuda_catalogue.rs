@@ -269,6 +269,26 @@ fn others() -> Vec<(&'static str, Desc)> {
                 .starts_ends(&[20, 10, 4], &[0, 0, 1])
                 .steps(&[-1, -3, -2])),
         ),
+        // Steps of 2 and 3 along rows: output lines picked from whole source lines.
+        (
+            "slice_step2_rows_f32",
+            s(Slice::directml().input::<f32>(&[8, 4, 64]).window(&[0, 0, 0], &[8, 4, 64], &[1, 2, 2])),
+        ),
+        (
+            "slice_step_minus3_rows_f32",
+            s(Slice::onnx().input::<f32>(&[6, 48]).starts_ends(&[-1], &[-49]).axes(&[1]).steps(&[-3])),
+        ),
+        (
+            "slice_step2_rows_f64",
+            s(Slice::directml().input::<f64>(&[8, 32]).window(&[0, 0], &[8, 32], &[1, 2])),
+        ),
+        (
+            "dynamic_stepped_reversed_f32",
+            s(Slice::directml()
+                .input::<f32>(&[0, 3, 16, 32])
+                .window(&[0, 0, 0, 0], &[0, 3, 16, 32], &[1, 1, 2, -2])
+                .dynamic_leading()),
+        ),
         // A `_` leading size: the invocation limit is a launch argument.
         (
             "dynamic_embedding_f16",

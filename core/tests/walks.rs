@@ -49,6 +49,8 @@ fn walks_match_the_reference() {
         "ReversedLines (1 lanes, 2 words)",
         "ReversedLines (2 lanes, 1 words)",
         "ReversedLines (4 lanes, 1 words)",
+        "SteppedLines (1 lanes, 1 words)",
+        "SteppedLines (1 lanes, 2 words)",
         "Elements (1 lanes, 1 words)",
         "Elements (1 lanes, 2 words)",
         "Elements (2 lanes, 1 words)",

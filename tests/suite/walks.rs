@@ -102,3 +102,89 @@ fn the_host_model_is_the_kernel() {
     let enough = seeds as usize * 3 / 8;
     assert!(gathers >= enough && slices >= enough, "{gathers} gathers, {slices} slices had a kernel");
 }
+
+/// The row access of an op's fused kernel.
+fn access_of(walk: &stridex::core::kernel::Walk) -> stridex::core::kernel::RowAccess {
+    match walk {
+        stridex::core::kernel::Walk::Rows(w) => w.access,
+        other => panic!("not a row walk: {other:?}"),
+    }
+}
+
+/// Slices stepping 2 or 3 elements along the row, forwards and backwards, with 4- and 8-byte
+/// elements, and a chain ending in one (the bench's image pipeline): their lines are picked
+/// from whole source lines (`RowAccess::SteppedLines`), value for value what the step means.
+#[test]
+fn stepped_rows_read_whole_lines() {
+    use stridex::core::kernel::RowAccess;
+    let f32_data = |n: usize| (0..n).map(|i| i as f32).collect::<Vec<f32>>();
+    // (op, its input's sizes, expected source element of each output element, row-major).
+    macro_rules! check {
+        ($op:expr, $data:expr, $expected:expr) => {{
+            let op = $op;
+            let k = op.kernel().unwrap().unwrap();
+            assert_eq!(access_of(&k.walk), RowAccess::SteppedLines, "{:?}", k.walk);
+            let data = $data;
+            let got = op.run(&data).unwrap();
+            let want: Vec<_> = $expected.into_iter().map(|i: usize| data[i]).collect();
+            assert_eq!(got.data(), want.as_slice());
+        }};
+    }
+    // [3, 4, 16] -> [3, 2, 8]: every other row and element.
+    check!(
+        stridex::slice! { input: f32[3, 4, 16], s[.., ..;2, ..;2] },
+        f32_data(3 * 4 * 16),
+        (0..3).flat_map(|a| (0..2).flat_map(move |b| (0..8).map(move |c| a * 64 + b * 32 + c * 2)))
+    );
+    check!(
+        stridex::slice! { input: f32[2, 3, 24], s[.., .., ..;3] },
+        f32_data(2 * 3 * 24),
+        (0..6).flat_map(|r| (0..8).map(move |c| r * 24 + c * 3))
+    );
+    check!(
+        stridex::slice! { input: f32[2, 3, 16], s[.., .., ..;-2] },
+        f32_data(2 * 3 * 16),
+        (0..6).flat_map(|r| (0..8).map(move |c| r * 16 + 15 - c * 2))
+    );
+    check!(
+        stridex::slice! { input: f32[2, 2, 24], s[.., .., ..;-3] },
+        f32_data(2 * 2 * 24),
+        (0..4).flat_map(|r| (0..8).map(move |c| r * 24 + 23 - c * 3))
+    );
+    let f64_data = (0..2 * 3 * 8).map(|i| i as f64 * 1.5).collect::<Vec<f64>>();
+    check!(
+        stridex::slice! { input: f64[2, 3, 8], s[.., .., ..;2] },
+        f64_data.clone(),
+        (0..6).flat_map(|r| (0..4).map(move |c| r * 8 + c * 2))
+    );
+    let i64_data = (0..2 * 3 * 8).map(|i| i as i64 * -7).collect::<Vec<i64>>();
+    check!(
+        stridex::slice! { input: i64[2, 3, 8], s[.., .., ..;-2] },
+        i64_data,
+        (0..6).flat_map(|r| (0..4).map(move |c| r * 8 + 7 - c * 2))
+    );
+
+    // Crop, flip, BGR -> RGB, every other row and column: one kernel, stepping backwards.
+    let chain = stridex::chain! {
+        data: f32[2, 3, 16, 96],
+        slice { offsets: [0, 0, 4, 16], sizes: [2, 3, 8, 64], strides: [1, 1, 1, 1] },
+        slice { rules: onnx, starts: [-1], ends: [-65], axes: [3], steps: [-1] },
+        gather { indices: i32[3], axis: 1 },
+        slice { offsets: [0, 0, 0, 0], sizes: [2, 3, 8, 64], strides: [1, 1, 2, 2] },
+    };
+    let Some(stridex::ChainKernel::Fused(k)) = chain.kernel().unwrap() else { panic!("not fused") };
+    assert_eq!(access_of(&k.walk), RowAccess::SteppedLines, "{:?}", k.walk);
+    let data = f32_data(2 * 3 * 16 * 96);
+    let got = chain.run(&data, (&[2i32, 1, 0],)).unwrap();
+    let mut want = Vec::new();
+    for n in 0..2 {
+        for c in 0..3 {
+            for y in 0..4 {
+                for x in 0..32 {
+                    want.push(data[((n * 3 + 2 - c) * 16 + 4 + 2 * y) * 96 + 16 + 63 - 2 * x]);
+                }
+            }
+        }
+    }
+    assert_eq!(got.data(), want.as_slice());
+}

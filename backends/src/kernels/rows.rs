@@ -473,6 +473,8 @@ fn line_of<E: Int, NI: Size, NO: Size>(
         for c in 0..line {
             v.insert(c, x.extract(c));
         }
+    } else if comptime!(w.access == RowAccess::SteppedLines) {
+        v = stepped_line::<E, NI, NO>(data, u, src, w.clone());
     } else {
         // The source line holds the output line's elements last first.
         let x = data[src - u];
@@ -489,6 +491,74 @@ fn line_of<E: Int, NI: Size, NO: Size>(
         }
     }
     v
+}
+
+/// Output line `u` of a stepped row ([`RowAccess::SteppedLines`]): its window of two or three
+/// source lines, each loaded once, then each output word picked from them.
+#[cube]
+fn stepped_line<E: Int, NI: Size, NO: Size>(
+    data: &[Vector<E, NI>],
+    u: usize,
+    src: usize,
+    #[comptime] w: RowWalk,
+) -> Vector<E, NO> {
+    let step = comptime!(w.elem_stride.unsigned_abs() as usize);
+    let forwards = comptime!(w.elem_stride > 0);
+    // The window's first line (forwards) or its last (backwards); the others follow it, or
+    // precede it, and every one holds an element of the row.
+    let mut at = src;
+    if comptime!(forwards) {
+        at += u * step;
+    } else {
+        at -= u * step;
+    }
+    let mut next = at;
+    if comptime!(forwards) {
+        next += 1;
+    } else {
+        next -= 1;
+    }
+    let x0 = data[at];
+    let x1 = data[next];
+    // Unused by a step of 2 (not loaded).
+    let mut x2 = x1;
+    if comptime!(step == 3 && forwards) {
+        x2 = data[next + 1];
+    }
+    if comptime!(step == 3 && !forwards) {
+        x2 = data[next - 1];
+    }
+    let mut v = Vector::<E, NO>::new(E::from_int(0));
+    #[unroll]
+    for c in 0..comptime!(w.line as usize) {
+        let back = comptime!(stepped_word(&w, c).0);
+        let word = comptime!(stepped_word(&w, c).1);
+        if comptime!(back == 0) {
+            v.insert(c, x0.extract(word));
+        } else if comptime!(back == 1) {
+            v.insert(c, x1.extract(word));
+        } else {
+            v.insert(c, x2.extract(word));
+        }
+    }
+    v
+}
+
+/// Where word `c` of a stepped output line lies in its window: which line (counted from the
+/// window's first, away from it) and which word of that line.
+fn stepped_word(w: &RowWalk, c: usize) -> (usize, usize) {
+    let (step, ew, line) = (w.elem_stride.unsigned_abs() as usize, w.elem_words as usize, w.line as usize);
+    let e = line / ew;
+    let (k, t) = (c / ew, c % ew);
+    let (back, elem) = if w.elem_stride > 0 {
+        ((k * step) / e, (k * step) % e)
+    } else {
+        // Element `k` lies `k * step` elements before the last element of the window's first
+        // line (the highest).
+        let back = (k * step).saturating_sub(e - 1).div_ceil(e);
+        (back, back * e + e - 1 - k * step)
+    };
+    (back, elem * ew + t)
 }
 
 /// A word's 8- or 16-bit lanes in reverse order.
@@ -778,7 +848,9 @@ const CPU_TILE_MAX: u32 = 4096;
 /// with 8 lines, 0.75-1.35 with 128). Transposed blocks keep theirs. `None` keeps the walk's
 /// tile.
 fn cpu_tile(w: &RowWalk, invocations: u32) -> Option<(u32, u32)> {
-    let whole_lines = matches!(w.access, RowAccess::Lines | RowAccess::ReversedLines) && w.group.is_none();
+    let whole_lines =
+        matches!(w.access, RowAccess::Lines | RowAccess::ReversedLines | RowAccess::SteppedLines)
+            && w.group.is_none();
     let whole_elements = w.access == RowAccess::Elements && w.lanes == 1;
     if !(whole_lines || whole_elements) || w.spread {
         return None;

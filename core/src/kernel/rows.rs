@@ -19,6 +19,15 @@ pub enum RowAccess {
     /// Output line `u` is source line `row - u` with its elements in reverse order: the row runs
     /// backwards through the source (a negative slice stride), line-aligned.
     ReversedLines,
+    /// Output line `u` is picked from `|elem_stride|` consecutive source lines (a slice step of
+    /// 2 or 3 along the row, 4- or 8-byte elements): forwards, lines `row + u * step` on,
+    /// element `k` at element `k * step` of them; backwards (a negative step, the row's first
+    /// element the last of its line), lines `row - u * step` down, element `k` `k * step`
+    /// elements before that line's last. Every line loaded holds an element of the row (the
+    /// step is at most a line's elements), and a step under a line's words loads fewer vectors
+    /// than [`RowAccess::Elements`] loads words: on lavapipe a vector load costs about a word
+    /// load.
+    SteppedLines,
     /// Each element is read on its own, from 32-bit words: element `e` of a row is at source
     /// element `row + e * elem_stride` (backwards when `elem_backwards`), and, when
     /// `elem_index_stride` is not 0, takes its own index from word `e * elem_index_stride`
@@ -81,8 +90,9 @@ pub struct RowWalk {
     /// Words per element: 1 or 2 (8-byte elements; `lanes` is then 1).
     pub elem_words: u32,
     pub access: RowAccess,
-    /// Source elements per element of a row ([`RowAccess::Elements`], signed), or source lines
-    /// per element ([`RowAccess::Transposed`]).
+    /// Source elements per element of a row ([`RowAccess::Elements`] and
+    /// [`RowAccess::SteppedLines`], signed), or source lines per element
+    /// ([`RowAccess::Transposed`]).
     pub elem_stride: i64,
     /// The index reads, in the order they happen (a read may depend on earlier ones).
     pub reads: Vec<ReadDesc>,
@@ -173,6 +183,12 @@ impl RowWalk {
             RowAccess::ReversedLines
         } else if transposable.is_some() {
             RowAccess::Transposed
+        } else if !any_per_element
+            && eb % 4 == 0
+            && (2..=(e as i64).min(line as i64 - 1)).contains(&inner.src.abs())
+            && rows_aligned(if inner.src > 0 { base } else { base + 1 }, None)
+        {
+            RowAccess::SteppedLines
         } else {
             RowAccess::Elements
         };
@@ -272,6 +288,7 @@ impl RowWalk {
             access,
             elem_stride: match access {
                 RowAccess::Elements | RowAccess::Transposed => inner.src / unit,
+                RowAccess::SteppedLines => inner.src,
                 _ => 0,
             },
             reads,

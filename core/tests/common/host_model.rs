@@ -137,6 +137,34 @@ pub fn run_rows(w: &RowWalk, data: &[u32], indices: &[&[u32]], out: &mut [u32]) 
                         out[(out_row + u) * line + c] = if ok { word } else { 0 };
                     }
                 }
+                RowAccess::SteppedLines => {
+                    // The window of `step` lines, forwards from line `src + u * step` or
+                    // backwards down from line `src - u * step`.
+                    let step = w.elem_stride.unsigned_abs() as usize;
+                    let (e, ew) = (per_line, w.elem_words as usize);
+                    let window = (u * step) as u32;
+                    for k in 0..e {
+                        // Element `k`'s line in the window (counted away from its first) and its
+                        // element within that line.
+                        let (back, elem) = if w.elem_stride > 0 {
+                            ((k * step) / e, (k * step) % e)
+                        } else {
+                            let r = e as i64 - 1 - (k * step) as i64;
+                            let back = if r >= 0 { 0 } else { (-r + e as i64 - 1) / e as i64 };
+                            (back as usize, (r + back * e as i64) as usize)
+                        };
+                        let at = if w.elem_stride > 0 {
+                            src.wrapping_add(window).wrapping_add(back as u32)
+                        } else {
+                            src.wrapping_sub(window).wrapping_sub(back as u32)
+                        } as usize;
+                        assert!(at * ni + line <= w.src_words as usize, "line {at} past the source: {w:?}");
+                        for t in 0..ew {
+                            let word = data[at * ni + elem * ew + t];
+                            out[(out_row + u) * line + k * ew + t] = if ok { word } else { 0 };
+                        }
+                    }
+                }
                 RowAccess::Transposed => {
                     let g = w.group.expect("transposed blocks have a group");
                     for row in 0..g.rows as usize {
