@@ -283,6 +283,14 @@ fn others() -> Vec<(&'static str, Desc)> {
             s(Slice::directml().input::<f64>(&[8, 32]).window(&[0, 0], &[8, 32], &[1, 2])),
         ),
         (
+            "slice_step3_rows_f16",
+            s(Slice::directml().input::<f16>(&[4, 48]).window(&[0, 0], &[4, 48], &[1, 3])),
+        ),
+        (
+            "slice_step2_rows_u8",
+            s(Slice::directml().input::<u8>(&[4, 64]).window(&[0, 0], &[4, 64], &[1, -2])),
+        ),
+        (
             "dynamic_stepped_reversed_f32",
             s(Slice::directml()
                 .input::<f32>(&[0, 3, 16, 32])

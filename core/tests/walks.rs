@@ -51,6 +51,8 @@ fn walks_match_the_reference() {
         "ReversedLines (4 lanes, 1 words)",
         "SteppedLines (1 lanes, 1 words)",
         "SteppedLines (1 lanes, 2 words)",
+        "SteppedLines (2 lanes, 1 words)",
+        "SteppedLines (4 lanes, 1 words)",
         "Elements (1 lanes, 1 words)",
         "Elements (1 lanes, 2 words)",
         "Elements (2 lanes, 1 words)",

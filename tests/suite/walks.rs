@@ -111,8 +111,8 @@ fn access_of(walk: &stridex::core::kernel::Walk) -> stridex::core::kernel::RowAc
     }
 }
 
-/// Slices stepping 2 or 3 elements along the row, forwards and backwards, with 4- and 8-byte
-/// elements, and a chain ending in one (the bench's image pipeline): their lines are picked
+/// Slices stepping 2 or 3 elements along the row, forwards and backwards, with 1-, 2-, 4- and
+/// 8-byte elements, and a chain ending in one (the bench's image pipeline): their lines are picked
 /// from whole source lines (`RowAccess::SteppedLines`), value for value what the step means.
 #[test]
 fn stepped_rows_read_whole_lines() {
@@ -162,6 +162,34 @@ fn stepped_rows_read_whole_lines() {
         stridex::slice! { input: i64[2, 3, 8], s[.., .., ..;-2] },
         i64_data,
         (0..6).flat_map(|r| (0..4).map(move |c| r * 8 + 7 - c * 2))
+    );
+    // Narrow elements: lanes of the window's words.
+    let bytes = (0..2 * 3 * 48).map(|i| (i * 7 % 251) as u8).collect::<Vec<u8>>();
+    check!(
+        stridex::slice! { input: u8[2, 3, 32], s[.., .., ..;2] },
+        bytes[..2 * 3 * 32].to_vec(),
+        (0..6).flat_map(|r| (0..16).map(move |c| r * 32 + c * 2))
+    );
+    check!(
+        stridex::slice! { input: u8[2, 3, 48], s[.., .., ..;-3] },
+        bytes.clone(),
+        (0..6).flat_map(|r| (0..16).map(move |c| r * 48 + 47 - c * 3))
+    );
+    check!(
+        stridex::slice! { input: u8[3, 8], s[.., ..;2] },
+        bytes[..24].to_vec(),
+        (0..3).flat_map(|r| (0..4).map(move |c| r * 8 + c * 2))
+    );
+    let halves = (0..2 * 3 * 24).map(|i| stridex::half::f16::from_f32(i as f32 - 20.0)).collect::<Vec<_>>();
+    check!(
+        stridex::slice! { input: f16[2, 3, 16], s[.., .., ..;-2] },
+        halves[..2 * 3 * 16].to_vec(),
+        (0..6).flat_map(|r| (0..8).map(move |c| r * 16 + 15 - c * 2))
+    );
+    check!(
+        stridex::slice! { input: f16[2, 3, 24], s[.., .., ..;3] },
+        halves.clone(),
+        (0..6).flat_map(|r| (0..8).map(move |c| r * 24 + c * 3))
     );
 
     // Crop, flip, BGR -> RGB, every other row and column: one kernel, stepping backwards.

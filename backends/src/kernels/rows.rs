@@ -529,27 +529,57 @@ fn stepped_line<E: Int, NI: Size, NO: Size>(
         x2 = data[next - 1];
     }
     let mut v = Vector::<E, NO>::new(E::from_int(0));
+    let lanes = comptime!(w.lanes as usize);
     #[unroll]
     for c in 0..comptime!(w.line as usize) {
-        let back = comptime!(stepped_word(&w, c).0);
-        let word = comptime!(stepped_word(&w, c).1);
-        if comptime!(back == 0) {
-            v.insert(c, x0.extract(word));
-        } else if comptime!(back == 1) {
-            v.insert(c, x1.extract(word));
+        if comptime!(lanes == 1) {
+            let (back, word) = comptime!(stepped_word(&w, c, 0));
+            v.insert(c, pick_word(x0, x1, x2, back, word));
         } else {
-            v.insert(c, x2.extract(word));
+            // Each lane from its own word of the window.
+            let bits = comptime!(32 / lanes as u32);
+            let mut out = 0u32;
+            #[unroll]
+            for l in 0..lanes {
+                let (back, word) = comptime!(stepped_word(&w, c * lanes + l, 0));
+                let shift = comptime!(stepped_word(&w, c * lanes + l, 1).1 as u32 * bits);
+                let x = u32::cast_from(pick_word(x0, x1, x2, back, word));
+                out |= ((x >> shift) & comptime!(((1u64 << bits) - 1) as u32)) << comptime!(l as u32 * bits);
+            }
+            v.insert(c, E::cast_from(out));
         }
     }
     v
 }
 
-/// Where word `c` of a stepped output line lies in its window: which line (counted from the
-/// window's first, away from it) and which word of that line.
-fn stepped_word(w: &RowWalk, c: usize) -> (usize, usize) {
-    let (step, ew, line) = (w.elem_stride.unsigned_abs() as usize, w.elem_words as usize, w.line as usize);
-    let e = line / ew;
-    let (k, t) = (c / ew, c % ew);
+/// Word `word` of the window's line `back` (0, 1 or 2).
+#[cube]
+fn pick_word<E: Int, NI: Size>(
+    x0: Vector<E, NI>,
+    x1: Vector<E, NI>,
+    x2: Vector<E, NI>,
+    #[comptime] back: usize,
+    #[comptime] word: usize,
+) -> E {
+    let mut x = x0;
+    if comptime!(back == 1) {
+        x = x1;
+    }
+    if comptime!(back == 2) {
+        x = x2;
+    }
+    x.extract(word)
+}
+
+/// Where a stepped output line's slot `c` lies in its window: which line (counted from the
+/// window's first, away from it) and which word of that line. Slot `c` is word `c` for 4- and
+/// 8-byte elements (`part` 0); for narrower ones it is element `c`, and `part` 1 gives its lane
+/// in that word instead of the line.
+fn stepped_word(w: &RowWalk, c: usize, part: usize) -> (usize, usize) {
+    let (step, line) = (w.elem_stride.unsigned_abs() as usize, w.line as usize);
+    let (lanes, ew) = (w.lanes as usize, w.elem_words as usize);
+    let e = line * lanes / ew;
+    let (k, t) = if lanes == 1 { (c / ew, c % ew) } else { (c, 0) };
     let (back, elem) = if w.elem_stride > 0 {
         ((k * step) / e, (k * step) % e)
     } else {
@@ -558,7 +588,11 @@ fn stepped_word(w: &RowWalk, c: usize) -> (usize, usize) {
         let back = (k * step).saturating_sub(e - 1).div_ceil(e);
         (back, back * e + e - 1 - k * step)
     };
-    (back, elem * ew + t)
+    match (lanes, part) {
+        (1, _) => (back, elem * ew + t),
+        (_, 0) => (back, elem / lanes),
+        _ => (back, elem % lanes),
+    }
 }
 
 /// A word's 8- or 16-bit lanes in reverse order.

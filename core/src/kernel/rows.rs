@@ -20,13 +20,12 @@ pub enum RowAccess {
     /// backwards through the source (a negative slice stride), line-aligned.
     ReversedLines,
     /// Output line `u` is picked from `|elem_stride|` consecutive source lines (a slice step of
-    /// 2 or 3 along the row, 4- or 8-byte elements): forwards, lines `row + u * step` on,
-    /// element `k` at element `k * step` of them; backwards (a negative step, the row's first
-    /// element the last of its line), lines `row - u * step` down, element `k` `k * step`
-    /// elements before that line's last. Every line loaded holds an element of the row (the
-    /// step is at most a line's elements), and a step under a line's words loads fewer vectors
-    /// than [`RowAccess::Elements`] loads words: on lavapipe a vector load costs about a word
-    /// load.
+    /// 2 or 3 along the row): forwards, lines `row + u * step` on, element `k` at element
+    /// `k * step` of them; backwards (a negative step, the row's first element the last of its
+    /// line), lines `row - u * step` down, element `k` `k * step` elements before that line's
+    /// last. Every line loaded holds an element of the row (the step is at most a line's
+    /// elements), and the step is under the words [`RowAccess::Elements`] loads per line (one
+    /// per 4-byte element or narrower, two per 8-byte one), so fewer loads move the line.
     SteppedLines,
     /// Each element is read on its own, from 32-bit words: element `e` of a row is at source
     /// element `row + e * elem_stride` (backwards when `elem_backwards`), and, when
@@ -184,8 +183,8 @@ impl RowWalk {
         } else if transposable.is_some() {
             RowAccess::Transposed
         } else if !any_per_element
-            && eb % 4 == 0
-            && (2..=(e as i64).min(line as i64 - 1)).contains(&inner.src.abs())
+            && (2..=(e as i64).min(3)).contains(&inner.src.abs())
+            && inner.src.abs() < (e * eb.div_ceil(4)) as i64
             && rows_aligned(if inner.src > 0 { base } else { base + 1 }, None)
         {
             RowAccess::SteppedLines

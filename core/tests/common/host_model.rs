@@ -143,6 +143,7 @@ pub fn run_rows(w: &RowWalk, data: &[u32], indices: &[&[u32]], out: &mut [u32]) 
                     let step = w.elem_stride.unsigned_abs() as usize;
                     let (e, ew) = (per_line, w.elem_words as usize);
                     let window = (u * step) as u32;
+                    let mut v = vec![0u32; line];
                     for k in 0..e {
                         // Element `k`'s line in the window (counted away from its first) and its
                         // element within that line.
@@ -159,10 +160,18 @@ pub fn run_rows(w: &RowWalk, data: &[u32], indices: &[&[u32]], out: &mut [u32]) 
                             src.wrapping_sub(window).wrapping_sub(back as u32)
                         } as usize;
                         assert!(at * ni + line <= w.src_words as usize, "line {at} past the source: {w:?}");
-                        for t in 0..ew {
-                            let word = data[at * ni + elem * ew + t];
-                            out[(out_row + u) * line + k * ew + t] = if ok { word } else { 0 };
+                        let x = &data[at * ni..at * ni + line];
+                        if lanes == 1 {
+                            v[k * ew..k * ew + ew].copy_from_slice(&x[elem * ew..elem * ew + ew]);
+                        } else {
+                            let bits = 32 / lanes;
+                            let lane =
+                                (x[elem / lanes] >> ((elem % lanes) * bits)) & ((1u64 << bits) - 1) as u32;
+                            v[k / lanes] |= lane << ((k % lanes) * bits);
                         }
+                    }
+                    for (c, word) in v.into_iter().enumerate() {
+                        out[(out_row + u) * line + c] = if ok { word } else { 0 };
                     }
                 }
                 RowAccess::Transposed => {
