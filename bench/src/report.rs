@@ -391,11 +391,48 @@ fn why_missed(r: &Results) -> String {
         );
     }
     let [(_, vectors), (_, tiles), (_, words)] = probe_gbps(p);
+    // Cases that move whole 16-byte vectors (an embedding's rows, a transpose's 4x4 blocks)
+    // against those that read scattered words.
+    let scattered = |c: &str| ["columns", "step", "GatherElements"].iter().any(|p| c.starts_with(p));
+    let whole: Vec<String> = r
+        .cases
+        .iter()
+        .filter(|o| missed.contains(&o.case) && !scattered(o.case))
+        .map(|o| {
+            format!(
+                "{} at {:.2}x the copy, whose own rate is {}",
+                o.case,
+                o.vs_copy(),
+                o.burn.map_or("-".into(), |b| format!("{:.1}x Burn's", b / o.copy))
+            )
+        })
+        .collect();
+    let whole_note = if whole.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "\n{}: each moves whole 16-byte vectors (rows, or 4x4 blocks transposed in registers), \
+             four per invocation: a copy with one index read (or none) per row. Each one's figure over the \
+             copy moves with this machine's noise (the embeddings' between 0.75x and 1.08x in the \
+             runs of 2026-11-28), and its Burn target is bounded by the copy's rate over Burn's: \
+             where that is below the target, no kernel moving these bytes at the copy's speed \
+             reaches it on this device.\n",
+            whole.join("; ")
+        )
+    };
+    let all = missed.join(", ");
+    let missed: Vec<&str> = missed.into_iter().filter(|c| scattered(c)).collect();
+    if missed.is_empty() {
+        return format!("\n**Below target in this run:** {all}.\n{whole_note}{scatter_note}");
+    }
     format!(
-        "\n**Below target in this run:** {}.\n\n\
-         Those cases read one 32-bit word per output element (one byte per element for `u8`): their \
-         consecutive output elements come from scattered source words (a gather along the row, a \
-         stride of 2), so no source vector can be loaded whole. On lavapipe a storage-buffer load \
+        "\n**Below target in this run:** {all}.\n{whole_note}\n\
+         {}: these read scattered source words. A gather along the row reads one 32-bit word per \
+         output element (one byte per element for `u8`): its consecutive output elements come from \
+         scattered words, so no source vector can be loaded whole. A step of 2 loads two whole \
+         source vectors per output vector and keeps half their words (`RowAccess::SteppedLines`), \
+         which on lavapipe measured the same as loading its words one by one (2026-11-28, two runs \
+         each: 0.47-0.49x the copy one by one, 0.46-0.48x by vectors). On lavapipe a storage-buffer load \
          is a scalar loop over the SIMD lanes with one iteration per 32-bit component (Mesa 22.3 \
          llvmpipe, `emit_load_mem`), so a word costs about what a 16-byte vector costs: the device's \
          own word-at-a-time copy above reaches {:.2}x its vector copy, and 1-byte elements a quarter \
@@ -487,16 +524,26 @@ fn why_elements_missed(case: &str, goal_per_memcpy: f64) -> String {
              in its slow runs"
         )
     } else if case.starts_with("step") {
-        "no index is read: each output element is one strided 32-bit load, several rows per \
-         invocation. The same kernel measured 2.2-4.4x Burn in the runs of 2026-11-26 on this host: \
-         the ratio moves with its noise, not with the kernel"
-            .into()
+        format!(
+            "3x Burn is {goal_per_memcpy:.2}x one host memcpy of the same bytes. Each output line is \
+             picked from two whole source lines (`RowAccess::SteppedLines`), every other row skipped, \
+             several rows per invocation: 11.6-11.8 GB/s in the runs of 2026-11-28 on this host, \
+             against 4.9-5.3 GB/s element by element and 8.0-8.6 GB/s for plain Rust's loop; Burn's \
+             best CPU figure (Flex) moved between 4.5 and 5.8 GB/s in those runs"
+        )
     } else if case.contains("u8") {
         "its bytes are loaded and stored one by one, four rows sharing each index \
          (`RowWalk::narrow_units` and `regroup`); measured on this 2-core host (2026-11-26, seven \
          runs): 2.1-5.2 GB/s against 1.1 GB/s as lanes of 32-bit words, 1.6-3.6x plain Rust and \
          2.5-5.9x Burn, whose best CPU figure (Flex) moved between 0.6 and 1.0 GB/s from run to \
          run: the 3x-Burn target is met or missed by that noise"
+            .into()
+    } else if case.starts_with("columns") {
+        "a gather along the row: each index is read and checked once for eight rows that share it \
+         (`RowWalk` groups, long tiles of the rows per invocation), then each element is one scattered 32-bit \
+         load. The same kernel measured 3.1x and 2.9x Burn (Flex, the faster of Burn's two CPU \
+         backends here) in two runs of 2026-11-28 on this host: the target is met or missed by \
+         that noise"
             .into()
     } else {
         "every output element reads its own index (no two rows share it), checks it and loads one \
