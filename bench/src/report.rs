@@ -427,7 +427,8 @@ fn why_missed(r: &Results) -> String {
     }
     format!(
         "\n**Below target in this run:** {all}.\n{whole_note}\n\
-         {}: these read scattered source words. A gather along the row reads one 32-bit word per \
+         {}: these read scattered source words, or keep part of each vector they load. A gather \
+         along the row reads one 32-bit word per \
          output element (one byte per element for `u8`): its consecutive output elements come from \
          scattered words, so no source vector can be loaded whole. A step of 2 loads two whole \
          source vectors per output vector and keeps half their words (`RowAccess::SteppedLines`), \

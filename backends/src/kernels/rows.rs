@@ -265,8 +265,9 @@ pub(super) fn read_step(
     (in_range, v)
 }
 
-/// A tile of a walk with reads: the row's reads once, then lines read forwards or element by
-/// element (with their own reads), zeroed where an index was out of range.
+/// A tile of a walk with reads: the row's reads once, then lines read whole (forwards, reversed or
+/// a stepped window) or element by element (with their own reads), zeroed where an index was out
+/// of range.
 #[allow(clippy::too_many_arguments)]
 #[cube]
 fn gather_tile<E: Int, NI: Size, NO: Size>(
@@ -354,8 +355,9 @@ fn gather_tile<E: Int, NI: Size, NO: Size>(
     raise_flag(status, all_ok, single_error);
 }
 
-/// Output line `u` of a row whose reads are done (`src`, `ats`, `row_ok`): one source line, or
-/// element by element with the per-element reads. Returns whether every index was in range.
+/// Output line `u` of a row whose reads are done (`src`, `ats`, `row_ok`): from whole source lines
+/// (one, or a stepped window), or element by element with the per-element reads. Returns
+/// whether every index was in range.
 #[allow(clippy::too_many_arguments)]
 #[cube]
 fn gather_line<E: Int, NI: Size, NO: Size>(
@@ -457,7 +459,7 @@ fn slice_line<E: Int, NI: Size, NO: Size>(
 }
 
 /// Output line `u` of a row whose source starts at `src` (lines): one source line, forwards or
-/// reversed.
+/// reversed, or picked from a stepped window of two or three.
 #[cube]
 fn line_of<E: Int, NI: Size, NO: Size>(
     data: &[Vector<E, NI>],
@@ -874,7 +876,7 @@ const CPU_TILE_MAX: u32 = 4096;
 /// than on a GPU or lavapipe (measured there: a row gather moving 4 vectors per invocation
 /// reached 15 GB/s, 64 vectors 27 GB/s, 256 vectors 35 GB/s): the longest tile of lines that
 /// divides the row, up to [`CPU_TILE_MAX`] (see [`cpu_retile`]), with its invocation count.
-/// Lines read whole (forwards or reversed) or element by element (with a group, each line of
+/// Lines read whole (forwards, reversed or stepped) or element by element (with a group, each line of
 /// the tile is that line of every row of the group: columns of f32 went from 3.5-5.3 to
 /// 8.5-10.6 GB/s). Elements narrower than a word get long tiles once they are their own units
 /// ([`RowWalk::narrow_units`]); packed into words they kept the walk's tile, a loop of lanes
