@@ -337,7 +337,16 @@ fn why_missed(r: &Results) -> String {
                  write's two kernels, timed apart on this machine (2026-11-27): the claim kernel \
                  alone at 4.0-4.3x the copy's rate over the case's bytes, the write kernel alone \
                  at 0.82-0.85x; the write's rows land at random slots of a 64 MiB cache, the \
-                 copy's in a compact 4 MiB buffer that stays in the host's cache. The embedding backward's parts, \
+                 copy's in a compact 4 MiB buffer that stays in the host's cache. Where they land \
+                 decides it: the same launch with the slots in order (rows 0 to 2047 of the \
+                 cache) ran at 0.84-0.92x a copy of the rows (a `slice!`) timed round by round \
+                 beside it, with the case's random slots 0.62-0.78x (2026-11-28, a probe of \
+                 `launch`, four runs); \
+                 an invocation writing 4 or 16 vectors instead of 8 (0.60-0.75x), its vectors \
+                 spread over the row (0.59-0.65x), or the claims read without atomics \
+                 (0.67-0.70x) measured no better. Leaving the claim kernel out (wrong under \
+                 duplicates) gave 0.74-0.79x with random slots and 0.96-0.98x in order: the \
+                 rows' places cost more than the claims. The embedding backward's parts, \
                  timed apart (2026-11-28, a probe of `launch` on the same buffers): reading the \
                  ids back, grouping them on the host and uploading the lists take about 0.5 ms of \
                  17-19 ms, the grouped kernel the rest. lavapipe hands each of its threads one \
