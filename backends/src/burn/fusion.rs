@@ -98,6 +98,17 @@ pub fn packed(t: CubeTensor) -> Result<CubeTensor, Error> {
 
 /// [`packed`] for an op's operand `tensor`, which its errors name.
 pub(super) fn packed_operand(tensor: Operand, t: CubeTensor) -> Result<CubeTensor, Error> {
+    // A quantized tensor's buffer holds blocks of values beside their scales: moving its
+    // elements one by one would return bits without a meaning, so it is refused. Every other
+    // dtype (Bool stores and Flex32 included) is a plain array of equal units.
+    if let burn_tensor::DType::QFloat(scheme) = t.dtype {
+        return Err(Error::BurnTensor {
+            tensor,
+            mismatch: format!(
+                "the Burn tensor is quantized ({scheme:?}): stridex moves plain elements; dequantize it first"
+            ),
+        });
+    }
     let t = burn_cubecl::kernel::untile(t);
     match t.dtype.size() {
         1 => packed_as::<u8>(tensor, t),
