@@ -380,9 +380,12 @@ pub fn slice_stage_shape(
 /// before it, planned as written with a `_` count at the placeholder (what a stage's `s[..]`
 /// ranges are lowered against; `desc` needs only those earlier stages).
 pub fn received_shape(desc: &ChainDesc, stage: usize) -> Result<Vec<usize>, RuleError> {
+    let before = stage.checked_sub(1).filter(|&k| k <= desc.stages.len()).ok_or_else(|| {
+        fault(DynamicFault::NoStage { stage, last: desc.stages.len() + 1 }, Location::Chain)
+    })?;
     let prefix = ChainDesc {
         data: desc.data,
-        stages: desc.stages[..stage - 1].to_vec().into(),
+        stages: desc.stages[..before].to_vec().into(),
         output: None,
         dynamic_leading: desc.dynamic_leading.filter(|_| counted_at(desc, stage)),
     };

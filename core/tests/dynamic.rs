@@ -418,6 +418,13 @@ fn chain_rules_of_the_count() {
     let p = later.plan().unwrap();
     assert_eq!(p.output.sizes.to_vec(), vec![PLACEHOLDER, 2, 3]);
     assert_eq!(received_shape(&later, 2).unwrap(), vec![10, 2, 3]);
+    // Stages count from 1 up to the one after the chain's last: others are an `Err`.
+    assert_eq!(received_shape(&later, 3).unwrap(), vec![PLACEHOLDER, 2, 3]);
+    for stage in [0, 4, usize::MAX] {
+        let e = received_shape(&later, stage).unwrap_err();
+        assert_eq!(fault_of(&e), Some(DynamicFault::NoStage { stage, last: 3 }), "{e}");
+        assert!(slice_stage_shape(&later, stage, StageWindowKeys::Ranges { first: None }).is_err());
+    }
     assert_eq!(dynamic::chain_at(&later, 7).unwrap().output.sizes.to_vec(), vec![7, 2, 3]);
     let empty = dynamic::chain_at(&later, 0).unwrap();
     assert_eq!(empty.output.sizes[0], 0);

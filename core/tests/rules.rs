@@ -594,6 +594,10 @@ fn a_dynamic_leading_size_plans_one_kernel_for_every_count() {
         assert_eq!(c.invocations, w.invocations / 2 * count as u32);
         assert_eq!(c.out_words as usize, count * 8 * 64);
     }
+    // A walk without row dimensions (public fields, so a caller may build one) has no count.
+    let at = dynamic::gather_at(&desc, 3).unwrap();
+    let bare = stridex_core::kernel::RowWalk { outer: Vec::new(), ..w.clone() };
+    assert!(bare.with_count(3, &at.data, &at.output, 4).is_none());
     // The same descriptor with a fixed count merges everything into one run of rows.
     let fixed = gather(GatherRules::Onnx, &[100, 64], &[5, 8], 0).plan().unwrap();
     let Walk::Rows(f) = GatherKernelDesc::new(&fixed).unwrap().walk else { panic!("a row walk") };

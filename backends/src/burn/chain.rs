@@ -107,7 +107,10 @@ fn count_of<T: Element, J: IndexTypes>(
     match desc.dynamic_leading? {
         ChainCount::Data => Some(leading(data)),
         ChainCount::Indices { stage } => {
-            let g = desc.stages[..stage - 1].iter().filter(|s| matches!(s, StageDesc::Gather(_))).count();
+            // A descriptor whose count names no stage is refused by `op.at`, which plans it
+            // first: here it only must not index past the stages.
+            let before = desc.stages.get(..stage.checked_sub(1)?)?;
+            let g = before.iter().filter(|s| matches!(s, StageDesc::Gather(_))).count();
             indices.get(g).map(|s| leading(s))
         }
     }

@@ -141,6 +141,9 @@ pub enum DynamicFault {
     StageWindow,
     /// Chains: a descriptor that puts the count on the indices of a stage that is no gather.
     NoGatherAt { stage: usize },
+    /// A stage number out of a chain's range: stages count from 1, and `last` is the stage
+    /// being added after the chain's own (public helpers asked for a stage that is not there).
+    NoStage { stage: usize, last: usize },
     /// Chains: OpenVINO batch dimensions in a gather after the count.
     BatchDimsAfterCount { batch_dims: usize },
     /// Chain builder: the data's count declared after stages were added.
@@ -217,6 +220,10 @@ impl fmt::Display for DynamicFault {
             ConvertCount => write!(
                 f,
                 "convert: `dim` names the `_` dimension, whose size is known only at run time, while `scale` and `offset` hold one constant per channel; name another dimension, or give one value in each (the same for every channel)"
+            ),
+            NoStage { stage, last } => write!(
+                f,
+                "the chain has no stage {stage}: its stages count from 1, and the last one here is {last}"
             ),
             NoGatherAt { stage } => write!(
                 f,

@@ -378,7 +378,7 @@ impl RowWalk {
     ) -> Option<RowWalk> {
         let per_step = self.invocations as usize / crate::limits::PLACEHOLDER;
         let mut w = self.clone();
-        w.outer[0].size = u32::try_from(count).ok()?;
+        w.outer.first_mut()?.size = u32::try_from(count).ok()?;
         w.invocations = u32::try_from(count.checked_mul(per_step)?).ok()?;
         w.src_words = u32::try_from(super::buffer_words(src, elem_bytes, self.src_line() as usize)).ok()?;
         w.out_words = u32::try_from(super::buffer_words(out, elem_bytes, self.line as usize)).ok()?;
