@@ -296,11 +296,12 @@ pub const SLICES: &[SliceSeed] = &[
     },
 ];
 
-/// The example named `name` (panics on a name not in the table: a typo in a test).
-pub fn gather_seed(name: &str) -> &'static GatherSeed {
-    GATHERS.iter().find(|s| s.name == name).unwrap_or_else(|| panic!("no gather seed `{name}`"))
+/// The gather example named `name` (`None`: no example has that name).
+pub fn gather_seed(name: &str) -> Option<&'static GatherSeed> {
+    GATHERS.iter().find(|s| s.name == name)
 }
 
-pub fn slice_seed(name: &str) -> &'static SliceSeed {
-    SLICES.iter().find(|s| s.name == name).unwrap_or_else(|| panic!("no slice seed `{name}`"))
+/// The slice example named `name` (`None`: no example has that name).
+pub fn slice_seed(name: &str) -> Option<&'static SliceSeed> {
+    SLICES.iter().find(|s| s.name == name)
 }

@@ -21,7 +21,7 @@ impl SeedValue for i32 {
 }
 
 fn check_gather<T: SeedValue, I: IndexElement + TryFrom<i64>>(op: &GatherOp<T, I>, name: &str) {
-    let seed = seeds::gather_seed(name);
+    let seed = seeds::gather_seed(name).expect("a seed of that name");
     let table = GatherOp::<T, I>::new(seed.desc(T::DTYPE, I::INDEX.dtype())).unwrap();
     assert_eq!(op.plan().unwrap(), table.plan().unwrap(), "{name}: the macro and the table disagree");
     let data: Vec<T> = seed.data.iter().map(|&v| T::of(v)).collect();
@@ -33,7 +33,7 @@ fn check_gather<T: SeedValue, I: IndexElement + TryFrom<i64>>(op: &GatherOp<T, I
 }
 
 fn check_slice(op: &SliceOp<f32>, name: &str) {
-    let seed = seeds::slice_seed(name);
+    let seed = seeds::slice_seed(name).expect("a seed of that name");
     let table = SliceOp::<f32>::new(seed.desc(f32::DTYPE)).unwrap();
     assert_eq!(op.plan().unwrap(), table.plan().unwrap(), "{name}: the macro and the table disagree");
     let input: Vec<f32> = seed.input.iter().map(|&v| v as f32).collect();

@@ -128,7 +128,10 @@ impl Launch for GatherKernelDesc {
         // stridex-core (checked by the macro at compile time and again when the op was built;
         // for a `_` op, at this launch's count, when it was known: see `rows::queue`), and the
         // caller checked each buffer against those lengths (`check_handle`, or `upload`'s
-        // sizing). Out-of-range indices are clamped or never dereferenced (`read_index`).
+        // sizing). An out-of-range index is clamped (`clamp`) or read as index 0 with its
+        // `ok` false (`zero`, `error`: `index_of`), so the kernel's read stays at an offset
+        // of the axis's first element, which is in the buffer even for an empty axis:
+        // `buffer_words` keeps at least one element.
         unsafe {
             match &self.walk {
                 Walk::Convert(_) => unreachable!("a single op takes the row or slot walk"),

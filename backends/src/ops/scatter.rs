@@ -94,7 +94,10 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
                 let dest = launch::upload(c, &out_bytes, out_words);
                 let updates = launch::upload(c, &updates_bytes, 0);
                 // SAFETY: `groups` came from `group` on the packed output `dest` holds, and
-                // the updates were checked against their layout.
+                // the updates were checked against their layout. `k` moves 16- or 8-byte
+                // vectors only where `ScatterPlan::runs_in_blocks` found every run whole,
+                // block-aligned vectors in both buffers (`ScatterKernelDesc::of`), so no
+                // vector load or store passes the end of `dest` or `updates`.
                 (unsafe { queue(c, k, &groups, &updates, &dest) }, dest)
             })?;
             let (_, mut bytes) = launch::wait_all(c, queued, vec![dest])?;

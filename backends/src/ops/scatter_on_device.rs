@@ -92,8 +92,10 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
         }
         let flagged = match check {
             Some((read, count)) => launch::exclusive(|| {
-                // SAFETY: `launch` checked the indices buffer against their packed layout of
-                // `count` indices.
+                // SAFETY: the indices buffer was checked against their packed layout of
+                // `count` indices before this call: by `launch` (`check_handle`), or on a
+                // chain's fused rows write by `ScatterStageRun::run` (`check_handle` against
+                // `op.buffer_bytes(Operand::Indices)`).
                 let queued = unsafe { scatter_lines::queue_check(client, read, count, indices) };
                 Ok::<_, Error>(launch::wait_all(client, vec![queued], vec![])?.0)
             })?,
