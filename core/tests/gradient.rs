@@ -140,9 +140,23 @@ fn a_long_dimensions_gradient_holds_nothing_per_position() {
     let [g] = gathers.as_slice() else { panic!("one dimension moves: {gathers:?}") };
     assert_eq!((g.input_size, g.output_size), (long, 3));
     // Output positions 0, 1, 2 came from input positions long - 3, long - 5, long - 7.
-    let sources: Vec<Option<usize>> = (long - 8..long).map(|j| g.source(j)).collect();
-    assert_eq!(sources, [None, Some(2), None, Some(1), None, Some(0), None, None]);
+    let sources: Vec<Option<usize>> = (long - 9..long).map(|j| g.source(j)).collect();
+    // Input position long - 9 lies where a fourth output position would: the window holds 3.
+    assert_eq!(sources, [None, None, Some(2), None, Some(1), None, Some(0), None, None]);
     assert_eq!(g.indices().take(2).collect::<Vec<_>>(), [3, 3]);
+    // The step as a gather: OpenVINO along the axis, one index per input position, an index
+    // past the output (a skipped position) reading zero.
+    let desc = g.gather(DType::U8, DType::I64, &[3]).unwrap();
+    assert_eq!(
+        (desc.rules, desc.axis, desc.out_of_range),
+        (GatherRules::OpenVino, 0, Some(OutOfRange::Zero))
+    );
+    assert_eq!(
+        (desc.data.sizes.as_slice(), desc.indices.sizes.as_slice()),
+        ([3].as_slice(), [long].as_slice())
+    );
+    assert_eq!(desc.indices.dtype, DType::I64);
+    assert!(g.gather(DType::U8, DType::I64, &[1; 9]).is_none(), "past the rank limit");
 }
 
 #[test]
@@ -235,6 +249,18 @@ fn a_batched_gathers_gradient_scatters_tuples_of_its_positions() {
         let (b, x, i) = (n / 12, n / 4 % 3, n % 4);
         assert_eq!(t, [b as i64, x as i64, ids[b * 4 + i] as i64], "tuple {n}");
     }
+    // Indices of rank 2 along axis 1: a prefix of 1 + 2 - 1 dimensions, tuples of 2.
+    let mut desc = gather(GatherForm::Axis, GatherRules::OpenVino, &[2, 5, 3], &[2, 3], 1);
+    desc.batch_dims = Some(1);
+    let plan = desc.plan().unwrap();
+    let (_, p) = batched_gather_gradient(&plan).unwrap().unwrap();
+    assert_eq!(p.map.indices.sizes.as_slice(), [2, 3, 2]);
+    let ids: Vec<i128> = vec![4, 0, 2, 1, 3, 3];
+    assert_eq!(batched_tuples(&plan, &ids), [0, 4, 0, 0, 0, 2, 1, 1, 1, 3, 1, 3]);
+    // A GatherND's batch dimensions are its own (no scatter of tuples here).
+    let mut nd = gather(GatherForm::Nd, GatherRules::OpenVino, &[2, 3, 4], &[2, 1], 0);
+    nd.batch_dims = Some(1);
+    assert!(batched_gather_gradient(&nd.plan().unwrap()).is_none());
     // Gathers without batch dimensions take `gather_data_gradient`.
     let plain = gather(GatherForm::Axis, GatherRules::OpenVino, &[4, 2], &[3], 0).plan().unwrap();
     assert!(batched_gather_gradient(&plain).is_none());
