@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Mutation testing of stridex-core (cargo-mutants): each mutant of a source line must fail a
 # test. Default: the rule modules against core's own tests (no device, a few minutes on 2
-# cores). `scripts/mutants.sh index` mutates the scatter's rules and grouping and the
-# gradients (about 45 minutes), `rest` the other core modules (the `_` count, chain and
+# cores). `scripts/mutants.sh index` mutates the scatter's rules, grouping and kernel
+# choices and the gradients (about an hour), `rest` the other core modules (the `_` count, chain and
 # kernel descriptors, describe, vocabulary, errors), `all` every module. Results land in
 # target/mutants/mutants.out (caught.txt, missed.txt, unviable.txt); the summary is printed.
 # Known equivalent mutants (same output for every input) are listed, with why, in
@@ -14,7 +14,8 @@ files=(-f core/src/gather.rs -f core/src/slice.rs -f core/src/layout.rs -f core/
        -f core/src/rules.rs -f core/src/ranges.rs -f core/src/feature_level.rs)
 case "${1:-}" in
     all) files=(); shift ;;
-    index) files=(-f core/src/scatter.rs -f core/src/gradient.rs); shift ;;
+    index) files=(-f core/src/scatter.rs -f core/src/gradient.rs -f core/src/kernel/scatter.rs
+                  -f core/src/kernel/scatter_grouping.rs -f core/src/kernel/scatter_lines.rs); shift ;;
     rest) files=(); for f in core/src/*.rs core/src/*/*.rs; do
               case "$f" in */gather.rs|*/slice.rs|*/layout.rs|*/tensor.rs|*/rules.rs|*/ranges.rs|*/feature_level.rs|*/lib.rs) ;;
                   *) files+=(-f "$f") ;; esac

@@ -7,7 +7,7 @@ mod common;
 use common::generate::{self, Rng};
 use common::reference::{self as r, Outcome};
 use std::collections::BTreeMap;
-use stridex_core::kernel::ScatterKernelDesc;
+use stridex_core::kernel::{ScatterKernelDesc, ScatterLinesDesc};
 use stridex_core::{
     DType, Dims, GatherDesc, GatherForm, GatherRules, Reduction, ScatterDesc, ScatterFault, ScatterGroups,
     TensorDecl,
@@ -245,7 +245,41 @@ fn embedding_gradients_write_every_run_back_to_back() {
     assert_eq!(groups.members, [4, 0, 8, 12]);
     // Its kernel sums into zeros: 6 runs of one 16-byte vector cover the 24 words.
     let (k, runs) = ScatterKernelDesc::summing_into_zeros(&plan, &plan.output).unwrap();
-    assert!(k.into_zeros && runs == 6 && k.run * k.vector == 4, "{k:?}");
+    assert!(k.into_zeros && k.every_run && runs == 6 && k.run * k.vector == 4, "{k:?}");
+    // Rows of 8 f32: two 16-byte vectors each, 4 runs covering the 32 words.
+    let rows = axis_0(DType::F32, &[4, 8], &[3], &[3, 8]);
+    let (k, runs) = ScatterKernelDesc::summing_into_zeros(&rows, &rows.output).unwrap();
+    assert!(runs == 4 && (k.run, k.vector) == (2, 4), "{k:?}");
+    // Only a sum that starts from the data's element: not a max, not OpenVINO's sum that
+    // leaves the data out (`use_init_val: false`; 1-D ScatterElements, whose runs lie back to
+    // back as an embedding's rows do).
+    let mut max = ScatterDesc::new(
+        GatherForm::Axis,
+        GatherRules::OpenVino,
+        decl(DType::F32, &[6, 4]),
+        decl(DType::I32, &[2]),
+        decl(DType::F32, &[2, 4]),
+        0,
+    );
+    max.reduction = Some(Reduction::Max);
+    let max = max.plan().unwrap();
+    assert_eq!(max.back_to_back_runs(&max.output), Some(6));
+    assert_eq!(ScatterKernelDesc::summing_into_zeros(&max, &max.output), None);
+    let mut left_out = ScatterDesc::new(
+        GatherForm::Elements,
+        GatherRules::OpenVino,
+        decl(DType::F32, &[8]),
+        decl(DType::I32, &[8]),
+        decl(DType::F32, &[8]),
+        0,
+    );
+    left_out.reduction = Some(Reduction::Add);
+    left_out.use_init_val = Some(true);
+    let sum = left_out.plan().unwrap();
+    assert!(ScatterKernelDesc::summing_into_zeros(&sum, &sum.output).is_some());
+    left_out.use_init_val = Some(false);
+    let left_out = left_out.plan().unwrap();
+    assert_eq!(ScatterKernelDesc::summing_into_zeros(&left_out, &left_out.output), None);
     // No id at all: every run's list is empty.
     let none = plan
         .group(&plan.output, |_| 0)
@@ -428,7 +462,10 @@ fn empty_scatters_of_huge_sizes_overflow_nothing() {
         let _ = plan.back_to_back_runs(&plan.output);
         // No position, or no run: nothing to group on the device.
         assert_eq!(ScatterGroupingDesc::of(&plan, &plan.output), None);
-        let _ = ScatterKernelDesc::of(&plan, &plan.output);
+        let k = ScatterKernelDesc::of(&plan, &plan.output);
+        if plan.run_len() == 0 || plan.run_len() > u32::MAX as usize {
+            assert_eq!(k, None, "no run to write, or one past 32 bits");
+        }
         let _ = ScatterKernelDesc::summing_into_zeros(&plan, &plan.output);
         let groups = plan.group(&plan.output, |_| 0).unwrap();
         assert!(groups.members.is_empty());
@@ -512,17 +549,7 @@ fn groups_apply_as_the_defined_scatter() {
         for c in r::coords(&shape) {
             updates[r::offset(&c, &updates_strides)] = rng.range(-3, 3);
         }
-        let apply = |to: &mut i64, u: i64| {
-            *to = match reduction {
-                Reduction::None => u,
-                Reduction::Add => to.wrapping_add(u),
-                Reduction::Mul => to.wrapping_mul(u),
-                Reduction::Max => (*to).max(u),
-                Reduction::Min => (*to).min(u),
-                Reduction::Sub => to.wrapping_sub(u),
-                Reduction::Mean => unreachable!("not drawn"),
-            }
-        };
+        let apply = |to: &mut i64, u: i64| reduce(reduction, to, u);
         let grouped = plan.group(&plan.output, |i| values[i]);
         let context = format!("{desc:?}\nindices {values:?}");
         let out_packed = r::packed(&shape);
@@ -746,4 +773,219 @@ fn clamping_into_an_empty_axis_drops_the_update() {
     let plan = desc.plan().unwrap();
     let groups = plan.group(&plan.output, |_| 0).unwrap();
     assert!(groups.keys.is_empty() && groups.members.is_empty(), "{groups:?}");
+}
+
+/// A run of free dimensions in vectors: the packed innermost one steps by whole vectors (8 f32
+/// are 2 of 4 words), an outer one by its size; each stride in vector units.
+#[test]
+fn a_runs_dimensions_step_in_vectors() {
+    let desc = ScatterDesc::new(
+        GatherForm::Axis,
+        GatherRules::OpenVino,
+        decl(DType::F32, &[4, 3, 8]),
+        decl(DType::I32, &[2]),
+        decl(DType::F32, &[2, 3, 8]),
+        0,
+    );
+    let plan = desc.plan().unwrap();
+    let k = ScatterKernelDesc::of(&plan, &plan.output).unwrap();
+    assert_eq!((k.vector, k.run), (4, 6));
+    let dims: Vec<(u32, u32, u32)> =
+        k.dims.iter().map(|d| (d.step, d.updates_stride, d.dest_stride)).collect();
+    assert_eq!(dims, [(2, 2, 2), (1, 1, 1)]);
+}
+
+/// `to` combined with update `u` (integers standing for any type's values; not `mean`).
+fn reduce(reduction: Reduction, to: &mut i64, u: i64) {
+    *to = match reduction {
+        Reduction::None => u,
+        Reduction::Add => to.wrapping_add(u),
+        Reduction::Mul => to.wrapping_mul(u),
+        Reduction::Max => (*to).max(u),
+        Reduction::Min => (*to).min(u),
+        Reduction::Sub => to.wrapping_sub(u),
+        Reduction::Mean => unreachable!("not drawn"),
+    }
+}
+
+/// The line kernel (`ScatterLinesDesc`) run on the host as the kernel runs it: one walk per
+/// line, its positions along the axis in order, each index read under the kernel's policy.
+fn run_lines(k: &ScatterLinesDesc, indices: &[u32], updates: &[i64], dest: &mut [i64]) {
+    for line in 0..k.lines as usize {
+        let (mut rem, mut at) = (line, (0usize, 0usize, 0usize));
+        for d in &k.dims {
+            let c = rem / d.step as usize;
+            rem %= d.step as usize;
+            at.0 += c * d.indices_stride as usize;
+            at.1 += c * d.updates_stride as usize;
+            at.2 += c * d.dest_stride as usize;
+        }
+        for j in 0..k.len as usize {
+            let (ok, i) = common::host_model::index_of(indices, at.0 + j * k.indices_step as usize, &k.index);
+            if ok {
+                let u = updates[at.1 + j * k.updates_step as usize];
+                reduce(k.reduction, &mut dest[at.2 + i * k.index.axis_stride as usize], u);
+            }
+        }
+    }
+}
+
+/// ScatterElements of many lines of few updates takes the line kernel, one invocation per line
+/// walking its updates in order: run on the host, it gives what the groups give (checked
+/// against the definition above), for random lines along any axis, strided tensors, every
+/// policy (`skip` read as unsigned) and reduction it takes; other scatters do not take it.
+#[test]
+fn the_line_kernel_applies_each_lines_updates_in_order() {
+    use stridex_core::OutOfRange;
+    let mut rng = Rng::new(0x11e5);
+    let mut ran = 0;
+    for _ in 0..300 {
+        let rank = 2 + rng.below(2);
+        let axis = rng.below(rank);
+        // At least 256 lines (`MIN_LINES`) off the axis, mostly.
+        let mut sizes: Vec<usize> =
+            (0..rank).map(|_| if rank == 2 { 240 + rng.below(60) } else { 15 + rng.below(25) }).collect();
+        sizes[axis] = 1 + rng.below(5);
+        let mut index_sizes = sizes.clone();
+        index_sizes[axis] = rng.below(6);
+        let rules = rng.pick(&[GatherRules::Onnx, GatherRules::OpenVino]);
+        let dtype = rng.pick(&[DType::F32, DType::I32, DType::U32]);
+        let index_type = rng.pick(&[DType::I32, DType::I64, DType::U32, DType::U64]);
+        let data_strides = generate::input_strides(&mut rng, &sizes);
+        let index_strides = generate::input_strides(&mut rng, &index_sizes);
+        let updates_strides = generate::input_strides(&mut rng, &index_sizes);
+        let decl_of = |dtype, sizes: &[usize], strides: &Option<Vec<usize>>| TensorDecl {
+            dtype,
+            sizes: Dims::new(sizes).unwrap(),
+            strides: strides.as_deref().map(|s| Dims::new(s).unwrap()),
+        };
+        let mut desc = ScatterDesc::new(
+            GatherForm::Elements,
+            rules,
+            decl_of(dtype, &sizes, &data_strides),
+            decl_of(index_type, &index_sizes, &index_strides),
+            decl_of(dtype, &index_sizes, &updates_strides),
+            axis as i64,
+        );
+        desc.map.out_of_range =
+            Some(rng.pick(&[OutOfRange::Error, OutOfRange::Zero, OutOfRange::Clamp, OutOfRange::Skip]));
+        let reduction = rng.pick(&[
+            Reduction::None,
+            Reduction::Add,
+            Reduction::Mul,
+            Reduction::Max,
+            Reduction::Min,
+            Reduction::Sub,
+        ]);
+        desc.reduction = Some(reduction);
+        let Ok(plan) = desc.plan() else { continue };
+        let lines: usize = (0..rank).filter(|&d| d != axis).map(|d| index_sizes[d]).product();
+        let Some(k) = ScatterLinesDesc::of(&plan, &plan.output) else {
+            assert!(lines < 256 || index_sizes[axis] == 0, "{desc:?}");
+            continue;
+        };
+        assert!(lines >= 256, "fewer lines take the grouped kernel");
+        // `skip` reads its index as unsigned under `zero`: a negative one is past the end.
+        let skip = plan.out_of_range == OutOfRange::Skip;
+        assert_eq!(k.index.policy, if skip { OutOfRange::Zero } else { plan.out_of_range });
+        assert_eq!(k.index.index_type.is_signed(), plan.map.index_type.is_signed() && !skip);
+        assert_eq!((k.lines as usize, k.len as usize), (lines, index_sizes[axis]));
+        assert_eq!(k.check.is_some(), plan.out_of_range == OutOfRange::Error && plan.map.indices.is_packed());
+        let index_len = r::min_len(&index_sizes, &plan.map.indices.strides);
+        let (signed, wide, hostile) =
+            (plan.map.index_type.is_signed(), plan.map.index_type.words() == 2, rng.chance(30));
+        let values = generate::index_values(&mut rng, index_len, sizes[axis], signed, wide, hostile);
+        let words: Vec<u32> = values
+            .iter()
+            .flat_map(|&v| {
+                let w = v as i64 as u64;
+                [w as u32, (w >> 32) as u32].into_iter().take(plan.map.index_type.words())
+            })
+            .collect();
+        let Ok(groups) = plan.group(&plan.output, |i| values[i]) else { continue };
+        let n = r::min_len(&index_sizes, &plan.updates.strides);
+        let updates: Vec<i64> = (0..n).map(|_| rng.range(-3, 3)).collect();
+        let initial: Vec<i64> = (0..sizes.iter().product()).map(|_| rng.range(-3, 3)).collect();
+        let mut expected = initial.clone();
+        let free = plan.free_strides(&plan.output).count();
+        assert_eq!(free, 0, "ScatterElements writes single elements");
+        for (g, &key) in groups.keys.iter().enumerate() {
+            for &m in &groups.members[groups.starts[g] as usize..groups.starts[g + 1] as usize] {
+                reduce(reduction, &mut expected[key as usize], updates[m as usize]);
+            }
+        }
+        let mut got = initial;
+        run_lines(&k, &words, &updates, &mut got);
+        assert_eq!(got, expected, "{desc:?}\n{k:?}\nindices {values:?}");
+        ran += 1;
+    }
+    // Measured: 122 of the 300 run (the rest are refused, lack enough lines or fail a check).
+    assert!(ran >= 90, "{ran}");
+    // Not for narrow elements, a sum that leaves the data out, or `duplicates: error`.
+    let wide = |dtype, reduction: Reduction, rules| {
+        let mut desc = ScatterDesc::new(
+            GatherForm::Elements,
+            rules,
+            decl(dtype, &[300, 4]),
+            decl(DType::I32, &[300, 2]),
+            decl(dtype, &[300, 2]),
+            1,
+        );
+        desc.reduction = Some(reduction);
+        desc
+    };
+    let plan = |d: ScatterDesc| d.plan().unwrap();
+    let lines_of = |d: ScatterDesc| {
+        let p = plan(d);
+        ScatterLinesDesc::of(&p, &p.output)
+    };
+    assert!(lines_of(wide(DType::F32, Reduction::Add, GatherRules::Onnx)).is_some());
+    assert!(lines_of(wide(DType::U16, Reduction::Add, GatherRules::Onnx)).is_none());
+    assert!(lines_of(wide(DType::F64, Reduction::None, GatherRules::Onnx)).is_none());
+    let mut left_out = wide(DType::F32, Reduction::Add, GatherRules::OpenVino);
+    left_out.use_init_val = Some(false);
+    assert!(lines_of(left_out).is_none());
+    let mut mean = wide(DType::F32, Reduction::Mean, GatherRules::OpenVino);
+    assert!(lines_of(mean).is_none());
+    mean.reduction = None;
+    mean.duplicates = Some(stridex_core::Duplicates::Error);
+    assert!(lines_of(mean).is_none());
+    // A scatter along an axis writes whole runs: the grouped kernel.
+    let axis = ScatterDesc::new(
+        GatherForm::Axis,
+        GatherRules::OpenVino,
+        decl(DType::F32, &[300, 4]),
+        decl(DType::I32, &[2]),
+        decl(DType::F32, &[300, 2]),
+        1,
+    );
+    assert!(lines_of(axis).is_none());
+}
+
+/// The device grouping serves an embedding's gradient: runs back to back, packed indices and
+/// updates, 32-bit counts. Its member step is a run in words; elsewhere the host groups.
+#[test]
+fn the_device_groups_packed_rows_of_32_bit_counts() {
+    use stridex_core::kernel::ScatterGroupingDesc;
+    let rows = |dtype, data: &[usize], ids: usize, updates: TensorDecl| {
+        let mut desc = ScatterDesc::new(
+            GatherForm::Axis,
+            GatherRules::OpenVino,
+            decl(dtype, data),
+            decl(DType::I32, &[ids]),
+            updates,
+            0,
+        );
+        desc.reduction = Some(Reduction::Add);
+        let plan = desc.plan().unwrap();
+        ScatterGroupingDesc::of(&plan, &plan.output)
+    };
+    let g = rows(DType::F16, &[64, 4], 600, decl(DType::F16, &[600, 4])).unwrap();
+    assert_eq!((g.positions, g.runs, g.member_step, g.block, g.blocks, g.digits), (600, 64, 2, 256, 3, 1));
+    // Strided updates: the host groups.
+    assert_eq!(rows(DType::F32, &[64, 4], 6, strided(DType::F32, &[6, 4], &[8, 1])), None);
+    // 2^31 runs (rows of one f32) pass what the scans count in 32 bits.
+    let huge = 1usize << 31;
+    assert_eq!(rows(DType::F32, &[huge, 1], 1, decl(DType::F32, &[1, 1])), None);
+    assert!(rows(DType::F32, &[huge - 2, 1], 1, decl(DType::F32, &[1, 1])).is_some());
 }
