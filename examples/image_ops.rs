@@ -1,7 +1,8 @@
 //! Image operations on a u8 batch: crop, horizontal flip, 2x downsample and BGR<->RGB channel
 //! reorder of an NCHW batch, then the same from an NHWC buffer through strides (no transpose
 //! first), and all of them fused into one kernel with `chain!`, also with a batch size known
-//! only at run time. Writes before/after PNGs of the first image so a person can look:
+//! only at run time. Writes before/after pictures of the first image so a person can look
+//! (binary PPM, which GIMP, ImageMagick, feh, eog and most viewers open):
 //! `cargo run --example image_ops [-- OUT_DIR]` (default `target/image_ops`).
 
 use std::path::Path;
@@ -47,8 +48,11 @@ fn test_card() -> Vec<u8> {
 }
 
 /// Image 0 of an NCHW batch of `h` x `w` images in channel order `order` (`"bgr"` or `"rgb"`),
-/// as a PNG.
-fn write_png(dir: &Path, name: &str, nchw: &[u8], h: usize, w: usize, order: &str) -> std::io::Result<()> {
+/// as a binary PPM: a three-line header, then the RGB bytes row by row. (A PNG would need an
+/// encoder, and the `png` crate as a dev-dependency changes the features of a compression
+/// crate that CubeCL's dependencies share, so every `cargo doc` and plain build re-checked
+/// CubeCL and Burn apart from the test builds.)
+fn write_ppm(dir: &Path, name: &str, nchw: &[u8], h: usize, w: usize, order: &str) -> std::io::Result<()> {
     let mut rgb = Vec::with_capacity(h * w * 3);
     for y in 0..h {
         for x in 0..w {
@@ -58,12 +62,9 @@ fn write_png(dir: &Path, name: &str, nchw: &[u8], h: usize, w: usize, order: &st
             }
         }
     }
-    let file = std::io::BufWriter::new(std::fs::File::create(dir.join(name))?);
-    let mut encoder = png::Encoder::new(file, w as u32, h as u32);
-    encoder.set_color(png::ColorType::Rgb);
-    encoder.set_depth(png::BitDepth::Eight);
-    let mut writer = encoder.write_header().map_err(std::io::Error::other)?;
-    writer.write_image_data(&rgb).map_err(std::io::Error::other)?;
+    let mut ppm = format!("P6\n{w} {h}\n255\n").into_bytes();
+    ppm.extend_from_slice(&rgb);
+    std::fs::write(dir.join(name), ppm)?;
     println!("  wrote {}", dir.join(name).display());
     Ok(())
 }
@@ -90,32 +91,32 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     std::fs::create_dir_all(dir)?;
     let img = test_card();
     let at = |n: usize, c: usize, y: usize, x: usize| img[((n * C + c) * H + y) * W + x];
-    write_png(dir, "0_input.png", &img, H, W, "bgr")?;
+    write_ppm(dir, "0_input.ppm", &img, H, W, "bgr")?;
 
     println!("NCHW u8[2, 3, 64, 96], one op at a time:");
     // Crop rows 8..56, columns 16..80 (DirectML SLICE1).
     let crop = stridex::slice! { input: u8[2, 3, 64, 96], offsets: [0, 0, 8, 16], sizes: [2, 3, 48, 64], strides: [1, 1, 1, 1] };
     let cropped = crop.run(&img)?;
     check("crop", cropped.data(), 48, 64, |n, c, y, x| at(n, c, y + 8, x + 16));
-    write_png(dir, "1_crop.png", cropped.data(), 48, 64, "bgr")?;
+    write_ppm(dir, "1_crop.ppm", cropped.data(), 48, 64, "bgr")?;
 
     // Horizontal flip (ONNX Slice with step -1 on W).
     let flip = stridex::slice! { rules: onnx, input: u8[2, 3, 64, 96], starts: [-1], ends: [-97], axes: [3], steps: [-1] };
     let flipped = flip.run(&img)?;
     check("flip", flipped.data(), H, W, |n, c, y, x| at(n, c, y, W - 1 - x));
-    write_png(dir, "2_flip.png", flipped.data(), H, W, "bgr")?;
+    write_ppm(dir, "2_flip.ppm", flipped.data(), H, W, "bgr")?;
 
     // 2x downsample: every other row and column (SLICE1 strides).
     let down = stridex::slice! { input: u8[2, 3, 64, 96], offsets: [0, 0, 0, 0], sizes: [2, 3, 64, 96], strides: [1, 1, 2, 2] };
     let small = down.run(&img)?;
     check("downsample", small.data(), 32, 48, |n, c, y, x| at(n, c, 2 * y, 2 * x));
-    write_png(dir, "3_downsample.png", small.data(), 32, 48, "bgr")?;
+    write_ppm(dir, "3_downsample.ppm", small.data(), 32, 48, "bgr")?;
 
     // BGR -> RGB: a gather of the channel axis with indices [2, 1, 0].
     let swap = stridex::gather! { data: u8[2, 3, 64, 96], indices: i32[3], axis: 1 };
     let rgb = swap.run(&img, &[2, 1, 0])?;
     check("BGR -> RGB", rgb.data(), H, W, |n, c, y, x| at(n, 2 - c, y, x));
-    write_png(dir, "4_rgb_read_as_rgb.png", rgb.data(), H, W, "rgb")?;
+    write_ppm(dir, "4_rgb_read_as_rgb.ppm", rgb.data(), H, W, "rgb")?;
 
     // The same four at once, fused into one kernel: no intermediate image is written.
     let all = stridex::chain! {
@@ -129,7 +130,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let chain_px = |n: usize, c: usize, y: usize, x: usize| at(n, 2 - c, 8 + 2 * y, 16 + 63 - 2 * x);
     check("crop -> flip -> RGB -> downsample, one kernel", fused.data(), 24, 32, chain_px);
     println!("  (fused into one kernel: {})", all.is_fused()?);
-    write_png(dir, "5_chain.png", fused.data(), 24, 32, "rgb")?;
+    write_ppm(dir, "5_chain.ppm", fused.data(), 24, 32, "rgb")?;
 
     println!("NHWC u8[2, 64, 96, 3] in memory, read through strides:");
     let mut nhwc = vec![0u8; img.len()];
