@@ -13,6 +13,7 @@ usage: cuda-offline.py CUDA_ROOT SOURCE_DIR
 CUDA_ROOT holds include/, lib/libnvrtc.so.*, bin/ptxas and bin/nvdisasm (the PyPI wheels'
 nvidia/cu13 folder). Exits non-zero on any error or warning.
 """
+import concurrent.futures
 import ctypes
 import glob
 import os
@@ -61,61 +62,66 @@ def widest(sass, op):
     return max(widths)
 
 
+def compile_kernel(nvrtc, root, src_dir, name, arch, file):
+    """NVRTC, ptxas and nvdisasm on one catalogue entry: (report lines, whether it failed)."""
+    path = os.path.join(src_dir, file)
+    source = open(path).read()
+    include = os.path.join(root, "include")
+    # What CubeCL's CUDA runtime passes (compute/context.rs), with PTX as the target and
+    # warnings as errors.
+    options = [f"--gpu-architecture=compute_{arch}", f"--include-path={include}", "-lineinfo", "-Werror=all-warnings"]
+    if os.path.isdir(os.path.join(include, "cccl")):
+        options.append(f"--include-path={os.path.join(include, 'cccl')}")
+    ptx, log = nvrtc_compile(nvrtc, source, file, options)
+    if ptx is None or log:
+        return [f"{name}: NVRTC compute_{arch} failed or warned:\n{log}"], True
+    base = path[: -len(".cu")]
+    open(base + ".ptx", "w").write(ptx)
+    ptxas = subprocess.run(
+        [os.path.join(root, "bin", "ptxas"), f"-arch=sm_{arch}", "-v", "--warning-as-error", "-o", base + ".cubin", base + ".ptx"],
+        capture_output=True,
+        text=True,
+    )
+    info = ptxas.stdout + ptxas.stderr
+    if ptxas.returncode != 0 or re.search(r"warning", info, re.I):
+        return [f"{name}: ptxas sm_{arch} failed or warned:\n{info}"], True
+    regs = re.search(r"Used (\d+) registers", info)
+    sass = subprocess.run([os.path.join(root, "bin", "nvdisasm"), "-c", base + ".cubin"], capture_output=True, text=True)
+    if sass.returncode != 0:
+        return [f"{name}: nvdisasm failed:\n{sass.stderr}"], True
+    open(base + ".sass", "w").write(sass.stdout)
+    code = sass.stdout
+    # A runtime u32 division compiles to a reciprocal estimate (MUFU.RCP after I2F);
+    # division by a constant is a multiply-high (IMAD.HI) and shifts.
+    runtime_div = "yes" if re.search(r"MUFU\.RCP", code) else "no"
+    counts = f"{len(re.findall(r'LDG', code))}/{len(re.findall(r'STG', code))}"
+    lines = [
+        f"{name:<34} {'sm_' + arch:>5} {regs.group(1) if regs else '?':>5} "
+        f"{'%d-bit' % widest(code, 'LDG'):>6} {'%d-bit' % widest(code, 'STG'):>6} {runtime_div:>12}  {counts:>8}"
+    ]
+    # A scatter's `mean` divides by how many updates reached an element: a count known
+    # only at run time (the catalogue names those kernels `..._mean_...`).
+    if runtime_div == "yes" and "_mean_" not in name:
+        return lines + [f"{name}: a runtime division reached the SASS"], True
+    return lines, False
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
     root, src_dir = sys.argv[1], sys.argv[2]
     nvrtc = load_nvrtc(root)
-    include = os.path.join(root, "include")
     manifest = [l.rstrip("\n").split("\t") for l in open(os.path.join(src_dir, "manifest.tsv"))][1:]
-    failures = 0
     print(f"{'kernel':<34} {'arch':>5} {'regs':>5} {'load':>6} {'store':>6} {'runtime div':>12}  {'LDG/STG':>8}")
-    for name, arch, file in manifest:
-        path = os.path.join(src_dir, file)
-        source = open(path).read()
-        # What CubeCL's CUDA runtime passes (compute/context.rs), with PTX as the target and
-        # warnings as errors.
-        options = [f"--gpu-architecture=compute_{arch}", f"--include-path={include}", "-lineinfo", "-Werror=all-warnings"]
-        if os.path.isdir(os.path.join(include, "cccl")):
-            options.append(f"--include-path={os.path.join(include, 'cccl')}")
-        ptx, log = nvrtc_compile(nvrtc, source, file, options)
-        if ptx is None or log:
-            print(f"{name}: NVRTC compute_{arch} failed or warned:\n{log}")
-            failures += 1
-            continue
-        base = path[: -len(".cu")]
-        open(base + ".ptx", "w").write(ptx)
-        ptxas = subprocess.run(
-            [os.path.join(root, "bin", "ptxas"), f"-arch=sm_{arch}", "-v", "--warning-as-error", "-o", base + ".cubin", base + ".ptx"],
-            capture_output=True,
-            text=True,
-        )
-        info = ptxas.stdout + ptxas.stderr
-        if ptxas.returncode != 0 or re.search(r"warning", info, re.I):
-            print(f"{name}: ptxas sm_{arch} failed or warned:\n{info}")
-            failures += 1
-            continue
-        regs = re.search(r"Used (\d+) registers", info)
-        sass = subprocess.run([os.path.join(root, "bin", "nvdisasm"), "-c", base + ".cubin"], capture_output=True, text=True)
-        if sass.returncode != 0:
-            print(f"{name}: nvdisasm failed:\n{sass.stderr}")
-            failures += 1
-            continue
-        open(base + ".sass", "w").write(sass.stdout)
-        code = sass.stdout
-        # A runtime u32 division compiles to a reciprocal estimate (MUFU.RCP after I2F);
-        # division by a constant is a multiply-high (IMAD.HI) and shifts.
-        runtime_div = "yes" if re.search(r"MUFU\.RCP", code) else "no"
-        counts = f"{len(re.findall(r'LDG', code))}/{len(re.findall(r'STG', code))}"
-        print(
-            f"{name:<34} {'sm_' + arch:>5} {regs.group(1) if regs else '?':>5} "
-            f"{'%d-bit' % widest(code, 'LDG'):>6} {'%d-bit' % widest(code, 'STG'):>6} {runtime_div:>12}  {counts:>8}"
-        )
-        # A scatter's `mean` divides by how many updates reached an element: a count known
-        # only at run time (the catalogue names those kernels `..._mean_...`).
-        if runtime_div == "yes" and "_mean_" not in name:
-            print(f"{name}: a runtime division reached the SASS")
-            failures += 1
+    # One kernel per core at a time: NVRTC (through ctypes) and the tools (subprocesses) run
+    # outside Python's lock, and each kernel writes only its own files. The report keeps the
+    # manifest's order.
+    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        results = list(pool.map(lambda entry: compile_kernel(nvrtc, root, src_dir, *entry), manifest))
+    failures = 0
+    for lines, failed in results:
+        print("\n".join(lines))
+        failures += failed
     print(f"\n{len(manifest) - failures} of {len(manifest)} kernels compiled through NVRTC and ptxas with no warnings")
     sys.exit(1 if failures else 0)
 
