@@ -150,24 +150,19 @@ fn pitched_rows_are_packed() {
     assert_eq!(cube_f32s(&p), [0.0, 4.0, 1.0, 5.0, 2.0, 6.0]);
     // 16-bit elements move as their own units: rows of 3 f16 padded to 4.
     let halves: Vec<f32> = (0..8).map(|v| v as f32).collect();
-    let flat = Tensor::<1>::from_data(TensorData::new(halves, [8]), &device())
+    let flat_halves = Tensor::<1>::from_data(TensorData::new(halves, [8]), &device())
         .cast(stridex::burn::burn_tensor::DType::F16);
-    let p = stridex::burn::packed(view_of(&cube(flat), [2, 3], [4, 1])).unwrap();
+    let p = stridex::burn::packed(view_of(&cube(flat_halves), [2, 3], [4, 1])).unwrap();
     let bytes = p.client.read_one(p.handle.clone()).unwrap();
     let got: Vec<f32> =
         bytes[..12].chunks(2).map(|b| stridex::half::f16::from_le_bytes([b[0], b[1]]).to_f32()).collect();
     assert_eq!(got, [0.0, 1.0, 2.0, 4.0, 5.0, 6.0]);
     // A quantized buffer holds blocks beside their scales, not elements: an `Err`, not bits.
-    let mut quantized = view_of(&flat_cube(), [3, 3], [3, 1]);
+    let mut quantized = view_of(&flat, [3, 3], [3, 1]);
     quantized.dtype = stridex::burn::burn_tensor::DType::QFloat(Default::default());
     let e = stridex::burn::packed(quantized).unwrap_err();
     assert!(matches!(e, Error::BurnTensor { tensor: Operand::Input, .. }), "{e}");
     assert!(e.to_string().contains("quantized"), "{e}");
-}
-
-fn flat_cube() -> CubeTensor {
-    let values: Vec<f32> = (0..12).map(|v| v as f32).collect();
-    cube(Tensor::<1>::from_data(TensorData::new(values, [12]), &device()))
 }
 
 #[test]
