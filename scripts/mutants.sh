@@ -15,7 +15,8 @@ files=(-f core/src/gather.rs -f core/src/slice.rs -f core/src/layout.rs -f core/
 case "${1:-}" in
     all) files=(); shift ;;
     index) files=(-f core/src/scatter.rs -f core/src/gradient.rs -f core/src/kernel/scatter.rs
-                  -f core/src/kernel/scatter_grouping.rs -f core/src/kernel/scatter_lines.rs); shift ;;
+                  -f core/src/kernel/scatter_grouping.rs -f core/src/kernel/scatter_lines.rs
+                  -f core/src/kernel/scatter_rows.rs -f core/src/kernel/gathered_rows.rs); shift ;;
     rest) files=(); for f in core/src/*.rs core/src/*/*.rs; do
               case "$f" in */gather.rs|*/slice.rs|*/layout.rs|*/tensor.rs|*/rules.rs|*/ranges.rs|*/feature_level.rs|*/lib.rs) ;;
                   *) files+=(-f "$f") ;; esac

@@ -6,16 +6,13 @@ mod common;
 
 use common::generate::{self, Rng};
 use common::reference::{self as r, Outcome};
+use common::scatter::{decl, reduce, strided, DRAWN_REDUCTIONS};
 use std::collections::BTreeMap;
 use stridex_core::kernel::{ScatterKernelDesc, ScatterLinesDesc};
 use stridex_core::{
     DType, Dims, GatherDesc, GatherForm, GatherRules, Reduction, ScatterDesc, ScatterFault, ScatterGroups,
     TensorDecl,
 };
-
-fn decl(dtype: DType, sizes: &[usize]) -> TensorDecl {
-    TensorDecl::packed(dtype, Dims::new(sizes).unwrap())
-}
 
 /// (vector, run, tile) of the kernel writing the packed output of a scatter along axis 0.
 fn unit(dtype: DType, data: &[usize], ids: usize) -> (u32, u32, u32) {
@@ -293,11 +290,6 @@ fn embedding_gradients_write_every_run_back_to_back() {
     let plan = desc.plan().unwrap();
     assert_eq!(plan.back_to_back_runs(&plan.output), None);
 }
-
-/// What the random scatters draw: every reduction but `mean`, which the serial models here
-/// leave to the device tests (it divides by a count of updates).
-const DRAWN_REDUCTIONS: [Reduction; 6] =
-    [Reduction::None, Reduction::Add, Reduction::Mul, Reduction::Max, Reduction::Min, Reduction::Sub];
 
 /// A sum of f32 updates by i64 indices.
 fn summing(
@@ -680,10 +672,6 @@ impl Reference {
     }
 }
 
-fn strided(dtype: DType, sizes: &[usize], strides: &[usize]) -> TensorDecl {
-    TensorDecl { dtype, sizes: Dims::new(sizes).unwrap(), strides: Some(Dims::new(strides).unwrap()) }
-}
-
 /// 8-bit elements are written a word at a time: a run must be whole, aligned words in the
 /// updates and in the data. Dimensions of size 1 take no step, so their strides never count;
 /// every other keyed, free and index-axis stride must be whole words.
@@ -759,19 +747,6 @@ fn a_runs_dimensions_step_in_vectors() {
     let dims: Vec<(u32, u32, u32)> =
         k.dims.iter().map(|d| (d.step, d.updates_stride, d.dest_stride)).collect();
     assert_eq!(dims, [(2, 2, 2), (1, 1, 1)]);
-}
-
-/// `to` combined with update `u` (integers standing for any type's values; not `mean`).
-fn reduce(reduction: Reduction, to: &mut i64, u: i64) {
-    *to = match reduction {
-        Reduction::None => u,
-        Reduction::Add => to.wrapping_add(u),
-        Reduction::Mul => to.wrapping_mul(u),
-        Reduction::Max => (*to).max(u),
-        Reduction::Min => (*to).min(u),
-        Reduction::Sub => to.wrapping_sub(u),
-        Reduction::Mean => unreachable!("not drawn"),
-    }
 }
 
 /// The line kernel (`ScatterLinesDesc`) run on the host as the kernel runs it: one walk per

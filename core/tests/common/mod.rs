@@ -9,6 +9,7 @@ pub mod generate;
 #[macro_use]
 pub mod host_model;
 pub mod reference;
+pub mod scatter;
 
 use stridex_core::*;
 
