@@ -1,6 +1,7 @@
-//! Shared by core's tests: shorthands, the naive reference written from the rules
-//! (`reference`), random descriptors (`generate`, `chains`) and the walks' host models. The
-//! integration suite includes the last four too (`tests/suite/common/mod.rs`).
+//! Shared by core's tests: shorthands (the scatter tests' in `scatter`), the naive reference
+//! written from the rules (`reference`), random descriptors (`generate`, `chains`) and the
+//! walks' host models (`host_model`). The integration suite includes `reference`, `generate`,
+//! `chains` and `host_model` too (`tests/suite/common/mod.rs`).
 
 #![allow(dead_code, unused_macros)]
 
