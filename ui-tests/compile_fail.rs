@@ -1,7 +1,7 @@
 //! Compile-fail cases, one per rule of docs/rules.md, with their expected compiler output
 //! (`<family>/*.stderr` beside this file, written against Rust 1.95.0). `TRYBUILD=overwrite`
-//! regenerates them. The descriptors that must compile (`pass/`) are built and run by the
-//! facade's `tests/suite/accepted.rs`.
+//! regenerates them. The descriptors that must compile are built and run by the facade's
+//! suite (`tests/suite/accepted.rs`).
 
 #[test]
 fn ui() {
