@@ -35,7 +35,10 @@ def load_nvrtc(root):
 def nvrtc_compile(nvrtc, source, name, options):
     """Returns (ptx or None, log)."""
     prog = ctypes.c_void_p()
-    check = lambda r, what: r == 0 or sys.exit(f"{name}: {what}: {nvrtc.nvrtcGetErrorString(r).decode()}")
+    def check(r, what):
+        if r != 0:
+            raise RuntimeError(f"{what}: {nvrtc.nvrtcGetErrorString(r).decode()}")
+
     check(nvrtc.nvrtcCreateProgram(ctypes.byref(prog), source.encode(), name.encode(), 0, None, None), "nvrtcCreateProgram")
     opts = (ctypes.c_char_p * len(options))(*[o.encode() for o in options])
     result = nvrtc.nvrtcCompileProgram(prog, len(options), opts)
@@ -116,8 +119,20 @@ def main():
     # One kernel per core at a time: NVRTC (through ctypes) and the tools (subprocesses) run
     # outside Python's lock, and each kernel writes only its own files. The report keeps the
     # manifest's order.
-    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-        results = list(pool.map(lambda entry: compile_kernel(nvrtc, root, src_dir, *entry), manifest))
+    files = [file for _, _, file in manifest]
+    if len(set(files)) != len(files):
+        sys.exit("cuda-offline: the manifest names a source file twice")
+
+    def compile_reported(entry):
+        # Anything that goes wrong with one kernel (an NVRTC call, a missing tool) is that
+        # kernel's failure in the report, not the end of the others'.
+        try:
+            return compile_kernel(nvrtc, root, src_dir, *entry)
+        except Exception as e:
+            return [f"{entry[0]} sm_{entry[1]}: {type(e).__name__}: {e}"], True
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=len(os.sched_getaffinity(0))) as pool:
+        results = list(pool.map(compile_reported, manifest))
     failures = 0
     for lines, failed in results:
         print("\n".join(lines))
