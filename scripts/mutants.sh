@@ -2,7 +2,7 @@
 # Mutation testing of stridex-core (cargo-mutants): each mutant of a source line must fail a
 # test. Default: the rule modules against core's own tests (no device, a few minutes on 2
 # cores). `scripts/mutants.sh index` mutates the scatter's rules, grouping and kernel
-# choices and the gradients (about an hour), `rest` the other core modules (the `_` count, chain and
+# choices (the fused chains' too) and the gradients (about an hour and a half), `rest` the other core modules (the `_` count, chain and
 # kernel descriptors, describe, vocabulary, errors), `all` every module. Results land in
 # target/mutants/mutants.out (caught.txt, missed.txt, unviable.txt); the summary is printed.
 # Known equivalent mutants (same output for every input) are listed, with why, in
