@@ -6,7 +6,7 @@ mod common;
 
 use common::generate::{self, Rng};
 use common::reference::{self as r, Outcome};
-use common::scatter::{decl, reduce, strided, DRAWN_REDUCTIONS};
+use common::scatter::{decl, index_words, reduce, strided, DRAWN_REDUCTIONS};
 use std::collections::BTreeMap;
 use stridex_core::kernel::{ScatterKernelDesc, ScatterLinesDesc};
 use stridex_core::{
@@ -829,13 +829,7 @@ fn the_line_kernel_applies_each_lines_updates_in_order() {
         let (signed, wide, hostile) =
             (plan.map.index_type.is_signed(), plan.map.index_type.words() == 2, rng.chance(30));
         let values = generate::index_values(&mut rng, index_len, sizes[axis], signed, wide, hostile);
-        let words: Vec<u32> = values
-            .iter()
-            .flat_map(|&v| {
-                let w = v as i64 as u64;
-                [w as u32, (w >> 32) as u32].into_iter().take(plan.map.index_type.words())
-            })
-            .collect();
+        let words = index_words(&values, plan.map.index_type.words());
         let Ok(groups) = plan.group(&plan.output, |i| values[i]) else { continue };
         let n = r::min_len(&index_sizes, &plan.updates.strides);
         let updates: Vec<i64> = (0..n).map(|_| rng.range(-3, 3)).collect();

@@ -7,8 +7,9 @@
 mod common;
 
 use common::generate::{self, Rng};
+use common::host_model::words;
 use common::reference as r;
-use common::scatter::{decl, reduce, strided, DRAWN_REDUCTIONS};
+use common::scatter::{decl, each_write, index_words, reduce, strided, DRAWN_REDUCTIONS};
 use stridex_core::{DType, Dims, GatherForm, GatherRules, Reduction, ScatterDesc, ScatterFault, TensorDecl};
 
 /// The owned-row kernels (`ScatterRowsDesc`) run on the host as the two kernels run them:
@@ -46,11 +47,6 @@ fn run_owned_rows(
         }
     }
     true
-}
-
-/// Little-endian words of `bytes`, the last one padded with zeros.
-fn words_of(bytes: &[u8]) -> Vec<u32> {
-    bytes.chunks(4).map(|c| c.iter().rev().fold(0u32, |w, &b| w << 8 | u32::from(b))).collect()
 }
 
 /// A scatter of whole rows along axis 0 under `none` (a KV cache's write) takes the owned-row
@@ -136,18 +132,12 @@ fn the_owned_row_kernels_leave_each_rows_last_update() {
         let (signed, wide) = (plan.map.index_type.is_signed(), plan.map.index_type.words() == 2);
         let hostile = rng.chance(40);
         let values = generate::index_values(&mut rng, positions, sizes[0], signed, wide, hostile);
-        let index_words: Vec<u32> = values
-            .iter()
-            .flat_map(|&v| {
-                let w = v as i64 as u64;
-                [w as u32, (w >> 32) as u32].into_iter().take(plan.map.index_type.words())
-            })
-            .collect();
+        let index_buffer = index_words(&values, plan.map.index_type.words());
         let updates = rng.bytes(positions * span * elem);
         let dest_len = r::min_len(&dest.sizes, &dest.strides) * elem;
         let initial = rng.bytes(dest_len.div_ceil(4) * 4);
-        let mut got = words_of(&initial);
-        let wrote = run_owned_rows(&k, &index_words, &words_of(&updates), &mut got);
+        let mut got = words(&initial, 0);
+        let wrote = run_owned_rows(&k, &index_buffer, &words(&updates, 0), &mut got);
         let groups = match plan.group(&dest, |i| values[i]) {
             Ok(groups) => groups,
             Err(ScatterFault::OutOfRange { .. }) => {
@@ -160,22 +150,12 @@ fn the_owned_row_kernels_leave_each_rows_last_update() {
         assert!(wrote, "{desc:?}\nindices {values:?}");
         // The groups' lists applied in order, element by element (under `none` the last wins).
         let lanes = plan.lanes();
-        let free: Vec<_> = plan.free_strides(&dest).collect();
-        let free_sizes: Vec<usize> = free.iter().map(|f| f.0).collect();
         let mut expected = initial;
-        for (g, &key) in groups.keys.iter().enumerate() {
-            for &member in &groups.members[groups.starts[g] as usize..groups.starts[g + 1] as usize] {
-                for c in r::coords(&free_sizes) {
-                    let at = |base: usize, pick: fn(&(usize, usize, usize)) -> usize| {
-                        (base + c.iter().zip(&free).map(|(c, f)| c * pick(f)).sum::<usize>()) * elem
-                    };
-                    let (to, from) =
-                        (at(key as usize * lanes, |f| f.2), at(member as usize * lanes, |f| f.1));
-                    expected[to..to + elem].copy_from_slice(&updates[from..from + elem]);
-                }
-            }
-        }
-        assert_eq!(got, words_of(&expected), "{desc:?}\n{k:?}\nindices {values:?}");
+        each_write(&plan, &dest, &groups, |j, to, within| {
+            let (to, from) = (to * elem, (groups.members[j] as usize * lanes + within) * elem);
+            expected[to..to + elem].copy_from_slice(&updates[from..from + elem]);
+        });
+        assert_eq!(got, words(&expected, 0), "{desc:?}\n{k:?}\nindices {values:?}");
         ran += 1;
         apart += usize::from(k.dest_row > k.run);
         narrow += usize::from(elem < 4);
@@ -346,12 +326,13 @@ fn a_sliced_scatter_of_rows_reads_them_where_the_windows_put_them() {
             (0..span).all(|e| numbers[p * span + e] as i64 == row_start(p) + e as i64)
                 && row_start(p) == row_start(0) + p as i64 * row_stride
         });
-        let words = |elements: i64| (elements * elem as i64 % 4 == 0).then_some(elements * elem as i64 / 4);
+        let whole_words =
+            |elements: i64| (elements * elem as i64 % 4 == 0).then_some(elements * elem as i64 / 4);
         let fusable = index_dims == 1
             && whole_rows
             && row_stride >= 0
-            && words(row_start(0)).is_some()
-            && words(row_stride).is_some()
+            && whole_words(row_start(0)).is_some()
+            && whole_words(row_stride).is_some()
             && ScatterRowsDesc::of(plan, &plan.map.data).is_some();
         let Some(k) = ScatterRowsDesc::of_chain(&chain_plan) else {
             assert!(!fusable, "{chain:?}");
@@ -363,7 +344,7 @@ fn a_sliced_scatter_of_rows_reads_them_where_the_windows_put_them() {
         assert!(fusable, "{chain:?}\n{k:?}");
         // The widest vector that every run, destination row, base and row step is whole of.
         let dest_row = if into_sizes[0] > 1 { into_strides[0] } else { span } as i64;
-        let in_words = [span as i64, dest_row, row_start(0), row_stride].map(|n| words(n).unwrap());
+        let in_words = [span as i64, dest_row, row_start(0), row_stride].map(|n| whole_words(n).unwrap());
         let vector = [4, 2, 1].into_iter().find(|v| in_words.iter().all(|w| w % v == 0)).unwrap();
         let [run, dest_row, base, row] = in_words.map(|w| (w / vector) as u32);
         assert_eq!(
@@ -375,18 +356,12 @@ fn a_sliced_scatter_of_rows_reads_them_where_the_windows_put_them() {
         let (signed, wide) = (plan.map.index_type.is_signed(), plan.map.index_type.words() == 2);
         let hostile = rng.chance(40);
         let values = generate::index_values(&mut rng, positions, into_sizes[0], signed, wide, hostile);
-        let index_words: Vec<u32> = values
-            .iter()
-            .flat_map(|&v| {
-                let w = v as i64 as u64;
-                [w as u32, (w >> 32) as u32].into_iter().take(plan.map.index_type.words())
-            })
-            .collect();
+        let index_buffer = index_words(&values, plan.map.index_type.words());
         let data = rng.bytes(data_len * elem);
         let dest = &plan.map.data;
         let initial = rng.bytes((r::min_len(&dest.sizes, &dest.strides) * elem).div_ceil(4) * 4);
-        let mut got = words_of(&initial);
-        let wrote = run_owned_rows(&k, &index_words, &words_of(&data), &mut got);
+        let mut got = words(&initial, 0);
+        let wrote = run_owned_rows(&k, &index_buffer, &words(&data, 0), &mut got);
         let Ok(groups) = plan.group(dest, |i| values[i]) else {
             assert!(!wrote, "{chain:?}\nindices {values:?}");
             continue;
@@ -394,22 +369,12 @@ fn a_sliced_scatter_of_rows_reads_them_where_the_windows_put_them() {
         assert!(wrote, "{chain:?}\nindices {values:?}");
         // The scatter of the windows' output (packed, as an intermediate would hold it).
         let lanes = plan.lanes();
-        let free: Vec<_> = plan.free_strides(dest).collect();
-        let free_sizes: Vec<usize> = free.iter().map(|f| f.0).collect();
         let mut expected = initial;
-        for (g, &key) in groups.keys.iter().enumerate() {
-            for &member in &groups.members[groups.starts[g] as usize..groups.starts[g + 1] as usize] {
-                for c in r::coords(&free_sizes) {
-                    let at = |base: usize, pick: fn(&(usize, usize, usize)) -> usize| {
-                        base + c.iter().zip(&free).map(|(c, f)| c * pick(f)).sum::<usize>()
-                    };
-                    let to = at(key as usize * lanes, |f| f.2) * elem;
-                    let from = numbers[at(member as usize * lanes, |f| f.1)] * elem;
-                    expected[to..to + elem].copy_from_slice(&data[from..from + elem]);
-                }
-            }
-        }
-        assert_eq!(got, words_of(&expected), "{chain:?}\n{k:?}\nindices {values:?}");
+        each_write(plan, dest, &groups, |j, to, within| {
+            let (to, from) = (to * elem, numbers[groups.members[j] as usize * lanes + within] * elem);
+            expected[to..to + elem].copy_from_slice(&data[from..from + elem]);
+        });
+        assert_eq!(got, words(&expected, 0), "{chain:?}\n{k:?}\nindices {values:?}");
         fused += 1;
         offset += usize::from(k.updates_base > 0);
         stepped += usize::from(k.updates_row != k.run);
@@ -586,29 +551,15 @@ fn a_gather_folds_into_the_scatters_lists() {
         let (words, vector) = (fold.kernel.words as usize, fold.kernel.vector as usize);
         assert!(members.iter().all(|&m| m == ZERO_MEMBER || m as usize * words % vector == 0), "{chain:?}");
         let lanes = plan.lanes();
-        let free: Vec<_> = plan.free_strides(&plan.map.data).collect();
-        let free_sizes: Vec<usize> = free.iter().map(|f| f.0).collect();
         let (mut expected, mut got) = (initial.clone(), initial);
-        for (g, &key) in groups.keys.iter().enumerate() {
-            for j in groups.starts[g] as usize..groups.starts[g + 1] as usize {
-                for c in r::coords(&free_sizes) {
-                    let at = |base: usize, pick: fn(&(usize, usize, usize)) -> usize| {
-                        base + c.iter().zip(&free).map(|(c, f)| c * pick(f)).sum::<usize>()
-                    };
-                    let to = at(key as usize * lanes, |f| f.2);
-                    reduce(
-                        reduction,
-                        &mut expected[to],
-                        updates[at(groups.members[j] as usize * lanes, |f| f.1)],
-                    );
-                    let u = match members[j] {
-                        ZERO_MEMBER => 0,
-                        m => data[at(m as usize * lanes, |f| f.1)],
-                    };
-                    reduce(reduction, &mut got[to], u);
-                }
-            }
-        }
+        each_write(plan, &plan.map.data, &groups, |j, to, within| {
+            reduce(reduction, &mut expected[to], updates[groups.members[j] as usize * lanes + within]);
+            let u = match members[j] {
+                ZERO_MEMBER => 0,
+                m => data[m as usize * lanes + within],
+            };
+            reduce(reduction, &mut got[to], u);
+        });
         assert_eq!(got, expected, "{chain:?}\ngather {gather_values:?}\nscatter {scatter_values:?}");
         folded += 1;
         zeros += usize::from(members.contains(&ZERO_MEMBER));
