@@ -1,6 +1,7 @@
 //! Snapshots of the kernel descriptors (`GatherKernelDesc`, `SliceKernelDesc`,
 //! `ChainKernelDesc`) of the seeds, of edge layouts (padded, broadcast and permuted tensors,
-//! negative strides, 1-, 2- and 8-byte elements) and of random gathers, slices and chains. A
+//! negative strides, 1-, 2- and 8-byte elements) and of random gathers, slices and chains, with
+//! the walks the CPU runtime derives from a row walk (narrow units, larger groups). A
 //! change to the walk a descriptor takes, its line widths, tiles, groups or strides shows up here
 //! as a diff to review (the host model in `walks.rs` checks only that the values stay right);
 //! `STRIDEX_BLESS=1 cargo test -p stridex-core --test descriptors` rewrites
@@ -10,7 +11,7 @@ mod common;
 
 use common::{chains, d, generate, generate::Rng};
 use std::borrow::Cow;
-use stridex_core::kernel::{GatherKernelDesc, SliceKernelDesc, WalkChoice};
+use stridex_core::kernel::{GatherKernelDesc, SliceKernelDesc, Walk, WalkChoice};
 use stridex_core::limits::PLACEHOLDER;
 use stridex_core::seeds::{GATHERS, SLICES};
 use stridex_core::{
@@ -105,6 +106,17 @@ fn cases() -> Vec<(String, Case)> {
         s("reverse rows f32", window(packed(F32, &[8, 16]), &[0, 0], &[8, 16], &[1, -1])),
         s("reverse rows u8", window(packed(U8, &[8, 16]), &[0, 0], &[8, 16], &[1, -1])),
         s("step 2 f32", window(packed(F32, &[8, 16]), &[0, 0], &[8, 16], &[2, 2])),
+        // Rows of 6 f32 from rows of 14: 8-byte lines, which hold no more elements than the
+        // step, so it reads elements one by one.
+        s("step 2 f32 on 8-byte lines (elements)", window(packed(F32, &[4, 14]), &[0, 0], &[4, 12], &[1, 2])),
+        // Groups of two rows that do not regroup by 4 (six rows) nor by 8.
+        g("u8 along 6 rows of 64", onnx(packed(U8, &[6, 64]), I32, &[64], 1)),
+        // Groups of two rows along the outer of two row dimensions, which regroup by 4 there
+        // (the inner one's size does not divide, and its source step is the group's times 2).
+        g(
+            "u8 along rows, grouped outside another row dimension",
+            onnx(tensor(U8, &[4, 3, 64], Some(&[256, 512, 1])), I32, &[64], 2),
+        ),
         s("crop, unaligned rows", window(packed(F32, &[8, 16]), &[1, 1], &[6, 6], &[1, 1])),
         s(
             "NHWC read NCHW (transposed blocks)",
@@ -187,6 +199,21 @@ fn cases() -> Vec<(String, Case)> {
     all
 }
 
+/// What the CPU runtime launches a row walk as (`backends/src/kernels/rows.rs`): its narrow
+/// elements as their own units (`narrow_units`), then in groups of 4 rows where that regroups;
+/// and the other regroupings the host model runs (`walks.rs`), each `None` where it does not
+/// apply. The walks' values are checked by the host model; these lines pin where each applies.
+fn cpu_walks(walk: &Walk) -> String {
+    let Walk::Rows(w) = walk else { return String::new() };
+    let narrow = w.narrow_units();
+    let launched = narrow.as_ref().map(|n| n.regroup(4).unwrap_or_else(|| n.clone()));
+    format!(
+        "\nnarrow units, as the CPU runtime launches them: {launched:?}\nregrouped by 4: {:?}\nregrouped by 8: {:?}",
+        w.regroup(4),
+        w.regroup(8)
+    )
+}
+
 fn snapshot() -> String {
     let mut out = String::new();
     for (name, case) in cases() {
@@ -196,14 +223,25 @@ fn snapshot() -> String {
             Case::Gather(d) => {
                 let p = d.plan().unwrap();
                 let slots = GatherKernelDesc::with(&p, WalkChoice::Slots).unwrap();
-                format!("{:#?}\nslot walk: {:?}", GatherKernelDesc::new(&p), slots.walk)
+                let k = GatherKernelDesc::new(&p);
+                let cpu = k.as_ref().map(|k| cpu_walks(&k.walk)).unwrap_or_default();
+                format!("{k:#?}\nslot walk: {:?}{cpu}", slots.walk)
             }
             Case::Slice(d) => {
                 let p = d.plan().unwrap();
                 let slots = SliceKernelDesc::with(&p, WalkChoice::Slots).unwrap();
-                format!("{:#?}\nslot walk: {:?}", SliceKernelDesc::new(&p), slots.walk)
+                let k = SliceKernelDesc::new(&p);
+                let cpu = k.as_ref().map(|k| cpu_walks(&k.walk)).unwrap_or_default();
+                format!("{k:#?}\nslot walk: {:?}{cpu}", slots.walk)
             }
-            Case::Chain(d) => format!("{:#?}", d.plan().map(|p| ChainKernelDesc::new(&p))),
+            Case::Chain(d) => {
+                let k = d.plan().map(|p| ChainKernelDesc::new(&p));
+                let cpu = match &k {
+                    Ok(Ok(Some(k))) => cpu_walks(&k.walk),
+                    _ => String::new(),
+                };
+                format!("{k:#?}{cpu}")
+            }
         };
         out.push_str(&format!("== {name}\n{desc}\n"));
     }
