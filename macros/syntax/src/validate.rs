@@ -11,7 +11,7 @@ use stridex_core::SliceForm;
 use stridex_core::{
     tensor, ChainCount, ChainDesc, Channels, ConvertKey, ConvertStage, Dims, DynamicFault, GatherDesc,
     GatherForm, GatherRules, GatherStage, Location, Operand, OutputDecl, RuleError, ScatterDesc,
-    ScatterStage, SignedDims, SliceDesc, SliceWindow, StageDesc, TensorDecl, Window,
+    ScatterStage, SignedDims, SliceDesc, SliceWindow, StageDesc, TensorDecl, Window, SCATTER_FIXED_COUNT,
 };
 
 pub fn gather(input: &GatherInput) -> syn::Result<GatherDesc> {
@@ -30,7 +30,13 @@ pub fn scatter(input: &GatherInput) -> syn::Result<ScatterDesc> {
         map.rules = GatherRules::OpenVino;
     }
     let updates = input.updates.as_ref().expect("the parser requires `updates`");
-    underscores(&updates.sizes, false, "a scatter's `updates`")?;
+    // A `_` count on the indices is the plan's to report (on the indices' leading size).
+    if let Some(&i) =
+        updates.sizes.underscores().first().filter(|_| input.indices.sizes.underscores().is_empty())
+    {
+        let message = format!("`_` is not taken in a scatter's `updates`: {SCATTER_FIXED_COUNT}");
+        return Err(syn::Error::new_spanned(&updates.sizes.items[i].tokens, message));
+    }
     let desc = ScatterDesc {
         map,
         updates: decl(updates, Operand::Updates).map_err(err)?,
