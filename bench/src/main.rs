@@ -10,8 +10,8 @@
 //! and line; `-- --quick` fewer repetitions (every case still at full size); `-- --write DIR`
 //! also writes `DIR/RESULTS.md` and `DIR/results.svg` (`RESULTS-cpu.md` and `results-cpu.svg` for
 //! `--backend cpu`, likewise `-cuda`); `-- --only NAME,..` runs the cases whose
-//! names contain one of the NAMEs (and `chains`, `dynamic`, `interop`, `probes`,
-//! `concurrency` by those names).
+//! names contain one of the NAMEs (and `chains`, `dynamic`, `first-use`, `interop`,
+//! `probes`, `concurrency` by those names).
 //!
 //! `-- --backend wgpu|cpu|cuda` picks the device every case runs on (`stridex::Device::open`;
 //! without it, `stridex::Device::default_device()`): `cpu` is CubeCL's CPU runtime and needs

@@ -1,5 +1,6 @@
 //! The layout model and the rules of stridex: plain functions over plain data, shared by the
-//! `gather!`/`slice!`/`chain!` macros (at expansion time), the run-time builders and the ops.
+//! macros (`gather!`, `slice!`, `chain!`, the GatherElements/GatherND gathers and the scatters,
+//! at expansion time), the run-time builders and the ops.
 //! The rules are written out, with their sources, in the repository's `docs/rules.md`.
 //!
 //! Modules in layers; a module imports only from its own layer or those below

@@ -1,5 +1,6 @@
-//! `gather!`, `gather_elements!`, `gather_nd!`, `slice!` and `chain!`: a thin wrapper of `stridex-syntax`, the descriptor front end
-//! (tokens to a typed input, collecting every independent mistake, then the rules of
+//! `gather!`, `gather_elements!`, `gather_nd!`, `slice!`, `chain!`, `scatter!`,
+//! `scatter_elements!` and `scatter_nd!`: a thin wrapper of `stridex-syntax`, the descriptor
+//! front end (tokens to a typed input, collecting every independent mistake, then the rules of
 //! `stridex-core`, then the tokens of an op whose kernel is specialized on the validated
 //! constants). This crate only converts tokens.
 
@@ -34,25 +35,6 @@ pub fn gather(input: TokenStream) -> TokenStream {
     stridex_syntax::expand::gather_macro(input.into()).into()
 }
 
-/// A slice kernel checked at compile time (DirectML SLICE1 windows, or ONNX Slice-13).
-///
-/// ```text
-/// let s = stridex::slice! { input: f32[1, 1, 4, 4], offsets: [0, 0, 0, 1], sizes: [1, 1, 4, 3], strides: [1, 1, -2, 2] };
-/// let o = stridex::slice! { rules: onnx, input: u8[20, 10], starts: [0, -1], ends: [20, 0], steps: [2, -1] };
-/// ```
-///
-/// | key | value | default |
-/// | --- | --- | --- |
-/// | `rules` | `directml` (SLICE1 windows) or `onnx` (Slice-13) | `directml` |
-/// | `input` | `T[sizes]`, strides allowed | required |
-/// | `offsets`, `sizes`, `strides` | one per dimension; `strides` signed and non-zero | required (`directml` only) |
-/// | `starts`, `ends`, `axes`, `steps` | as ONNX Slice: clamped, negative from the end; may be empty | `starts`, `ends` required; `axes`: the first ones; `steps`: 1 (`onnx` only) |
-/// | `output` | `[sizes]` (each in `1..=MaxCopiedElements` under `directml`), strides allowed | every element the window reaches, packed |
-/// | `feature_level` | `2_1`, `3_0`, `4_1` (SLICE1 came with 2_1) | `4_1` (`directml` only) |
-/// | `s[..]` (no key) | ndarray/Burn ranges standing for the SLICE1 window: `s[.., 1..9;2, ..;-1]` | instead of `offsets`/`sizes`/`strides` |
-///
-/// A key of the other form is an error, not ignored. `output[c] = input[CopyStart + stride *
-/// c]`, `CopyStart[i] = offset[i] + (stride[i] < 0 ? size[i] - 1 : 0)`.
 /// A GatherElements kernel checked at compile time (ONNX GatherElements-13, OpenVINO
 /// GatherElements-6, DirectML GATHER_ELEMENTS): one element per index; the indices, shaped as
 /// the output, give each element's coordinate along `axis`, and every other coordinate is the
@@ -129,6 +111,25 @@ pub fn scatter_nd(input: TokenStream) -> TokenStream {
     stridex_syntax::expand::scatter_nd_macro(input.into()).into()
 }
 
+/// A slice kernel checked at compile time (DirectML SLICE1 windows, or ONNX Slice-13).
+///
+/// ```text
+/// let s = stridex::slice! { input: f32[1, 1, 4, 4], offsets: [0, 0, 0, 1], sizes: [1, 1, 4, 3], strides: [1, 1, -2, 2] };
+/// let o = stridex::slice! { rules: onnx, input: u8[20, 10], starts: [0, -1], ends: [20, 0], steps: [2, -1] };
+/// ```
+///
+/// | key | value | default |
+/// | --- | --- | --- |
+/// | `rules` | `directml` (SLICE1 windows) or `onnx` (Slice-13) | `directml` |
+/// | `input` | `T[sizes]`, strides allowed | required |
+/// | `offsets`, `sizes`, `strides` | one per dimension; `strides` signed and non-zero | required (`directml` only) |
+/// | `starts`, `ends`, `axes`, `steps` | as ONNX Slice: clamped, negative from the end; may be empty | `starts`, `ends` required; `axes`: the first ones; `steps`: 1 (`onnx` only) |
+/// | `output` | `[sizes]` (each in `1..=MaxCopiedElements` under `directml`), strides allowed | every element the window reaches, packed |
+/// | `feature_level` | `2_1`, `3_0`, `4_1` (SLICE1 came with 2_1) | `4_1` (`directml` only) |
+/// | `s[..]` (no key) | ndarray/Burn ranges standing for the SLICE1 window: `s[.., 1..9;2, ..;-1]` | instead of `offsets`/`sizes`/`strides` |
+///
+/// A key of the other form is an error, not ignored. `output[c] = input[CopyStart + stride *
+/// c]`, `CopyStart[i] = offset[i] + (stride[i] < 0 ? size[i] - 1 : 0)`.
 #[proc_macro]
 pub fn slice(input: TokenStream) -> TokenStream {
     stridex_syntax::expand::slice_macro(input.into()).into()

@@ -1,4 +1,5 @@
-//! The descriptor front end of stridex: the key language of `gather!`, `slice!` and `chain!` (tokens
+//! The descriptor front end of stridex: the key language of `gather!`, `gather_elements!`,
+//! `gather_nd!`, `slice!`, `chain!`, `scatter!`, `scatter_elements!` and `scatter_nd!` (tokens
 //! to a typed, spanned input, then to a descriptor that passed every rule of `stridex-core`, then
 //! to the tokens of the op), as a plain library. The proc-macro crate only converts tokens; tools
 //! (the `explain` example) and other front ends use it as a normal dependency, so text means
@@ -10,8 +11,9 @@
 //!
 //! # Stability
 //!
-//! The supported surface is the text functions ([`gather_str`], [`slice_str`], [`chain_str`]),
-//! the token functions ([`gather()`], [`slice()`], [`chain()`]) and [`expand`]'s `*_macro` functions:
+//! The supported surface is the text functions ([`gather_str`], [`gather_elements_str`],
+//! [`gather_nd_str`], [`slice_str`], [`chain_str`], [`scatter_str`]), the token functions
+//! ([`gather()`], [`gather_elements()`], [`gather_nd()`], [`slice()`], [`chain()`], [`scatter()`]) and [`expand`]'s `*_macro` functions:
 //! their inputs are the macros' documented key language, and a change that breaks them is a
 //! breaking release of stridex. The typed inputs of [`parse`] (their fields), [`ctxt`] and the
 //! individual steps of [`validate`] and [`expand`] are public for stridex's own crates and may
