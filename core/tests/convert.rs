@@ -79,6 +79,13 @@ fn convert_channels_and_values() {
         stage_error(&at(1, &[1.0, 2.0], &[0.0])),
         RuleError::ConvertChannels { key: ConvertKey::Scale, given: 2, dim: 1, size: 3 }
     );
+    // Messages name the list by its key.
+    assert!(stage_error(&at(1, &[1.0, 2.0], &[0.0]))
+        .to_string()
+        .starts_with("convert: `scale` has 2 values"));
+    assert!(stage_error(&at(1, &[1.0], &[0.0, 1.0]))
+        .to_string()
+        .starts_with("convert: `offset` has 2 values"));
     assert_eq!(
         stage_error(&at(2, &[1.0], &[0.0; 3])),
         RuleError::ConvertChannels { key: ConvertKey::Offset, given: 3, dim: 2, size: 4 }
@@ -103,6 +110,52 @@ fn convert_channels_and_values() {
     assert_eq!(scalar.plan().unwrap().convert().unwrap().channels, 1);
 }
 
+/// Each channel's scale and offset as the kernel takes them: a list of one value serves every
+/// channel, a list of one per channel gives each its own; the lists print as their values, with
+/// the count given past the sixteen kept.
+#[test]
+fn channel_values_reach_the_plan() {
+    let data = TensorDecl::packed(DType::U8, d(&[2, 3, 4]));
+    let plan = chain(data, vec![convert(DType::F32, 1, &[0.5, 0.25, -2.0], &[1.5])], None).plan().unwrap();
+    let c = plan.convert().unwrap();
+    let got: Vec<(f32, f32)> = (0..3).map(|ch| c.channel(ch)).collect();
+    assert_eq!(got, [(0.5, 1.5), (0.25, 1.5), (-2.0, 1.5)]);
+    let both =
+        chain(data, vec![convert(DType::F16, -1, &[3.0], &[-1.0, 0.0, 2.0, 4.5])], None).plan().unwrap();
+    let c = both.convert().unwrap();
+    let got: Vec<(f32, f32)> = (0..4).map(|ch| c.channel(ch)).collect();
+    assert_eq!(got, [(3.0, -1.0), (3.0, 0.0), (3.0, 2.0), (3.0, 4.5)]);
+    assert!(Channels::of(&[]).is_empty() && !Channels::of(&[0.0]).is_empty());
+    assert_eq!(format!("{:?}", Channels::of(&[0.5, -2.0])), "[0.5, -2.0]");
+    let many: Vec<f32> = (0..17).map(|v| v as f32).collect();
+    assert!(format!("{:?}", Channels::of(&many)).ends_with("15.0] (of 17)"));
+    assert!(!format!("{:?}", Channels::of(&many[..16])).contains("(of"));
+}
+
+/// The plan's own checks at their edges: sixteen values per list are kept (seventeen are
+/// refused above); a scalar given a list names no channel dimension; a 16-bit result whose rows
+/// split words is refused, and the same layout is fine for f32 and for an empty result.
+#[test]
+fn convert_plans_at_their_edges() {
+    let sixteen: Vec<f32> = (0..16).map(|v| v as f32).collect();
+    let wide =
+        chain(TensorDecl::packed(DType::U8, d(&[16])), vec![convert(DType::F32, 0, &sixteen, &[0.0])], None);
+    assert_eq!(wide.plan().unwrap().convert().unwrap().channels, 16);
+    let scalar =
+        chain(TensorDecl::packed(DType::U8, d(&[])), vec![convert(DType::F32, 0, &[1.0, 2.0], &[0.0])], None);
+    assert_eq!(stage_error(&scalar), RuleError::ConvertDim { dim: 0, rank: 0 });
+    // Rows of 5 elements 7 apart: no row pairs into whole 32-bit words.
+    let split = |to: DType, sizes: &[usize]| {
+        let output = OutputDecl { dtype: None, sizes: d(sizes), strides: Some(d(&[7, 1])) };
+        chain(TensorDecl::packed(DType::U8, d(sizes)), vec![convert(to, 1, &[1.0], &[0.0])], Some(output))
+    };
+    for to in [DType::F16, DType::BF16] {
+        assert_eq!(stage_error(&split(to, &[3, 5])), RuleError::ConvertWords { to, strides: vec![7, 1] });
+        assert!(split(to, &[0, 5]).plan().is_ok());
+    }
+    assert!(split(DType::F32, &[3, 5]).plan().is_ok());
+}
+
 #[test]
 fn sixteen_bit_rows_are_whole_words() {
     let rows = |sizes: &[usize], strides: &[usize], lead: bool| {
@@ -120,6 +173,13 @@ fn sixteen_bit_rows_are_whole_words() {
     assert_eq!(rows(&[2, 3, 5], &[15, 5, 1], true), None);
     assert_eq!(rows(&[2, 3, 4], &[12, 4, 1], true), Some(1));
     assert_eq!(rows(&[1, 1], &[1, 1], false), Some(0));
+    // An innermost stride past 1, even with even rows: elements between them are not its own.
+    assert_eq!(rows(&[4], &[2], false), None);
+    // Odd rows whose outer strides are even still split words; three packed dimensions join.
+    assert_eq!(rows(&[3, 5], &[6, 1], false), None);
+    assert_eq!(rows(&[2, 3, 5], &[15, 5, 1], false), Some(3));
+    // A count's dimension stays apart even where its stride would join the row.
+    assert_eq!(rows(&[2, 5], &[5, 1], true), None);
 }
 
 /// The walk: channels picked per row or per element, tiles dividing rows, 16-bit tiles of whole
