@@ -69,25 +69,22 @@ pub fn scatter_lines_kernel(
 
 /// Raises the status flag when one of the first `count` indices of a packed buffer is out of
 /// range (`r`'s policy is `error`): the check before a line scatter under `error`, on the
-/// device, so only a flagged launch reads the indices back.
+/// device, so only a flagged launch reads the indices back. The count is a launch argument:
+/// one compiled check serves every count of a `_` scatter.
 #[cube(launch_unchecked)]
-pub fn index_check_kernel(
-    indices: &[u32],
-    status: &mut [u32],
-    #[comptime] r: IndexRead,
-    #[comptime] count: u32,
-) {
+pub fn index_check_kernel(indices: &[u32], status: &mut [u32], count: u32, #[comptime] r: IndexRead) {
     let i = ABSOLUTE_POS;
     if i == 0 {
         status[1] = comptime!(RAN_MARKER);
     }
     // A run of indices per invocation: one each kept lavapipe busy starting invocations.
     let start = i * comptime!(CHECK_RUN as usize);
-    if start < comptime!(count as usize) {
+    let count = usize::cast_from(count);
+    if start < count {
         let mut all_ok = true;
         let mut end = start + comptime!(CHECK_RUN as usize);
-        if end > comptime!(count as usize) {
-            end = comptime!(count as usize);
+        if end > count {
+            end = count;
         }
         for at in start..end {
             let (ok, _) = index_of(indices, at * comptime!(r.index_words as usize), r);
@@ -117,8 +114,8 @@ pub(crate) unsafe fn queue_check(client: &Client, r: IndexRead, count: u32, indi
             launch::cube_dim(client),
             BufferArg::from_raw_parts(indices.clone(), indices.size_in_used() as usize / 4),
             BufferArg::from_raw_parts(status.clone(), 2),
-            r,
             count,
+            r,
         );
     }
     Queued::new(status)

@@ -3,7 +3,7 @@
 //! every position whose claim won copies its row. The claims buffer is zeroed per launch.
 
 use super::index::scatter_index_of;
-use super::{offline_definition, start_below};
+use super::{offline_definition, start};
 use crate::launch::{self, Queued, RAN_MARKER};
 use cubecl::prelude::*;
 use cubecl::server::Handle;
@@ -17,10 +17,11 @@ pub fn claim_rows_kernel(
     indices: &[u32],
     claims: &[Atomic<u32>],
     status: &mut [u32],
+    positions: u32,
     #[comptime] k: ScatterRowsDesc,
 ) {
     let p = ABSOLUTE_POS;
-    if start_below(p, status, k.positions) {
+    if start(p, status, positions, true, 0u32) {
         let (ok, row) = scatter_index_of(indices, p * comptime!(k.index.index_words as usize), k.index);
         if ok {
             claims[row].fetch_max(u32::cast_from(p) + 1u32);
@@ -39,6 +40,7 @@ pub fn write_rows_kernel<N: Size>(
     claims: &[Atomic<u32>],
     dest: &mut [Vector<u32, N>],
     status: &mut [u32],
+    positions: u32,
     #[comptime] k: ScatterRowsDesc,
 ) {
     let i = ABSOLUTE_POS;
@@ -47,7 +49,7 @@ pub fn write_rows_kernel<N: Size>(
     }
     let per = comptime!(per_invocation(k.run) as usize);
     let groups = comptime!((k.run / per_invocation(k.run)) as usize);
-    if i < comptime!(k.positions as usize) * groups {
+    if i < usize::cast_from(positions) * groups {
         let p = i / groups;
         let v = (i % groups) * per;
         let (ok, row) = scatter_index_of(indices, p * comptime!(k.index.index_words as usize), k.index);
@@ -93,6 +95,9 @@ pub(crate) unsafe fn queue(
     let vectors = |h: &Handle| h.size_in_used() as usize / (4 * k.vector as usize);
     // One status for both: the write kernel's marker shows that both ran (they run in order).
     let status = launch::status(client);
+    // Compiled without the count, which bounds the invocations as a launch argument: one
+    // kernel pair for every count of a `_` scatter.
+    let compiled = k.specialized();
     unsafe {
         // SAFETY: (of the caller) every position's index and row, and every row a normalized
         // index names, lie in these buffers; `claims` has a word per row.
@@ -103,7 +108,8 @@ pub(crate) unsafe fn queue(
             BufferArg::from_raw_parts(indices.clone(), words(indices)),
             BufferArg::from_raw_parts(claims.clone(), words(&claims)),
             BufferArg::from_raw_parts(status.clone(), 2),
-            k.clone(),
+            k.positions,
+            compiled.clone(),
         );
         write_rows_kernel::launch_unchecked(
             client,
@@ -115,7 +121,8 @@ pub(crate) unsafe fn queue(
             BufferArg::from_raw_parts(claims.clone(), words(&claims)),
             BufferArg::from_raw_parts(dest.clone(), vectors(dest)),
             BufferArg::from_raw_parts(status.clone(), 2),
-            k.clone(),
+            k.positions,
+            compiled,
         );
     }
     vec![Queued::new(status)]
@@ -123,13 +130,18 @@ pub(crate) unsafe fn queue(
 
 /// Both kernels' definitions for `k`, as their launchers specialize them (for `explain`).
 pub(crate) fn definitions(k: &ScatterRowsDesc) -> [KernelDefinition; 2] {
-    let claim =
-        offline_definition!(claim_rows_kernel::ClaimRowsKernel, buffers[indices claims status], k.clone());
+    let claim = offline_definition!(
+        claim_rows_kernel::ClaimRowsKernel,
+        buffers[indices claims status],
+        (),
+        k.specialized(),
+    );
     let write = offline_definition!(
         write_rows_kernel::WriteRowsKernel,
         buffers[updates indices claims dest status],
+        (),
         k.vector as usize,
-        k.clone(),
+        k.specialized(),
     );
     [claim, write]
 }

@@ -86,6 +86,13 @@ impl ScatterRowsDesc {
         })
     }
 
+    /// The constants the kernels are compiled on: these but for the count of positions (and
+    /// of the `error` check's indices), which they take as a launch argument, so that a `_`
+    /// scatter's every count shares them.
+    pub fn specialized(&self) -> ScatterRowsDesc {
+        ScatterRowsDesc { positions: 0, check: self.check.map(|(read, _)| (read, 0)), ..self.clone() }
+    }
+
     /// The kernels of a chain that ends in a scatter of whole rows and whose other stages are
     /// slices, fused: the write kernel reads each position's row straight from the chain's
     /// data, where the slices put it, so no intermediate is written. It applies where each row
