@@ -3,7 +3,9 @@
 //! slot ids, where slot `b * block_size + o` is offset `o` of block `b` and `-1` marks a
 //! padding token. `cargo run --example kv_cache_write`.
 //!
-//! The cache stays on the device: `launch` writes it in place. `out_of_range: skip` drops the
+//! The count of new tokens changes from step to step (a prefill, then decode steps), so it is
+//! `_`: one op, and one compiled kernel, serves every count. The cache stays on the device:
+//! `launch_at` writes it in place, told the step's count. `out_of_range: skip` drops the
 //! padding tokens' rows (under ONNX's rules `-1` would count from the end and overwrite the
 //! last slot), and `duplicates: error` refuses two tokens with one slot before anything runs.
 
@@ -15,14 +17,13 @@ const BLOCK_SIZE: usize = 8;
 const HEADS: usize = 4;
 const HEAD_DIM: usize = 32;
 const ROW: usize = HEADS * HEAD_DIM;
-const TOKENS: usize = 6;
 
 // The paged cache seen as its slots: `[16 * 8, 4, 32]` is the same buffer as `[16, 8, 4, 32]`.
 stridex::scatter! {
     static WRITE_SLOTS;
     data: f16[128, 4, 32],
-    indices: i64[6],
-    updates: f16[6, 4, 32],
+    indices: i64[_],
+    updates: f16[_, 4, 32],
     axis: 0,
     out_of_range: skip,
     duplicates: error,
@@ -32,8 +33,8 @@ stridex::scatter! {
 stridex::scatter_nd! {
     static WRITE_PAIRS;
     data: f16[16, 8, 4, 32],
-    indices: i64[6, 2],
-    updates: f16[6, 4, 32],
+    indices: i64[_, 2],
+    updates: f16[_, 4, 32],
     out_of_range: skip,
 }
 
@@ -52,14 +53,16 @@ fn run() -> Result<(), Error> {
     let keys = client.create_from_slice(&f16::bytes(&cache));
     let mut expected = cache.clone();
 
-    // Two decode steps of a batch of six sequences; the third and sixth are padding in step 1.
-    let steps: [[i64; TOKENS]; 2] = [[3, 17, -1, 40, 127, -1], [4, 18, 64, 41, 0, 96]];
+    // A prefill of six tokens (the third and sixth padding), then two decode steps of a batch
+    // whose sequences finish one by one.
+    let steps: [&[i64]; 3] = [&[3, 17, -1, 40, 127, -1], &[4, 18, 64, 41], &[5, 65]];
     for (step, slots) in steps.iter().enumerate() {
+        let tokens = slots.len();
         let new: Vec<f16> =
-            (0..TOKENS * ROW).map(|i| f16::from_f32(-((step * 1000 + i) as f32) / 8.0)).collect();
+            (0..tokens * ROW).map(|i| f16::from_f32(-((step * 1000 + i) as f32) / 8.0)).collect();
         let (ids, rows) =
             (client.create_from_slice(&i64::bytes(slots)), client.create_from_slice(&f16::bytes(&new)));
-        WRITE_SLOTS.launch(client, &keys, &ids, &rows)?;
+        WRITE_SLOTS.launch_at(client, tokens, &keys, &ids, &rows)?;
         for (t, &slot) in slots.iter().enumerate() {
             if slot >= 0 {
                 let s = slot as usize;
@@ -67,7 +70,7 @@ fn run() -> Result<(), Error> {
             }
         }
         let written = slots.iter().filter(|&&s| s >= 0).count();
-        println!("step {step}: slots {slots:?}: {written} rows written, {} padding", TOKENS - written);
+        println!("step {step}: slots {slots:?}: {written} rows written, {} padding", tokens - written);
     }
     let bytes = client.read_one(keys).map_err(|e| Error::Device(format!("{e:?}")))?;
     let got = f16::from_bytes(&bytes[..expected.len() * 2]);
@@ -76,9 +79,9 @@ fn run() -> Result<(), Error> {
     // The pairs form, from the host: the same rows land in the same places.
     let slots = steps[0];
     let pairs: Vec<i64> = slots.iter().flat_map(|&s| if s < 0 { [-1, -1] } else { [s / 8, s % 8] }).collect();
-    let new: Vec<f16> = (0..TOKENS * ROW).map(|i| f16::from_f32(i as f32)).collect();
+    let new: Vec<f16> = (0..slots.len() * ROW).map(|i| f16::from_f32(i as f32)).collect();
     let by_pairs = WRITE_PAIRS.run(&cache, &pairs, &new)?;
-    let by_slots = WRITE_SLOTS.run(&cache, &slots, &new)?;
+    let by_slots = WRITE_SLOTS.run(&cache, slots, &new)?;
     assert_eq!(by_pairs.data(), by_slots.data(), "(block, offset) pairs and flat slots agree");
     println!("(block, offset) pairs {:?} write what the flat slots do", &pairs[..4]);
 

@@ -188,8 +188,12 @@ fn index_params(p: &GatherPlan) -> (String, Vec<usize>) {
     (params, sizes)
 }
 
-pub fn scatter(_desc: &ScatterDesc, p: &ScatterPlan) -> String {
+pub fn scatter(desc: &ScatterDesc, p: &ScatterPlan) -> String {
     let mut s = format!("{} (rules: {})\n", p.op, p.map.rules.name());
+    if desc.map.dynamic_leading {
+        s += &dynamic_note("indices", "indices'", &desc.map.indices);
+        s += "  updates: their leading size is the same count\n";
+    }
     s += &tensor("data", p.data_type(), &p.map.data, "");
     s += &tensor("indices", p.map.index_type.dtype(), &p.map.indices, "");
     s += &tensor("updates", p.data_type(), &p.updates, "");

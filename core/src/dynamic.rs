@@ -15,10 +15,11 @@ pub use crate::error::DynamicFault;
 use crate::error::{Location, Operand, RuleError, Window};
 use crate::gather::{GatherDesc, GatherPlan};
 use crate::kernel::ChainKernelDesc;
-use crate::kernel::{GatherKernelDesc, SliceKernelDesc, Walk};
+use crate::kernel::{GatherKernelDesc, ScatterKernelDesc, ScatterRowsDesc, SliceKernelDesc, Walk};
 pub use crate::limits::{COUNT_SHOWN, PLACEHOLDER};
 use crate::ranges::SliceRange;
 use crate::rules::{GatherForm, GatherRules};
+use crate::scatter::{ScatterDesc, ScatterPlan};
 use crate::slice::{SliceDesc, SlicePlan, SliceWindow};
 use crate::tensor::{OutputDecl, TensorDecl};
 
@@ -43,6 +44,20 @@ impl SliceDesc {
     pub fn plan(&self) -> Result<SlicePlan, RuleError> {
         if self.dynamic_leading {
             slice_plan(self)
+        } else {
+            self.plan_sizes()
+        }
+    }
+}
+
+impl ScatterDesc {
+    /// Applies every rule: the gather's to the indices, then the scatter's own; for a `_`
+    /// leading size of the indices (and the updates), also the rules that keep it the updates'
+    /// leading size with one kernel for every count (planned at [`PLACEHOLDER`];
+    /// [`scatter_at`] plans a count).
+    pub fn plan(&self) -> Result<ScatterPlan, RuleError> {
+        if self.map.dynamic_leading {
+            scatter_plan(self)
         } else {
             self.plan_sizes()
         }
@@ -155,6 +170,28 @@ pub fn check_leading_range(range: &SliceRange) -> Result<(), RuleError> {
 
 /// The plan of a gather whose indices' leading size is `_`, at the placeholder count.
 fn gather_plan(desc: &GatherDesc) -> Result<GatherPlan, RuleError> {
+    check_indices_count(desc, &desc.output)?;
+    let p = gather_at(desc, PLACEHOLDER)?;
+    if p.axis != 0 {
+        return Err(fault(DynamicFault::Axis { axis: p.axis }, Location::Axis));
+    }
+    let second = gather_at(desc, SECOND)?;
+    let walks = |p: &GatherPlan| GatherKernelDesc::new(p).map(|k| (k.walk, k.reads));
+    check_one_kernel(
+        walks(&p),
+        walks(&second),
+        &p.output,
+        p.data_type.size(),
+        Location::Size(Operand::Indices, 0),
+    )?;
+    Ok(p)
+}
+
+/// The rules of indices whose leading size is `_` that hold before any plan (a gather's, and
+/// the gather that maps a scatter): packed, not DirectML's, no batch dimensions, rows of
+/// elements, GatherElements along axis 0, GatherND tuples with a leading dimension; and a
+/// gather's declared `output`, checked in between as it always was.
+fn check_indices_count(desc: &GatherDesc, output: &Option<OutputDecl>) -> Result<(), RuleError> {
     let t = Operand::Indices;
     if desc.indices.sizes.is_empty() {
         return Err(fault(DynamicFault::Scalar { tensor: t }, Location::Shape(t)));
@@ -165,7 +202,7 @@ fn gather_plan(desc: &GatherDesc) -> Result<GatherPlan, RuleError> {
     if desc.indices.strides.is_some() {
         return Err(fault(DynamicFault::Strides { tensor: t }, Location::Strides(t)));
     }
-    check_output(&desc.output)?;
+    check_output(output)?;
     // Before planning: with the placeholder count, a batch dimension would report a mismatch
     // against a size the user never wrote.
     if let Some(b) = desc.batch_dims.filter(|&b| b != 0) {
@@ -195,14 +232,7 @@ fn gather_plan(desc: &GatherDesc) -> Result<GatherPlan, RuleError> {
     if desc.form == GatherForm::Nd && desc.indices.sizes.len() == 1 {
         return Err(fault(DynamicFault::NdTuple, Location::Size(t, 0)));
     }
-    let p = gather_at(desc, PLACEHOLDER)?;
-    if p.axis != 0 {
-        return Err(fault(DynamicFault::Axis { axis: p.axis }, Location::Axis));
-    }
-    let second = gather_at(desc, SECOND)?;
-    let walks = |p: &GatherPlan| GatherKernelDesc::new(p).map(|k| (k.walk, k.reads));
-    check_one_kernel(walks(&p), walks(&second), &p.output, p.data_type.size(), Location::Size(t, 0))?;
-    Ok(p)
+    Ok(())
 }
 
 /// The plan of a `_` gather for `count` leading steps (what `run` launches with).
@@ -214,6 +244,71 @@ pub fn gather_at(desc: &GatherDesc, count: usize) -> Result<GatherPlan, RuleErro
     let mut p = d.plan_sizes()?;
     p.dynamic_leading = true;
     Ok(p)
+}
+
+/// The plan of a scatter whose indices' (and so updates') leading size is `_`, at the
+/// placeholder count. Its indices follow the `_` rules of the gather that maps it, and the
+/// count must be the updates' leading size (along axis 0; GatherND tuples with a leading
+/// dimension). The kernels that read the indices on the device (the owned-row pair) take the
+/// count as a launch argument, and the grouped kernel's constants are the runs', which no
+/// count changes: both must come out the same at two counts. ScatterElements is refused: its
+/// line kernel walks each line of the count's positions in one invocation, a length compiled
+/// into it.
+fn scatter_plan(desc: &ScatterDesc) -> Result<ScatterPlan, RuleError> {
+    let op = desc.check_keys()?;
+    let in_scatter = |rule| RuleError::InScatter { op, rule: Box::new(rule) };
+    let t = Operand::Indices;
+    if desc.map.form == GatherForm::Elements {
+        return Err(fault(DynamicFault::ScatterElements, Location::Size(t, 0)));
+    }
+    check_indices_count(&desc.map, &None).map_err(in_scatter)?;
+    // Before planning: at the placeholder count, the updates' shape rule would report a size
+    // the user never wrote (an axis out of range is the axis rule's to report).
+    let rank = desc.map.data.sizes.len() as i64;
+    let axis = if desc.map.axis < 0 { desc.map.axis + rank } else { desc.map.axis };
+    if desc.map.form == GatherForm::Axis && (1..rank).contains(&axis) {
+        return Err(in_scatter(fault(DynamicFault::Axis { axis: axis as usize }, Location::Axis)));
+    }
+    if desc.updates.sizes.is_empty() {
+        let u = Operand::Updates;
+        return Err(fault(DynamicFault::Scalar { tensor: u }, Location::Shape(u)));
+    }
+    check_leading_stride(&desc.updates, Operand::Updates)?;
+    let p = scatter_at(desc, PLACEHOLDER)?;
+    let second = scatter_at(desc, SECOND)?;
+    let kernels = |p: &ScatterPlan| {
+        [&p.output, &p.map.data].map(|dest| {
+            let rows = ScatterRowsDesc::of(p, dest).map(|k| k.specialized());
+            (rows, ScatterKernelDesc::of(p, dest))
+        })
+    };
+    if kernels(&p) != kernels(&second) {
+        return Err(fault(
+            DynamicFault::Layout { output: p.updates.sizes, elem_bytes: p.data_type().size() },
+            Location::Size(t, 0),
+        ));
+    }
+    Ok(p)
+}
+
+/// The plan of a `_` scatter for `count` leading steps of its indices and updates.
+pub fn scatter_at(desc: &ScatterDesc, count: usize) -> Result<ScatterPlan, RuleError> {
+    let mut p = scatter_written(desc, count).plan_sizes()?;
+    p.map.dynamic_leading = true;
+    Ok(p)
+}
+
+/// A `_` scatter with `count` written as its indices' and updates' leading size: a scatter of
+/// fixed sizes, whose kernels are the `_` one's but for their launch arguments (which its
+/// `plan` checked). The backends run a `_` scatter as this.
+pub fn scatter_written(desc: &ScatterDesc, count: usize) -> ScatterDesc {
+    let mut d = *desc;
+    d.map.dynamic_leading = false;
+    d.map.indices.sizes.set(0, count);
+    if !d.updates.sizes.is_empty() {
+        d.updates.sizes.set(0, count);
+    }
+    d
 }
 
 /// The plan of a slice whose input's leading size is `_`, at the placeholder count.

@@ -47,7 +47,7 @@ pub use convert::{Channels, ConvertPlan, ConvertStage};
 pub use dims::{Dims, SignedDims, MAX_RANK};
 pub use dtype::{DType, IndexType};
 pub use dynamic::DynamicFault;
-pub use error::{ConvertKey, Location, Operand, RuleError, Unfused, Window, SCATTER_FIXED_COUNT};
+pub use error::{ConvertKey, Location, Operand, RuleError, Unfused, Window};
 pub use feature_level::FeatureLevel;
 pub use gather::{GatherDesc, GatherDim, GatherPlan};
 pub use kernel::ChainKernelDesc;

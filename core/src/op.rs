@@ -83,7 +83,7 @@ op!(GatherDesc => GatherPlan, "GatherOp", data, |p| p.data_type, dynamic::gather
 op!(SliceDesc => SlicePlan, "SliceOp", input, |p| p.data_type, dynamic::slice_at, describe::slice, |d| d.dynamic_leading);
 op!(ChainDesc => ChainPlan, "ChainOp", data, |p| p.output_type(), dynamic::chain_at, describe::chain, |d| d.dynamic_leading.is_some());
 
-// A scatter has no `_` count, and reads its data through the gather that maps it.
+// A scatter reads its data through the gather that maps it, whose indices carry its `_`.
 impl OpDesc for ScatterDesc {
     type Plan = ScatterPlan;
     const NAME: &'static str = "ScatterOp";
@@ -92,8 +92,8 @@ impl OpDesc for ScatterDesc {
         ScatterDesc::plan(self)
     }
 
-    fn plan_at(&self, _count: usize) -> Result<ScatterPlan, RuleError> {
-        ScatterDesc::plan(self)
+    fn plan_at(&self, count: usize) -> Result<ScatterPlan, RuleError> {
+        dynamic::scatter_at(self, count)
     }
 
     fn describe(&self, plan: &ScatterPlan) -> String {
@@ -101,7 +101,7 @@ impl OpDesc for ScatterDesc {
     }
 
     fn is_dynamic(&self) -> bool {
-        false
+        self.map.dynamic_leading
     }
 }
 

@@ -143,8 +143,9 @@ pub enum ScatterFault {
 }
 
 impl ScatterDesc {
-    /// Applies every rule: the gather's to the indices, then the scatter's own.
-    pub fn plan(&self) -> Result<ScatterPlan, RuleError> {
+    /// The standard's operator this descriptor's form and rule set name ("ONNX ScatterND-18"),
+    /// once the gathers' keys a scatter does not take are found unset.
+    pub fn check_keys(&self) -> Result<&'static str, RuleError> {
         let (form, rules) = (self.map.form, self.map.rules);
         let op = rules.scatter_op_name(form).ok_or(RuleError::ScatterRules { form, rules })?;
         let gathers_only = [
@@ -152,13 +153,21 @@ impl ScatterDesc {
             ("index_dims", self.map.index_dims.is_some()),
             ("feature_level", self.map.feature_level.is_some()),
             ("output", self.map.output.is_some()),
-            ("_", self.map.dynamic_leading),
         ];
-        if let Some((key, _)) = gathers_only.into_iter().find(|&(_, given)| given) {
-            return Err(RuleError::ScatterKey { op, key });
+        match gathers_only.into_iter().find(|&(_, given)| given) {
+            Some((key, _)) => Err(RuleError::ScatterKey { op, key }),
+            None => Ok(op),
         }
+    }
+
+    /// Applies every rule to the sizes as written: the gather's to the indices, then the
+    /// scatter's own. A `_` count is planned by `plan` (in `dynamic`), which comes here for a
+    /// count.
+    pub fn plan_sizes(&self) -> Result<ScatterPlan, RuleError> {
+        let (form, rules) = (self.map.form, self.map.rules);
+        let op = self.check_keys()?;
         let out_of_range = self.map.out_of_range.unwrap_or(rules.default_out_of_range());
-        let gather = GatherDesc { out_of_range: None, ..self.map };
+        let gather = GatherDesc { out_of_range: None, dynamic_leading: false, ..self.map };
         // ScatterElementsUpdate-12's updates may be smaller than the data in every dimension
         // (GatherElements-6 wants them equal but along the axis).
         let smaller = matches!((rules, form), (GatherRules::OpenVino, GatherForm::Elements));

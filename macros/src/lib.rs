@@ -89,7 +89,9 @@ pub fn gather_nd(input: TokenStream) -> TokenStream {
 /// indices and axis), `axis`, `reduction` (`none`, the default, `add`, `mul`, `max`, `min`),
 /// `duplicates` (`last`, the default, or `error`, under `none`), `out_of_range` (`error`,
 /// `zero` or `skip`, which drop the update, or `clamp`). The result is the serial
-/// reference's, bit for bit: updates apply in the indices' row-major order.
+/// reference's, bit for bit: updates apply in the indices' row-major order. A `_` leading size
+/// of the indices, and then of the updates, is taken along axis 0 (a KV cache's new tokens:
+/// `indices: i32[_], updates: f16[_, 8, 128]`; `launch_at` takes the count).
 #[proc_macro]
 pub fn scatter(input: TokenStream) -> TokenStream {
     stridex_syntax::expand::scatter_macro(input.into()).into()
@@ -97,7 +99,7 @@ pub fn scatter(input: TokenStream) -> TokenStream {
 
 /// ONNX ScatterElements-18, OpenVINO ScatterElementsUpdate-12, DirectML SCATTER: the inverse
 /// of `gather_elements!`; keys as `scatter!`, the updates shaped as the indices. `rules: onnx`
-/// by default.
+/// by default. No `_` count (its kernel walks each line of positions whole).
 #[proc_macro]
 pub fn scatter_elements(input: TokenStream) -> TokenStream {
     stridex_syntax::expand::scatter_elements_macro(input.into()).into()
@@ -105,7 +107,8 @@ pub fn scatter_elements(input: TokenStream) -> TokenStream {
 
 /// ONNX ScatterND-18, OpenVINO ScatterNDUpdate-15, DirectML SCATTER_ND: the inverse of
 /// `gather_nd!` (no batch dimensions); keys as `scatter!` without `axis`, the updates shaped
-/// as the indices before their last dimension, then the data after the named axes.
+/// as the indices before their last dimension, then the data after the named axes. A `_`
+/// leading size of indices of rank 2 or more, and then of the updates (`i64[_, 1]`).
 #[proc_macro]
 pub fn scatter_nd(input: TokenStream) -> TokenStream {
     stridex_syntax::expand::scatter_nd_macro(input.into()).into()

@@ -376,6 +376,17 @@ fn on_device_scatters_apply_on_the_index_tensor() {
     assert_eq!(f32s(t.clone()), cache);
     let y = kv.apply_cube(cube(t.clone() + 0.0), cube(i.clone()), cube(u.clone())).unwrap();
     assert_eq!(cube_f32s(&y), expected);
+    // The same write with the count left to run time: the index tensor's leading size.
+    let counted = stridex::scatter! {
+        data: f32[16, 4, 8], indices: i32[_], updates: f32[_, 4, 8], axis: 0, out_of_range: skip
+    };
+    let y: Tensor<3> = counted.apply(t.clone(), i.clone(), u.clone()).unwrap();
+    assert_eq!(f32s(y), expected);
+    let y = counted.apply_cube(cube(t.clone() + 0.0), cube(i.clone()), cube(u.clone())).unwrap();
+    assert_eq!(cube_f32s(&y), expected);
+    let two = Tensor::<3>::from_data(TensorData::new(rows[..64].to_vec(), [2, 4, 8]), &device);
+    let y: Tensor<3> = counted.apply(t.clone(), ids(&slots[..2], [2]), two).unwrap();
+    assert_eq!(f32s(y), kv_first_two(&cache, &rows, &slots));
 
     // 300 lines of a ScatterElements add along axis 1, with repeats.
     let lines = stridex::scatter_elements! {
@@ -443,4 +454,13 @@ fn gather_elements_and_nd_apply() {
     let i = Tensor::<2, Int>::from_data(TensorData::new(pairs.clone(), [3, 2]), &device);
     let y: Tensor<1> = nd.apply(t, i).unwrap();
     assert_eq!(f32s(y), nd.run(&values, &pairs).unwrap().data());
+}
+
+/// A cache with the rows of the first two slots of `slots` written (`-1` skipped).
+fn kv_first_two(cache: &[f32], rows: &[f32], slots: &[i32]) -> Vec<f32> {
+    let mut out = cache.to_vec();
+    for (p, &slot) in slots[..2].iter().enumerate().filter(|(_, &s)| s >= 0) {
+        out[slot as usize * 32..][..32].copy_from_slice(&rows[p * 32..][..32]);
+    }
+    out
 }

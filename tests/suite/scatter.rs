@@ -104,6 +104,83 @@ fn a_kv_cache_write_in_place_skips_padding() {
     assert_eq!(got, expected);
 }
 
+/// A KV cache's decode steps with the count of new tokens left to run time (`_`): one op, one
+/// compiled kernel pair (its source is the fixed op's, whatever the count), `launch_at` for
+/// each step's count, `-1` still padding.
+#[test]
+fn a_kv_cache_write_takes_each_steps_count() {
+    static KV: ScatterOp<f16, i32> = stridex::scatter! {
+        data: f16[6, 2, 4], indices: i32[_], updates: f16[_, 2, 4], axis: 0, out_of_range: skip
+    };
+    let fixed = stridex::scatter! {
+        data: f16[6, 2, 4], indices: i32[5], updates: f16[5, 2, 4], axis: 0, out_of_range: skip
+    };
+    let dialect = stridex::Dialect::Wgsl;
+    assert_eq!(KV.kernel_source(dialect).unwrap(), fixed.kernel_source(dialect).unwrap());
+    assert!(KV.describe().contains("the leading size `_` is the count"), "{}", KV.describe());
+    let device = Device::default_device().unwrap();
+    let client = device.client();
+    let cache: Vec<f16> = (0..48).map(|v| f16::from_f32(v as f32)).collect();
+    let rows: Vec<f16> = (0..40).map(|v| f16::from_f32(-(v as f32) - 1.0)).collect();
+    let upload = |bytes: &[u8]| client.create_from_slice(bytes);
+    let data = upload(&f16::bytes(&cache));
+    let mut expected = cache.clone();
+    // A prefill of three tokens (one padding), then decode steps of one and of five.
+    for ids in [&[4, -1, 0][..], &[2], &[5, 1, -1, 3, 5]] {
+        let count = ids.len();
+        assert_eq!(KV.buffer_bytes_at(count, stridex::Operand::Updates).unwrap(), count * 16);
+        let step_rows = upload(&f16::bytes(&rows[..count * 8]));
+        KV.launch_at(client, count, &data, &upload(&i32::bytes(ids)), &step_rows).unwrap();
+        for (p, &id) in ids.iter().enumerate().filter(|(_, &id)| id >= 0) {
+            expected[id as usize * 8..][..8].copy_from_slice(&rows[p * 8..][..8]);
+        }
+        let got = f16::from_bytes(&client.read_one(data.clone()).unwrap()[..96]).to_vec();
+        assert_eq!(got, expected, "after {ids:?}");
+    }
+    // `launch` has no count to go by; buffers shorter than the count's are refused.
+    let one = upload(&i32::bytes(&[1]));
+    assert!(matches!(KV.launch(client, &data, &one, &one), Err(Error::CountNeeded { call: "launch" })));
+    let short =
+        KV.launch_at(client, 2, &data, &upload(&i32::bytes(&[1, 2])), &upload(&f16::bytes(&rows[..8])));
+    assert!(
+        matches!(short, Err(Error::HandleTooSmall { tensor: stridex::Operand::Updates, .. })),
+        "{short:?}"
+    );
+}
+
+/// An embedding's gradient with the count of ids left to run time: `run` reads it from the
+/// indices' length (rows of two ids here), and the updates must hold that many rows.
+#[test]
+fn an_embedding_gradient_takes_the_count_of_its_ids() {
+    let op = stridex::scatter! {
+        data: f32[5, 3], indices: i64[_, 2], updates: f32[_, 2, 3], axis: 0, reduction: add
+    };
+    let table = [0.5f32; 15];
+    for count in [0usize, 1, 3, 40] {
+        let ids: Vec<i64> = (0..2 * count as i64).map(|p| (p * 7) % 5).collect();
+        let grads: Vec<f32> = (0..6 * count).map(|v| v as f32 * 0.25).collect();
+        let y = op.run(&table, &ids, &grads).unwrap();
+        let mut serial = table.to_vec();
+        for (p, &id) in ids.iter().enumerate() {
+            for e in 0..3 {
+                serial[id as usize * 3 + e] += grads[p * 3 + e];
+            }
+        }
+        assert_eq!((y.shape(), y.data()), (&[5usize, 3][..], &serial[..]), "count {count}");
+    }
+    // Three ids are not whole rows of two; two rows of ids need two rows of gradients.
+    assert!(matches!(op.run(&table, &[0, 1, 2], &[0.0; 9]), Err(Error::PartialRow { .. })));
+    assert!(matches!(op.run(&table, &[0, 1, 2, 3], &[0.0; 6]), Err(Error::BufferTooShort { .. })));
+    assert!(matches!(op.run(&table, &[0, 1], &[0.0; 12]), Err(Error::BufferTooLong { .. })));
+    // An id out of range under `error` names its position at the count.
+    let checked = stridex::scatter_nd! { data: f32[5, 3], indices: i64[_, 1], updates: f32[_, 3], reduction: add, out_of_range: error };
+    let err = checked.run(&table, &[1, 9], &[0.0; 6]).unwrap_err();
+    assert!(
+        matches!(&err, Error::IndexOutOfRange { position, value: 9, .. } if position == &[1, 0]),
+        "{err}"
+    );
+}
+
 /// An embedding's gradient added in place on device buffers: a frequent id's long list summed in
 /// the indices' order, bit for bit the serial sum, launch after launch (on GPUs, and under
 /// `STRIDEX_TILE=spread`, its lists are grouped on the device). Under `error` an index out of
@@ -780,12 +857,66 @@ guarded launch {guarded:?}",
     }
 }
 
+/// The same scatter with its indices' and updates' leading size `_` (`None`: a rule of the
+/// count refuses it, which must be one of those rules, not another).
+fn counted<T: Combine, J: stridex::IndexElement>(
+    op: &ScatterOp<T, J>,
+) -> Result<Option<ScatterOp<T, J>>, String> {
+    let mut desc = *op.desc();
+    let leading = |sizes: &stridex_core::Dims| {
+        let mut v = sizes.to_vec();
+        if let Some(first) = v.first_mut() {
+            *first = stridex_core::dynamic::PLACEHOLDER;
+        }
+        stridex_core::Dims::new(&v).unwrap()
+    };
+    desc.map.indices.sizes = leading(&desc.map.indices.sizes);
+    desc.updates.sizes = leading(&desc.updates.sizes);
+    desc.map.dynamic_leading = true;
+    let count_rule = |e: &stridex::RuleError| match e {
+        stridex::RuleError::Dynamic { .. } => true,
+        stridex::RuleError::InScatter { rule, .. } => matches!(**rule, stridex::RuleError::Dynamic { .. }),
+        _ => false,
+    };
+    match ScatterOp::<T, J>::new(desc) {
+        Ok(op) => Ok(Some(op)),
+        Err(Error::Rule(e)) if count_rule(&e) => Ok(None),
+        Err(e) => Err(format!("{desc:?} with `_`: {e}")),
+    }
+}
+
+/// Where the `_` rules take the scatter with its count left to run time, `run` at the indices'
+/// count gives what the fixed op gave: the same data, or the same `Err`.
+fn counted_agrees<T: Combine, J: stridex::IndexElement>(
+    op: &ScatterOp<T, J>,
+    (data, ids, updates): (&[T], &[J], &[T]),
+    got: &Result<stridex::Tensor<T>, Error>,
+) -> Result<(), String> {
+    let Some(counted) = counted(op)? else {
+        if op.desc().map.form == GatherForm::Axis
+            && op.desc().map.axis == 0
+            && op.desc().map.indices.sizes.iter().skip(1).all(|&n| n > 0)
+            && !op.desc().map.indices.sizes.is_empty()
+        {
+            return Err(format!("{:?}: a scatter along axis 0 refused `_`", op.desc()));
+        }
+        return Ok(());
+    };
+    let again = counted.run(data, ids, updates);
+    match (got, &again) {
+        (Ok(a), Ok(b)) if a.data() == b.data() && a.shape() == b.shape() => Ok(()),
+        (Err(a), Err(b)) if a.to_string() == b.to_string() => Ok(()),
+        _ => Err(format!("{:?}\nfixed {got:?}\nwith `_` {again:?}", op.desc())),
+    }
+}
+
 fn check_case<T: Combine>(choices: Vec<u64>, seed: u64, dtype: DType) -> Result<(), String> {
     let mut rng = Rng::from_choices(choices, seed);
     let c = draw(&mut rng, dtype);
     let Some((op, data, updates)) = build::<T, i64>(&c, &mut rng, dtype)? else { return Ok(()) };
     let got = op.run(&data, &c.values, &updates);
     guarded_agrees(&op, (&data, &c.values, &updates), &got)?;
+    counted_agrees(&op, (&data, &c.values, &updates), &got)?;
     match (reference(&c, &data, &updates), got) {
         (Some(expected), Ok(y)) if y.data() == expected.as_slice() => Ok(()),
         (None, Err(Error::IndexOutOfRange { .. })) => Ok(()),
@@ -949,6 +1080,7 @@ fn check_drawn<T: Combine, J: stridex::IndexElement>(
     // the data untouched.
     let got = op.run(&data, &ids, &updates);
     guarded_agrees(&op, (&data, &ids, &updates), &got)?;
+    counted_agrees(&op, (&data, &ids, &updates), &got)?;
     let client = Device::default_device().map_err(|e| e.to_string())?.client();
     // Buffers of whole words, as `buffer_bytes` says.
     let padded = |bytes: &[u8], tensor| {
@@ -966,6 +1098,31 @@ fn check_drawn<T: Combine, J: stridex::IndexElement>(
             &padded(&T::bytes(&updates), stridex::Operand::Updates),
         )
         .map(|()| T::from_bytes(&client.read_one(buffer.clone()).unwrap()[..bytes.len()]).to_vec());
+    // With the count left to run time, `launch_at` on a fresh copy of the data writes the same.
+    if let Some(counted) = counted(&op)? {
+        let count = c.indices[0];
+        let again = padded(&bytes, stridex::Operand::Data);
+        let at = |tensor| counted.buffer_bytes_at(count, tensor).unwrap();
+        assert_eq!(at(stridex::Operand::Indices), op.buffer_bytes(stridex::Operand::Indices).unwrap());
+        assert_eq!(at(stridex::Operand::Updates), op.buffer_bytes(stridex::Operand::Updates).unwrap());
+        let relaunched = counted
+            .launch_at(
+                client,
+                count,
+                &again,
+                &padded(&J::bytes(&ids), stridex::Operand::Indices),
+                &padded(&T::bytes(&updates), stridex::Operand::Updates),
+            )
+            .map(|()| T::from_bytes(&client.read_one(again.clone()).unwrap()[..bytes.len()]).to_vec());
+        let same = match (&launched, &relaunched) {
+            (Ok(a), Ok(b)) => a == b,
+            (Err(a), Err(b)) => a.to_string() == b.to_string(),
+            _ => false,
+        };
+        if !same {
+            return Err(format!("{c:?}\nlaunch {launched:?}\nlaunch_at {relaunched:?}"));
+        }
+    }
     match (&expected, got, launched) {
         (Some(e), Ok(y), Ok(l)) if y.data() == e.as_slice() && &l == e => Ok(()),
         (None, Err(Error::IndexOutOfRange { .. }), Err(Error::IndexOutOfRange { .. }))

@@ -1,6 +1,9 @@
-// scatter-keys: a scatter's sizes are fixed; a `_` count is refused on the indices (where the
-// count lives) or, with fixed indices, on the updates.
+// dynamic-scatter, dynamic-where: a scatter's `_` count is its indices' leading size and its updates'; along
+// axis 0 (`scatter!`) or before GatherND's tuples (`scatter_nd!`); ScatterElements takes none.
 fn main() {
-    let _kv = stridex::scatter! { rules: openvino, data: f16[64, 8, 128], indices: i32[_], updates: f16[_, 8, 128], out_of_range: skip };
-    let _rows = stridex::scatter! { data: f32[100, 16], indices: i32[8], updates: f32[_, 16], axis: 0 };
+    let _lines = stridex::scatter_elements! { data: f32[100, 16], indices: i64[_, 16], updates: f32[_, 16], axis: 0 };
+    let _fixed = stridex::scatter! { data: f32[100, 16], indices: i32[8], updates: f32[_, 16], axis: 0 };
+    let _written = stridex::scatter! { data: f32[100, 16], indices: i32[_], updates: f32[8, 16], axis: 0 };
+    let _across = stridex::scatter! { data: f32[16, 100], indices: i32[_], updates: f32[16, _], axis: 1 };
+    let _inner = stridex::scatter! { data: f32[100, 16], indices: i32[_], updates: f32[_, _], axis: 0 };
 }

@@ -40,6 +40,10 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
         indices: Tensor<DI, Int>,
         updates: Tensor<DU, K>,
     ) -> Result<Tensor<D, K>, Error> {
+        // A `_` count is the indices' leading size.
+        if let Some(op) = self.written(indices.dims().first().copied().unwrap_or(0))? {
+            return op.apply(data, indices, updates);
+        }
         let plan = self.plan()?;
         check_rank(Operand::Data, &plan.map.data, D)?;
         check_rank(Operand::Indices, &plan.map.indices, DI)?;
@@ -77,6 +81,9 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
         indices: CubeTensor,
         updates: CubeTensor,
     ) -> Result<CubeTensor, Error> {
+        if let Some(op) = self.written(indices.meta.shape().first().copied().unwrap_or(0))? {
+            return op.apply_cube(data, indices, updates);
+        }
         let plan = self.plan()?;
         let data = burn_cubecl::kernel::untile(data);
         let indices = burn_cubecl::kernel::untile(indices);

@@ -100,7 +100,8 @@ impl OpKernel for ScatterKernel {
         ScatterKernel::writing(plan, &plan.output)
     }
 
-    /// A scatter has no `_` count: its kernel never moves.
+    /// A `_` scatter runs as the scatter with its count written (`ScatterOp::written`),
+    /// whose kernels are compiled without the count: this kernel never moves.
     fn with_walk(
         &self,
         _: &ScatterPlan,

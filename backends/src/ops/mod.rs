@@ -38,7 +38,7 @@ use cubecl::prelude::*;
 use cubecl::server::Handle;
 use std::borrow::Cow;
 use std::marker::PhantomData;
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use stridex_core::kernel::Walk;
 use stridex_core::{OpDesc, OpPlan, Operand, RuleError, TensorDecl, TensorLayout};
 
@@ -441,11 +441,24 @@ fn has_gaps(layout: &TensorLayout) -> bool {
 /// CubeCL drops a launch whose kernel fails to build with only a log line; building is
 /// deterministic, so the first launch of a kernel per runtime waits for the status word and
 /// later ones need not.
-struct Verified(Mutex<Vec<(&'static str, u64)>>);
+/// A `_` op's op at a count ([`Op::fixed_at`]) shares its record: the kernels are the same.
+struct Verified(OnceLock<Arc<Mutex<Seen>>>);
+
+/// Runtimes by name, each with a kernel tag.
+type Seen = Vec<(&'static str, u64)>;
 
 impl Verified {
     const fn new() -> Verified {
-        Verified(Mutex::new(Vec::new()))
+        Verified(OnceLock::new())
+    }
+
+    fn record(&self) -> &Mutex<Seen> {
+        self.0.get_or_init(Arc::default)
+    }
+
+    /// The same record, for an op at a count of this one.
+    fn shared(&self) -> Verified {
+        Verified(OnceLock::from(Arc::clone(self.0.get_or_init(Arc::default))))
     }
 
     /// True when `client`'s runtime was confirmed before (for the op's one kernel).
@@ -475,11 +488,11 @@ impl Verified {
 
     /// True when kernel `which` of the op was confirmed on `client`'s runtime before.
     fn seen_kernel(&self, client: &Client, which: u64) -> bool {
-        self.0.lock().is_ok_and(|v| v.contains(&(client.name(), which)))
+        self.record().lock().is_ok_and(|v| v.contains(&(client.name(), which)))
     }
 
     fn confirm_kernel(&self, client: &Client, which: u64) {
-        if let Ok(mut v) = self.0.lock() {
+        if let Ok(mut v) = self.record().lock() {
             if !v.contains(&(client.name(), which)) {
                 v.push((client.name(), which));
             }

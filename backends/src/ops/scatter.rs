@@ -5,7 +5,7 @@
 //! ([`super::scatter_on_device`]); on GPUs, where the runs lie back to back, the device groups
 //! them (`kernels::scatter_grouping`).
 
-use super::{check_len, check_type, Op, ScatterKind};
+use super::{check_len, check_type, leading_count, Op, ScatterKind};
 use crate::device::{with_client, Device};
 use crate::element::{Element, IndexElement};
 use crate::error::Error;
@@ -16,6 +16,8 @@ use crate::tensor::Tensor;
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 use std::borrow::Cow;
+use std::marker::PhantomData;
+use std::sync::OnceLock;
 use stridex_core::kernel::ScatterKernelDesc;
 use stridex_core::layout::next_coords;
 use stridex_core::{Duplicates, Operand, OutOfRange, ScatterDesc, ScatterFault, ScatterGroups, TensorLayout};
@@ -47,8 +49,34 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
         Ok(op)
     }
 
+    /// This scatter with `count` written as its indices' and updates' leading size, when they
+    /// lead with `_` (`None` for fixed sizes: this op serves). Its kernels are this op's (the
+    /// `_` rules found them the same at every count but for their launch arguments, and the
+    /// record of those seen to run is shared); on GPUs, the grouping of a sum's lists on the
+    /// device is compiled for its count.
+    pub(crate) fn written(&self, count: usize) -> Result<Option<Self>, Error> {
+        if !self.is_dynamic() {
+            return Ok(None);
+        }
+        self.plan()?;
+        let desc = stridex_core::dynamic::scatter_written(self.desc(), count);
+        let op = Op { desc, prepared: OnceLock::new(), verified: self.verified.shared(), types: PhantomData };
+        op.plan()?;
+        Ok(Some(op))
+    }
+
+    /// [`ScatterOp::written`] at the count of an indices buffer of `len` elements.
+    pub(crate) fn written_for(&self, len: usize) -> Result<Option<Self>, Error> {
+        if !self.is_dynamic() {
+            return Ok(None);
+        }
+        self.written(leading_count(Operand::Indices, &self.desc().map.indices, len)?)
+    }
+
     /// Runs on the default device (see [`Device::default_device`]): the data with the updates
-    /// scattered into it, packed in the data's sizes.
+    /// scattered into it, packed in the data's sizes. When the indices' leading size is `_`,
+    /// the count is the indices' length over the elements of one leading row (a partial row is
+    /// an `Err`), and the updates' leading size is that count.
     pub fn run(&self, data: &[T], indices: &[I], updates: &[T]) -> Result<Tensor<T>, Error> {
         self.run_on(Device::default_device()?, data, indices, updates)
     }
@@ -61,6 +89,9 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
         indices: &[I],
         updates: &[T],
     ) -> Result<Tensor<T>, Error> {
+        if let Some(op) = self.written_for(indices.len())? {
+            return op.run_on(device, data, indices, updates);
+        }
         let plan = self.plan()?;
         check_len(Operand::Data, &plan.map.data, &self.desc.map.data, data.len())?;
         check_len(Operand::Indices, &plan.map.indices, &self.desc.map.indices, indices.len())?;
@@ -115,7 +146,8 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
     /// cache) and, on GPUs, runs that lie back to back (an embedding's gradient, grouped on
     /// the device) read their indices on the device instead and queue without waiting (under
     /// `error`, after a check on the device; see docs/rules.md, `scatter-order`). A read of
-    /// `data`, or the next launch, sees its writes.
+    /// `data`, or the next launch, sees its writes. A scatter whose indices lead with `_`
+    /// takes [`ScatterOp::launch_at`].
     pub fn launch(
         &self,
         client: &Client,
@@ -123,6 +155,9 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
         indices: &Handle,
         updates: &Handle,
     ) -> Result<(), Error> {
+        if self.is_dynamic() {
+            return Err(Error::CountNeeded { call: "launch" });
+        }
         let plan = self.plan()?;
         for (tensor, handle) in
             [(Operand::Data, data), (Operand::Indices, indices), (Operand::Updates, updates)]
@@ -150,6 +185,24 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
         }
         let writes = self.group_read_back(client, indices, plan.map.data)?;
         self.launch_writes(client, &writes, updates, data)
+    }
+
+    /// [`ScatterOp::launch`] for `count` leading indices rows (and updates rows), when the
+    /// indices' leading size is `_` (a KV cache's new tokens: buffers of at least
+    /// [`Op::buffer_bytes_at`] for that count, the data's as always); the kernels compiled
+    /// for one count serve every count. For fixed sizes, `count` is not read.
+    pub fn launch_at(
+        &self,
+        client: &Client,
+        count: usize,
+        data: &Handle,
+        indices: &Handle,
+        updates: &Handle,
+    ) -> Result<(), Error> {
+        match self.written(count)? {
+            Some(op) => op.launch(client, data, indices, updates),
+            None => self.launch(client, data, indices, updates),
+        }
     }
 
     /// The grouped kernel of this scatter writing `dest` with its lists grouped on the device,

@@ -233,7 +233,6 @@ impl fmt::Display for RuleError {
                 form.scatter_macro_name(),
                 form.scatter_macro_name()
             ),
-            ScatterKey { op, key: "_" } => write!(f, "{op}: {}", super::SCATTER_FIXED_COUNT),
             ScatterKey { op, key } => write!(
                 f,
                 "{op}: `{key}` belongs to the gathers, not to a scatter (whose result has the data's shape and layout); remove it"

@@ -6,10 +6,6 @@ mod messages;
 
 pub use faults::{DynamicFault, RangeFault, Unfused};
 
-/// Why a scatter takes no `_` count, and what to write instead: said where its indices or its
-/// updates lead with `_`.
-pub const SCATTER_FIXED_COUNT: &str = "a scatter's sizes are fixed (its kernels are compiled for one count of indices; `_` is the gathers', slices' and chains'): write the count; where it changes per call (a KV cache's new tokens), declare a capacity and pad the indices' tail with -1 under `out_of_range: skip`, which drops those updates";
-
 impl From<crate::feature_level::Refusal> for RuleError {
     fn from(r: crate::feature_level::Refusal) -> RuleError {
         RuleError::FeatureLevel { op: r.op, level: r.level, unsupported: r.unsupported, lowest: r.lowest }
@@ -304,7 +300,7 @@ pub enum RuleError {
         rules: GatherRules,
     },
     /// A gather key a scatter does not take (`batch_dims`, `index_dims`, `feature_level`,
-    /// `output`: a scatter's result has the data's shape), or a `_` count (`key` is `_`).
+    /// `output`: a scatter's result has the data's shape).
     ScatterKey {
         op: &'static str,
         key: &'static str,
@@ -531,7 +527,6 @@ impl RuleError {
                 "batch_dims" => Location::BatchDims,
                 "index_dims" => Location::IndexDims,
                 "output" => Location::Shape(Operand::Output),
-                "_" => Location::Size(Operand::Indices, 0),
                 _ => Location::FeatureLevel,
             },
             InScatter { ref rule, .. } => rule.location(),

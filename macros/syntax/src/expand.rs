@@ -136,6 +136,7 @@ pub fn scatter(input: &GatherInput, desc: &ScatterDesc) -> TokenStream {
         (tensor_decl(&desc.map.data), tensor_decl(&desc.map.indices), tensor_decl(&desc.updates));
     let axis = desc.map.axis;
     let out_of_range = option(desc.map.out_of_range.map(policy));
+    let dynamic = desc.map.dynamic_leading;
     let (reduction, duplicates, use_init_val) =
         scatter_policies(desc.reduction, desc.duplicates, desc.use_init_val);
     let value = quote! {
@@ -144,6 +145,7 @@ pub fn scatter(input: &GatherInput, desc: &ScatterDesc) -> TokenStream {
                 let mut map = ::stridex::__private::GatherDesc::new(#rules, #data, #indices, #axis);
                 map.form = #form;
                 map.out_of_range = #out_of_range;
+                map.dynamic_leading = #dynamic;
                 map
             },
             updates: #updates,

@@ -11,7 +11,7 @@ use stridex_core::SliceForm;
 use stridex_core::{
     tensor, ChainCount, ChainDesc, Channels, ConvertKey, ConvertStage, Dims, DynamicFault, GatherDesc,
     GatherForm, GatherRules, GatherStage, Location, Operand, OutputDecl, RuleError, ScatterDesc,
-    ScatterStage, SignedDims, SliceDesc, SliceWindow, StageDesc, TensorDecl, Window, SCATTER_FIXED_COUNT,
+    ScatterStage, SignedDims, SliceDesc, SliceWindow, StageDesc, TensorDecl, Window,
 };
 
 pub fn gather(input: &GatherInput) -> syn::Result<GatherDesc> {
@@ -30,13 +30,6 @@ pub fn scatter(input: &GatherInput) -> syn::Result<ScatterDesc> {
         map.rules = GatherRules::OpenVino;
     }
     let updates = input.updates.as_ref().expect("the parser requires `updates`");
-    // A `_` count on the indices is the plan's to report (on the indices' leading size).
-    if let Some(&i) =
-        updates.sizes.underscores().first().filter(|_| input.indices.sizes.underscores().is_empty())
-    {
-        let message = format!("`_` is not taken in a scatter's `updates`: {SCATTER_FIXED_COUNT}");
-        return Err(syn::Error::new_spanned(&updates.sizes.items[i].tokens, message));
-    }
     let desc = ScatterDesc {
         map,
         updates: decl(updates, Operand::Updates).map_err(err)?,
@@ -44,8 +37,25 @@ pub fn scatter(input: &GatherInput) -> syn::Result<ScatterDesc> {
         duplicates: input.duplicates.as_ref().map(|d| d.1),
         use_init_val: input.use_init_val.as_ref().map(|v| v.value),
     };
-    desc.plan().map_err(err)?;
-    Ok(desc)
+    let planned = desc.plan();
+    // A rule of the count says more than where the updates write `_` (along axis 1 they would
+    // write it second); the shapes' rules, less (they see the placeholder for a `_`).
+    match planned {
+        Err(e) if count_rule(&e) => Err(err(e)),
+        planned => {
+            updates_underscores(&updates.sizes, desc.map.dynamic_leading)?;
+            planned.map(|_| desc).map_err(err)
+        }
+    }
+}
+
+/// Whether `e` is a rule of a `_` count (of the scatter, or of the gather that maps it).
+fn count_rule(e: &RuleError) -> bool {
+    match e {
+        RuleError::Dynamic { .. } => true,
+        RuleError::InScatter { rule, .. } => count_rule(rule),
+        _ => false,
+    }
 }
 
 /// The gather a descriptor states, before its rules run.
@@ -326,8 +336,8 @@ fn chain_error(input: &ChainInput, e: RuleError) -> syn::Error {
     }
 }
 
-/// `_` (a size known at run time) stands only for the leading size of a gather's `indices` or
-/// a slice's `input` (`leading`: this list may lead with one); `place` names a list where it
+/// `_` (a size known at run time) stands only for the leading size of a gather's or scatter's
+/// `indices` (a scatter's `updates`), a slice's `input` or a chain's `data` (`leading`: this list may lead with one); `place` names a list where it
 /// may not stand at all.
 fn underscores(list: &List<usize>, leading: bool, place: &str) -> syn::Result<()> {
     let Some(&i) = list.underscores().iter().find(|&&i| !(leading && i == 0)) else { return Ok(()) };
@@ -335,10 +345,32 @@ fn underscores(list: &List<usize>, leading: bool, place: &str) -> syn::Result<()
         format!("only the leading size may be `_` (known at run time); size {i} is one of the kernel's constants: write it")
     } else {
         format!(
-            "`_` (a size known at run time) is not taken in {place}: it stands only for the leading size of a gather's `indices`, a slice's `input` or a chain's `data` (and, in `slice!`, that dimension's SLICE1 window size); write the size"
+            "`_` (a size known at run time) is not taken in {place}: it stands only for the leading size of a gather's or a scatter's `indices` (and then a scatter's `updates`), a slice's `input` or a chain's `data` (and, in `slice!`, that dimension's SLICE1 window size); write the size"
         )
     };
     Err(syn::Error::new_spanned(&list.items[i].tokens, message))
+}
+
+/// A scatter's `updates` sizes: with a `_` count on the indices (`dynamic`) the updates lead
+/// with it, so their leading size is `_` and no other is; without one, no size is `_`.
+fn updates_underscores(sizes: &List<usize>, dynamic: bool) -> syn::Result<()> {
+    if !dynamic {
+        return match sizes.underscores().first() {
+            Some(&i) => Err(syn::Error::new_spanned(
+                &sizes.items[i].tokens,
+                "`_` in a scatter's `updates` is its `_` count, the indices' leading size, and these indices have none: write the size, or write `_` as the indices' leading size too (`indices: i32[_, ..]`)",
+            )),
+            None => Ok(()),
+        };
+    }
+    underscores(sizes, true, "")?;
+    match sizes.items.first() {
+        Some(first) if sizes.underscores().first() != Some(&0) => Err(syn::Error::new_spanned(
+            &first.tokens,
+            "the updates' leading size is the indices' `_` count, known at run time: write `_` there (`updates: f32[_, ..]`)",
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// An `output`'s sizes: with a `_` count (`dynamic`) the output leads with it, so its leading

@@ -24,13 +24,14 @@ const CASES: &[(&str, &str)] = &[
     ("chain", "data: u8[_, 3, 8, 8] strides [192, 1, 24, 3], slice { s[.., ..;-1, 1..7, ..] }, convert { to: f16, dim: 1, scale: [0.5, 0.25, -2.0], offset: [1.0] }"),
     ("scatter", "data: f32[100, 16], indices: i32[8], updates: f32[8, 16], axis: 0, reduction: add"),
     ("scatter", "pub static KV; rules: openvino, data: f16[64, 8, 128], indices: i32[16], updates: f16[16, 8, 128], out_of_range: skip"),
+    ("scatter", "data: f32[100, 16], indices: i32[_], updates: f32[_, 16], axis: 0"),
     ("scatter_elements", "data: f32[4, 6], indices: i64[4, 2], updates: f32[4, 2], axis: 1, reduction: max"),
     ("scatter_nd", "rules: openvino, data: i32[4, 5, 3], indices: i64[6, 2], updates: i32[6, 3], reduction: sub"),
     ("chain", "data: f32[8, 32], slice { s[.., 0..16] }, scatter { into: f32[64, 16], indices: i32[8], axis: 0 }"),
     // Broken descriptors expand to their errors (an expression's inside a block).
     ("gather", "data: f32[3, 2], indices: i64[2], axis: 5"),
     ("slice", "static BAD; input: f32[4], offsets: [5], sizes: [1], strides: [1]"),
-    ("scatter", "data: f32[100, 16], indices: i32[_], updates: f32[_, 16], axis: 0"),
+    ("scatter_elements", "data: f32[100, 16], indices: i64[_, 16], updates: f32[_, 16], axis: 0"),
 ];
 
 fn expand(kind: &str, text: &str) -> String {

@@ -1,0 +1,228 @@
+//! A scatter whose indices (and so updates) lead with `_`: the rules that keep the count the
+//! updates' leading size, the plan at a count against the same scatter with the count written,
+//! and the kernels' constants, the same at every count.
+
+mod common;
+
+use common::scatter::{decl, strided};
+use stridex_core::dynamic::{scatter_at, PLACEHOLDER};
+use stridex_core::kernel::{ScatterKernelDesc, ScatterRowsDesc};
+use stridex_core::{
+    DType, DynamicFault, GatherForm, GatherRules, OpDesc, OutOfRange, Reduction, RuleError, ScatterDesc,
+    ScatterPlan,
+};
+
+/// A scatter of `form` with the indices' and updates' leading sizes `_` (the placeholder, as
+/// the macros write it).
+fn counted(
+    form: GatherForm,
+    rules: GatherRules,
+    data: &[usize],
+    indices: &[usize],
+    updates: &[usize],
+) -> ScatterDesc {
+    let mut desc = ScatterDesc::new(
+        form,
+        rules,
+        decl(DType::F32, data),
+        decl(DType::I32, indices),
+        decl(DType::F32, updates),
+        0,
+    );
+    desc.map.dynamic_leading = true;
+    desc
+}
+
+/// The same scatter with `count` written in both leading sizes.
+fn written(desc: &ScatterDesc, count: usize) -> Result<ScatterPlan, RuleError> {
+    let mut fixed = *desc;
+    fixed.map.dynamic_leading = false;
+    let mut indices = fixed.map.indices.sizes.to_vec();
+    let mut updates = fixed.updates.sizes.to_vec();
+    indices[0] = count;
+    updates[0] = count;
+    fixed.map.indices.sizes = stridex_core::Dims::of(&indices);
+    fixed.updates.sizes = stridex_core::Dims::of(&updates);
+    fixed.plan()
+}
+
+fn fault(e: &RuleError) -> Option<DynamicFault> {
+    match e {
+        RuleError::Dynamic { fault, .. } => Some(*fault),
+        RuleError::InScatter { rule, .. } => fault(rule),
+        _ => None,
+    }
+}
+
+/// A KV cache's write (slots of 8 heads of 128) and an embedding's gradient (rows of 64), and
+/// a ScatterND of row tuples: each plans at every count as the scatter with the count written,
+/// but for the flag that says the count came at run time.
+#[test]
+fn a_count_plans_as_the_count_written() {
+    let mut kv = counted(
+        GatherForm::Axis,
+        GatherRules::OpenVino,
+        &[64, 8, 128],
+        &[PLACEHOLDER],
+        &[PLACEHOLDER, 8, 128],
+    );
+    kv.map.out_of_range = Some(OutOfRange::Skip);
+    let mut embedding = counted(
+        GatherForm::Axis,
+        GatherRules::OpenVino,
+        &[1000, 64],
+        &[PLACEHOLDER, 3],
+        &[PLACEHOLDER, 3, 64],
+    );
+    embedding.reduction = Some(Reduction::Add);
+    let nd = counted(GatherForm::Nd, GatherRules::OpenVino, &[50, 16], &[PLACEHOLDER, 1], &[PLACEHOLDER, 16]);
+    for desc in [kv, embedding, nd] {
+        assert!(desc.is_dynamic());
+        let placeholder = desc.plan().unwrap();
+        assert_eq!(placeholder, scatter_at(&desc, PLACEHOLDER).unwrap());
+        for count in [0, 1, 3, 17, 4096] {
+            let mut at = desc.plan_at(count).unwrap();
+            assert!(at.map.dynamic_leading);
+            assert_eq!(at.updates.sizes[0], count);
+            assert_eq!(at.map.indices.sizes[0], count);
+            at.map.dynamic_leading = false;
+            assert_eq!(at, written(&desc, count).unwrap(), "{desc:?} at {count}");
+        }
+    }
+}
+
+/// The kernels a `_` scatter launches are compiled once: the grouped kernel's constants are
+/// the runs', and the owned-row pair takes the count as a launch argument.
+#[test]
+fn every_count_shares_the_compiled_kernels() {
+    let kv = counted(
+        GatherForm::Axis,
+        GatherRules::OpenVino,
+        &[64, 8, 128],
+        &[PLACEHOLDER],
+        &[PLACEHOLDER, 8, 128],
+    );
+    let rows = |count| {
+        let p = kv.plan_at(count).unwrap();
+        ScatterRowsDesc::of(&p, &p.map.data).unwrap()
+    };
+    let (five, nine) = (rows(5), rows(9));
+    assert_eq!((five.positions, nine.positions), (5, 9));
+    assert_eq!(five.specialized(), nine.specialized());
+    assert_eq!(five.specialized().positions, 0);
+    let mut sum = kv;
+    sum.reduction = Some(Reduction::Add);
+    let grouped = |count| {
+        let p = sum.plan_at(count).unwrap();
+        ScatterKernelDesc::of(&p, &p.output).unwrap()
+    };
+    assert_eq!(grouped(1), grouped(300));
+}
+
+/// Where the count cannot be the updates' leading size, or a kernel would be compiled for it,
+/// the rule says so.
+#[test]
+fn the_count_rules_of_a_scatter() {
+    let cases: Vec<(ScatterDesc, DynamicFault)> = vec![
+        // ScatterElements' line kernel walks the count's positions in one invocation.
+        (
+            counted(GatherForm::Elements, GatherRules::Onnx, &[8, 4], &[PLACEHOLDER, 4], &[PLACEHOLDER, 4]),
+            DynamicFault::ScatterElements,
+        ),
+        // Along axis 1, the updates lead with the data's dimension 0.
+        (
+            ScatterDesc {
+                map: stridex_core::GatherDesc {
+                    axis: 1,
+                    ..counted(
+                        GatherForm::Axis,
+                        GatherRules::OpenVino,
+                        &[4, 10],
+                        &[PLACEHOLDER],
+                        &[4, PLACEHOLDER],
+                    )
+                    .map
+                },
+                ..counted(
+                    GatherForm::Axis,
+                    GatherRules::OpenVino,
+                    &[4, 10],
+                    &[PLACEHOLDER],
+                    &[4, PLACEHOLDER],
+                )
+            },
+            DynamicFault::Axis { axis: 1 },
+        ),
+        // GatherND indices of rank 1 are one tuple.
+        (
+            counted(GatherForm::Nd, GatherRules::OpenVino, &[50, 16], &[PLACEHOLDER], &[16]),
+            DynamicFault::NdTuple,
+        ),
+        // DirectML pads every tensor to one DimensionCount.
+        (
+            counted(GatherForm::Nd, GatherRules::DirectMl, &[50, 16], &[PLACEHOLDER, 1], &[PLACEHOLDER, 16]),
+            DynamicFault::DirectMl,
+        ),
+        // The count is read from a packed length.
+        (
+            ScatterDesc {
+                map: stridex_core::GatherDesc {
+                    indices: strided(DType::I32, &[PLACEHOLDER, 2], &[4, 1]),
+                    ..counted(
+                        GatherForm::Axis,
+                        GatherRules::OpenVino,
+                        &[50, 16],
+                        &[PLACEHOLDER, 2],
+                        &[PLACEHOLDER, 2, 16],
+                    )
+                    .map
+                },
+                ..counted(
+                    GatherForm::Axis,
+                    GatherRules::OpenVino,
+                    &[50, 16],
+                    &[PLACEHOLDER, 2],
+                    &[PLACEHOLDER, 2, 16],
+                )
+            },
+            DynamicFault::Strides { tensor: stridex_core::Operand::Indices },
+        ),
+        // Strided updates keep the count outermost.
+        (
+            ScatterDesc {
+                updates: strided(DType::F32, &[PLACEHOLDER, 16], &[8, 1]),
+                ..counted(
+                    GatherForm::Axis,
+                    GatherRules::OpenVino,
+                    &[50, 16],
+                    &[PLACEHOLDER],
+                    &[PLACEHOLDER, 16],
+                )
+            },
+            DynamicFault::LeadingStride { tensor: stridex_core::Operand::Updates, stride: 8, span: 16 },
+        ),
+    ];
+    for (desc, expected) in cases {
+        let e = desc.plan().unwrap_err();
+        assert_eq!(fault(&e), Some(expected), "{desc:?}: {e}");
+    }
+    // The keys no scatter takes are named as such first, not as a rule of the count.
+    let mut batched =
+        counted(GatherForm::Axis, GatherRules::OpenVino, &[4, 10], &[PLACEHOLDER], &[PLACEHOLDER, 10]);
+    batched.map.batch_dims = Some(1);
+    assert!(matches!(batched.plan(), Err(RuleError::ScatterKey { key: "batch_dims", .. })));
+}
+
+/// A strided updates tensor whose leading stride spans its rows takes a count; its plan at a
+/// count keeps the strides.
+#[test]
+fn strided_updates_take_a_count() {
+    let desc = ScatterDesc {
+        updates: strided(DType::F32, &[PLACEHOLDER, 16], &[20, 1]),
+        ..counted(GatherForm::Axis, GatherRules::OpenVino, &[50, 16], &[PLACEHOLDER], &[PLACEHOLDER, 16])
+    };
+    let p = desc.plan_at(7).unwrap();
+    assert_eq!(p.updates.sizes.as_slice(), &[7, 16]);
+    assert_eq!(p.updates.strides.as_slice(), &[20, 1]);
+    assert_eq!(p.updates.min_buffer_len(), Some(6 * 20 + 16));
+}
