@@ -205,8 +205,7 @@ fn cases() -> Vec<(String, Case)> {
 /// apply. The walks' values are checked by the host model; these lines pin where each applies.
 fn cpu_walks(walk: &Walk) -> String {
     let Walk::Rows(w) = walk else { return String::new() };
-    let narrow = w.narrow_units();
-    let launched = narrow.as_ref().map(|n| n.regroup(4).unwrap_or_else(|| n.clone()));
+    let launched = w.cpu_narrow();
     format!(
         "\nnarrow units, as the CPU runtime launches them: {launched:?}\nregrouped by 4: {:?}\nregrouped by 8: {:?}",
         w.regroup(4),

@@ -908,9 +908,6 @@ fn cpu_row_block(w: &RowWalk) -> Option<u32> {
     (2..=CPU_TILE_MAX / w.row_lines.max(1)).rev().find(|&b| rows % b == 0 && rows / b >= 64)
 }
 
-/// Rows of a narrow walk's group on the CPU runtime ([`RowWalk::regroup`]).
-const NARROW_GROUP_ROWS: u32 = 4;
-
 /// Queues the row kernel on `data`, the index buffers its reads name (in buffer order; the
 /// status buffer stands in for those a walk does not read), and `output`.
 ///
@@ -930,9 +927,7 @@ pub(super) unsafe fn queue(
     // On the CPU runtime, elements narrower than a word read one by one are loaded and stored
     // as bytes or halfwords (`narrow_units`): the walk's lengths are then in those units.
     let cpu = launch::is_cpu(client);
-    // Groups of four rows sharing each index (columns of u8, four runs each: two rows 2.1-2.4
-    // GB/s, four 2.1-3.4, eight 2.1-2.9, sixteen 2.5).
-    let narrow = if cpu { w.narrow_units().map(|n| n.regroup(NARROW_GROUP_ROWS).unwrap_or(n)) } else { None };
+    let narrow = if cpu { w.cpu_narrow() } else { None };
     // A narrow walk's unit is one element: `4 / lanes` bytes of the walk it came from.
     let unit_bytes = if narrow.is_some() { 4 / w.lanes } else { 4 };
     let w = narrow.as_ref().unwrap_or(w);

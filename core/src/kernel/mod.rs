@@ -26,7 +26,7 @@ mod slots;
 pub use chain::ChainKernelDesc;
 pub use convert::{ConvertDim, ConvertWalk};
 pub use gathered_rows::GatheredRows;
-pub use rows::{RowAccess, RowDim, RowGroup, RowWalk};
+pub use rows::{RowAccess, RowDim, RowGroup, RowWalk, CPU_NARROW_GROUP_ROWS};
 pub use scatter::{ScatterDim, ScatterKernelDesc, ZERO_MEMBER};
 pub use scatter_grouping::{Scan, ScatterGroupingDesc};
 pub use scatter_lines::{LineDim, ScatterLinesDesc, MIN_LINES};

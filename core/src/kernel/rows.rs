@@ -10,6 +10,11 @@
 
 use super::{in_output_order, Dim, Moves, ReadDesc, MAX_READS};
 
+/// Rows of a narrow walk's group on CubeCL's CPU runtime ([`RowWalk::cpu_narrow`]): four rows
+/// share each index read (columns of u8, four runs each: groups of two rows 2.1-2.4 GB/s, four
+/// 2.1-3.4, eight 2.1-2.9, sixteen 2.5).
+pub const CPU_NARROW_GROUP_ROWS: u32 = 4;
+
 /// How an output line's elements are read from the source.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum RowAccess {
@@ -365,6 +370,14 @@ impl RowWalk {
         w.group = Some(RowGroup { rows, ..g });
         w.invocations /= k;
         Some(w)
+    }
+
+    /// The walk CubeCL's CPU runtime launches where elements narrower than a word are read
+    /// one by one: in units of one element ([`Self::narrow_units`]), its groups regrouped to
+    /// [`CPU_NARROW_GROUP_ROWS`] rows where they can be ([`Self::regroup`]). `None`: the
+    /// runtime launches the walk as it is.
+    pub fn cpu_narrow(&self) -> Option<RowWalk> {
+        self.narrow_units().map(|n| n.regroup(CPU_NARROW_GROUP_ROWS).unwrap_or(n))
     }
 
     /// A `_` walk (planned at [`crate::limits::PLACEHOLDER`]) for `count` leading steps, with
