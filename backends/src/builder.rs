@@ -790,6 +790,15 @@ impl<T, I> Scatter<T, I> {
         self
     }
 
+    /// The count of index positions is known only at run time (`indices: i32[_]`, `updates:
+    /// f16[_, 8, 128]` in `scatter!`): the leading size of the indices and of the updates,
+    /// which `run` reads from the indices' length and `launch_at` is given. The leading sizes
+    /// given to [`Scatter::indices`] and [`Scatter::updates`] are not read (write 0).
+    pub fn dynamic_leading(mut self) -> Self {
+        self.map = self.map.dynamic_leading();
+        self
+    }
+
     /// `error`, `zero` (the update is dropped), `clamp` or `skip` (a negative or past-the-end
     /// index drops its update: KV-cache padding).
     pub fn out_of_range(mut self, policy: OutOfRange) -> Self {

@@ -541,6 +541,23 @@ fn the_builder_matches_the_macros() {
     let h = f16::from_f32;
     let y = kv.run(&[h(0.0); 8], &[3, -1, 0], &[h(1.0), h(2.0), h(3.0), h(4.0), h(5.0), h(6.0)]).unwrap();
     assert_eq!(y.data(), &[h(5.0), h(6.0), h(0.0), h(0.0), h(0.0), h(0.0), h(1.0), h(2.0)]);
+    // The same write with its count left to run time: the leading sizes given are not read.
+    let counted = Scatter::openvino()
+        .data::<f16>(&[4, 2])
+        .indices::<i32>(&[0])
+        .updates(&[0, 2])
+        .out_of_range(OutOfRange::Skip)
+        .dynamic_leading()
+        .build()
+        .unwrap();
+    let by_macro =
+        stridex::scatter! { data: f16[4, 2], indices: i32[_], updates: f16[_, 2], out_of_range: skip };
+    assert!(counted.is_dynamic() && by_macro.is_dynamic());
+    let y =
+        counted.run(&[h(0.0); 8], &[3, -1, 0], &[h(1.0), h(2.0), h(3.0), h(4.0), h(5.0), h(6.0)]).unwrap();
+    assert_eq!(y.data(), &[h(5.0), h(6.0), h(0.0), h(0.0), h(0.0), h(0.0), h(1.0), h(2.0)]);
+    let y = counted.run(&[h(0.0); 8], &[1], &[h(7.0), h(8.0)]).unwrap();
+    assert_eq!(y.data(), by_macro.run(&[h(0.0); 8], &[1], &[h(7.0), h(8.0)]).unwrap().data());
     let nd = Scatter::onnx().nd().data::<i32>(&[2, 2]).indices::<i64>(&[1, 2]).updates(&[1]).axis(0);
     let e = nd.build().unwrap_err().to_string();
     assert!(e.contains("axis"), "{e}");

@@ -672,8 +672,7 @@ fn scatter_steps<T: Element, I: IndexElement>(
         Reduction::None => {
             // The same scatter, with the forward call's writes, writes zeros where it wrote
             // (the last write of several is one).
-            let op: &'static ScatterOp<T, I> =
-                fusion::shared(op.desc(), || ScatterOp::__from_checked(*op.desc()));
+            let op: &'static ScatterOp<T, I> = op.kept();
             let updates = burn_backend::Shape::from(plan.updates.sizes.to_vec());
             vec![Box::new(GroupedScatter {
                 scatter: op,

@@ -160,7 +160,7 @@ pub(super) fn register<T: Element, I: IndexElement>(
     data: Fused,
     updates: Fused,
 ) -> Fused {
-    let op: &'static ScatterOp<T, I> = fusion::shared(op.desc(), || ScatterOp::__from_checked(*op.desc()));
+    let op: &'static ScatterOp<T, I> = op.kept();
     register_grouped(op, writes, float, data, updates)
 }
 
@@ -243,7 +243,7 @@ fn register_on_device<T: Element, I: IndexElement>(
     float: bool,
 ) -> Result<Fused, Error> {
     check_stream_operands(op, &data, &indices, &updates)?;
-    let op: &'static ScatterOp<T, I> = fusion::shared(op.desc(), || ScatterOp::__from_checked(*op.desc()));
+    let op: &'static ScatterOp<T, I> = op.kept();
     let sizes = data.shape.to_vec();
     Ok(fusion::register(OnDeviceStream { op }, float, vec![data, updates, indices], &sizes))
 }

@@ -53,17 +53,23 @@ impl OnDevice {
     /// Which kernels these are (see `ScatterKernel::tag`). The rows pair reading a chain's
     /// data (`of_chain`) is specialized on where it reads, which two chains with the same
     /// scatter (a K and a V write) differ in: its tag is its descriptor's hash, high bit set.
+    /// The grouping kernels are specialized on the count of positions, which a `_` scatter's
+    /// counts differ in: theirs carries their descriptor's hash.
     pub(crate) fn tag(&self) -> u64 {
+        fn hash(k: &impl std::hash::Hash) -> u64 {
+            use std::hash::Hasher;
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            k.hash(&mut h);
+            h.finish()
+        }
         match self {
             OnDevice::Lines(_) => 1,
             OnDevice::Rows(k) if k.updates_base == 0 && k.updates_row == k.run => 2,
-            OnDevice::Rows(k) => {
-                use std::hash::{Hash, Hasher};
-                let mut h = std::collections::hash_map::DefaultHasher::new();
-                k.hash(&mut h);
-                h.finish() | 1 << 63
+            OnDevice::Rows(k) => hash(k) | 1 << 63,
+            // Bits 8 to 61 of the hash, above the grouped kernel's variant and below the flags.
+            OnDevice::Grouped(d, k) => {
+                grouped::tag(k) | GROUPED_ON_DEVICE | ((hash(d) << 8) & (GROUPED_ON_DEVICE - 1))
             }
-            OnDevice::Grouped(_, k) => grouped::tag(k) | GROUPED_ON_DEVICE,
         }
     }
 

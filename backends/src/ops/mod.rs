@@ -441,7 +441,9 @@ fn has_gaps(layout: &TensorLayout) -> bool {
 /// CubeCL drops a launch whose kernel fails to build with only a log line; building is
 /// deterministic, so the first launch of a kernel per runtime waits for the status word and
 /// later ones need not.
-/// A `_` op's op at a count ([`Op::fixed_at`]) shares its record: the kernels are the same.
+///
+/// A scatter at a count (`ScatterOp::written`) shares its `_` op's record, and a kept op
+/// (`ScatterOp::kept`) the record of the op it was kept for: their kernels are compiled alike.
 struct Verified(OnceLock<Arc<Mutex<Seen>>>);
 
 /// Runtimes by name, each with a kernel tag.

@@ -35,7 +35,9 @@ use stridex_core::{Duplicates, Operand, OutOfRange, ScatterDesc, ScatterFault, S
 /// `kernel_source` (the kernel(s) `run` launches, writing the packed copy; `None`: the runs
 /// are empty) and `buffer_bytes` (`Data`, `Indices`, `Updates`: each tensor's elements, in its
 /// layout, rounded up to whole 32-bit words; `Output`: the packed copy `run` returns, which is
-/// the data's layout where the data is packed).
+/// the data's layout where the data is packed). For a scatter whose indices lead with `_`,
+/// `output_shape`, `buffer_bytes` and `launch` need the count (`Err(CountNeeded)`): use
+/// `output_shape_at`, `buffer_bytes_at` and [`ScatterOp::launch_at`].
 pub type ScatterOp<T, I> = Op<ScatterKind, T, I>;
 
 impl<T: Element, I: IndexElement> ScatterOp<T, I> {
@@ -63,6 +65,20 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
         let op = Op { desc, prepared: OnceLock::new(), verified: self.verified.shared(), types: PhantomData };
         op.plan()?;
         Ok(Some(op))
+    }
+
+    /// This op kept for the process (Burn's stream holds it until it runs; see `shared`): one
+    /// per descriptor, made on first use and sharing this op's record of the kernels seen to
+    /// run, so an op at a count ([`ScatterOp::written`]) keeps its `_` op's. A `_` op applied
+    /// at many counts keeps one such op per count it was given.
+    #[cfg(feature = "burn")]
+    pub(crate) fn kept(&self) -> &'static Self {
+        super::shared(self.desc(), || Op {
+            desc: *self.desc(),
+            prepared: OnceLock::new(),
+            verified: self.verified.shared(),
+            types: PhantomData,
+        })
     }
 
     /// [`ScatterOp::written`] at the count of an indices buffer of `len` elements.
@@ -188,9 +204,9 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
     }
 
     /// [`ScatterOp::launch`] for `count` leading indices rows (and updates rows), when the
-    /// indices' leading size is `_` (a KV cache's new tokens: buffers of at least
-    /// [`Op::buffer_bytes_at`] for that count, the data's as always); the kernels compiled
-    /// for one count serve every count. For fixed sizes, `count` is not read.
+    /// indices' leading size is `_` (a KV cache's new tokens: each buffer at least
+    /// [`Op::buffer_bytes_at`] for that count); the kernels compiled for one count serve every
+    /// count. For fixed sizes, `count` is not read.
     pub fn launch_at(
         &self,
         client: &Client,
