@@ -167,7 +167,7 @@ impl ScatterDesc {
         let (form, rules) = (self.map.form, self.map.rules);
         let op = self.check_keys()?;
         let out_of_range = self.map.out_of_range.unwrap_or(rules.default_out_of_range());
-        let gather = GatherDesc { out_of_range: None, dynamic_leading: false, ..self.map };
+        let gather = GatherDesc { out_of_range: None, ..self.map };
         // ScatterElementsUpdate-12's updates may be smaller than the data in every dimension
         // (GatherElements-6 wants them equal but along the axis).
         let smaller = matches!((rules, form), (GatherRules::OpenVino, GatherForm::Elements));

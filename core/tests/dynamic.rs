@@ -449,6 +449,20 @@ fn edges_of_the_count_rules() {
     ] {
         assert_eq!(dynamic::check_leading_range(&range).is_ok(), ok, "{range:?}");
     }
+    // GatherElements named from the back: axis -1 of rank 2 is axis 1, whose count is tied to
+    // the data's; -2 is axis 0.
+    for (axis, fault) in [(-1, Some(DynamicFault::ElementsAxis { axis: 1 })), (-2, None)] {
+        let mut g = GatherDesc::new(
+            GatherRules::Onnx,
+            TensorDecl::packed(DType::F32, d(&[4, 3])),
+            TensorDecl::packed(DType::I64, d(&[PLACEHOLDER, 3])),
+            axis,
+        );
+        g.form = stridex_core::GatherForm::Elements;
+        g.dynamic_leading = true;
+        let got = g.plan().map(|_| ()).map_err(|e| fault_of(&e));
+        assert_eq!(got, fault.map_or(Ok(()), |f| Err(Some(f))), "axis {axis}");
+    }
     // A stride list of the wrong length is the layout rules' to report, not the count's.
     let wrong = TensorDecl { strides: Some(d(&[1, 12])), ..TensorDecl::packed(DType::F32, d(&[2, 3, 4])) };
     let window = SliceWindow::Onnx {

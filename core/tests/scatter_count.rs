@@ -110,6 +110,17 @@ fn every_count_shares_the_compiled_kernels() {
     assert_eq!((five.positions, nine.positions), (5, 9));
     assert_eq!(five.specialized(), nine.specialized());
     assert_eq!(five.specialized().positions, 0);
+    // Under `error` the device check's count is a launch argument too.
+    let mut checked = kv;
+    checked.map.out_of_range = Some(OutOfRange::Error);
+    let check = |count| {
+        let p = checked.plan_at(count).unwrap();
+        ScatterRowsDesc::of(&p, &p.map.data).unwrap()
+    };
+    let (four, seven) = (check(4), check(7));
+    assert_eq!((four.check.unwrap().1, seven.check.unwrap().1), (4, 7));
+    assert_eq!(four.specialized(), seven.specialized());
+    assert_eq!(four.specialized().check.map(|(_, count)| count), Some(0));
     let mut sum = kv;
     sum.reduction = Some(Reduction::Add);
     let grouped = |count| {
@@ -134,6 +145,30 @@ fn the_count_rules_of_a_scatter() {
             ScatterDesc {
                 map: stridex_core::GatherDesc {
                     axis: 1,
+                    ..counted(
+                        GatherForm::Axis,
+                        GatherRules::OpenVino,
+                        &[4, 10],
+                        &[PLACEHOLDER],
+                        &[4, PLACEHOLDER],
+                    )
+                    .map
+                },
+                ..counted(
+                    GatherForm::Axis,
+                    GatherRules::OpenVino,
+                    &[4, 10],
+                    &[PLACEHOLDER],
+                    &[4, PLACEHOLDER],
+                )
+            },
+            DynamicFault::Axis { axis: 1 },
+        ),
+        // Named from the back: axis -1 of rank 2 is axis 1.
+        (
+            ScatterDesc {
+                map: stridex_core::GatherDesc {
+                    axis: -1,
                     ..counted(
                         GatherForm::Axis,
                         GatherRules::OpenVino,
@@ -205,6 +240,13 @@ fn the_count_rules_of_a_scatter() {
     for (desc, expected) in cases {
         let e = desc.plan().unwrap_err();
         assert_eq!(fault(&e), Some(expected), "{desc:?}: {e}");
+    }
+    // Axis 0 and -2 (the same on rank 2) take the count.
+    for axis in [0, -2] {
+        let mut desc =
+            counted(GatherForm::Axis, GatherRules::OpenVino, &[4, 10], &[PLACEHOLDER], &[PLACEHOLDER, 10]);
+        desc.map.axis = axis;
+        assert!(desc.plan().is_ok(), "axis {axis}");
     }
     // The keys no scatter takes are named as such first, not as a rule of the count.
     let mut batched =
