@@ -227,3 +227,122 @@ fn the_convert_walk() {
     assert!(walk(&gather(1)).reads[0].per_element);
     assert!(!walk(&gather(0)).reads[0].per_element);
 }
+
+/// The convert walk's stores and units: vectors of 4 or 2 words where every tile starts on one
+/// and rows are packed in the output, single words otherwise; i64 index reads step two words.
+#[test]
+fn the_convert_walk_stores_whole_vectors_where_tiles_allow() {
+    let walk = |desc: &ChainDesc| match ChainKernelDesc::new(&desc.plan().unwrap()).unwrap().unwrap().walk {
+        Walk::Convert(w) => w,
+        w => panic!("{w:?}"),
+    };
+    let summary = |desc: &ChainDesc| {
+        let w = walk(desc);
+        (w.row_len, w.tile, w.line, w.out_lanes(), w.line_elems(), w.invocations)
+    };
+    let to = |from: DType, sizes: &[usize], to: DType, output: Option<OutputDecl>| {
+        chain(TensorDecl::packed(from, d(sizes)), vec![convert(to, 0, &[1.0], &[0.0])], output)
+    };
+    for (desc, expected) in [
+        (to(DType::U8, &[4, 32], DType::F32, None), (32, 16, 4, 1, 4, 8)),
+        (to(DType::U8, &[4, 8], DType::F16, None), (8, 8, 4, 2, 8, 4)),
+        (to(DType::U8, &[2, 3, 8, 6], DType::F32, None), (6, 2, 2, 1, 2, 144)),
+        (to(DType::U8, &[4, 6], DType::BF16, None), (6, 2, 1, 2, 2, 12)),
+        (to(DType::U8, &[5, 3], DType::F32, None), (3, 1, 1, 1, 1, 15)),
+        (to(DType::F32, &[], DType::F32, None), (1, 1, 1, 1, 1, 1)),
+        // Rows two elements apart in the output: one word a store.
+        (
+            to(
+                DType::U8,
+                &[4, 8],
+                DType::F32,
+                Some(OutputDecl { dtype: None, sizes: d(&[4, 8]), strides: Some(d(&[16, 2])) }),
+            ),
+            (8, 8, 1, 1, 1, 4),
+        ),
+    ] {
+        assert_eq!(summary(&desc), expected, "{desc:?}");
+    }
+    // An i64 index is two words: a gather along the rows steps its reads by two a position.
+    let gather = |index: DType| {
+        chain(
+            TensorDecl::packed(DType::U8, d(&[4, 8])),
+            vec![
+                StageDesc::Gather(common::gather_stage(GatherRules::Onnx, index, &[3], 1)),
+                convert(DType::F32, 0, &[1.0], &[0.0]),
+            ],
+            None,
+        )
+    };
+    let reads = |index| walk(&gather(index)).inner.iter().map(|d| d.reads[0]).collect::<Vec<_>>();
+    assert_eq!((reads(DType::I32), reads(DType::I64)), (vec![1], vec![2]));
+}
+
+/// A `_` chain's convert walk moved to a count is the walk planned at that count: its leading
+/// size, invocations and buffer lengths.
+#[test]
+fn a_counted_convert_walk_moves_to_each_count() {
+    let walk = |p: &ChainPlan| match ChainKernelDesc::new(p).unwrap().unwrap().walk {
+        Walk::Convert(w) => w,
+        w => panic!("{w:?}"),
+    };
+    let counted = ChainDesc {
+        dynamic_leading: Some(ChainCount::Data),
+        ..chain(
+            TensorDecl::packed(DType::U8, d(&[dynamic::PLACEHOLDER, 4, 8])),
+            vec![convert(DType::F16, 1, &[1.0, 2.0, 3.0, 4.0], &[0.0])],
+            None,
+        )
+    };
+    let placeholder = walk(&counted.plan().unwrap());
+    for count in [1, 3, 1000] {
+        let p = dynamic::chain_at(&counted, count).unwrap();
+        let moved = placeholder.with_count(count, &p.data, &p.output).unwrap();
+        let at = walk(&p);
+        assert_eq!(
+            (moved.outer[0].size, moved.invocations, moved.src_words, moved.out_words),
+            (count as u32, at.invocations, at.src_words, at.out_words),
+            "count {count}"
+        );
+        assert_eq!(moved.invocations, count as u32 * 4 * 8 / moved.tile);
+        assert_eq!(moved.specialized(), placeholder.specialized());
+    }
+}
+
+/// A gather whose index position comes from a later gather's value reads per element where that
+/// value does, and its index offsets (the dependency, a slice's start) count i64's two words.
+#[test]
+fn dependent_reads_follow_the_read_they_depend_on() {
+    let walk = |desc: &ChainDesc| match ChainKernelDesc::new(&desc.plan().unwrap()).unwrap().unwrap().walk {
+        Walk::Convert(w) => w,
+        w => panic!("{w:?}"),
+    };
+    // Stage 1 gathers along axis 1 with indices [5, 2]; stage 2 picks along the indices' second
+    // dimension: stage 1's index position is stage 2's value.
+    let twice = |index: DType, data: &[usize], tail: Vec<StageDesc>| {
+        let mut stages = vec![
+            StageDesc::Gather(common::gather_stage(GatherRules::Onnx, index, &[5, 2], 1)),
+            StageDesc::Gather(common::gather_stage(GatherRules::Onnx, index, &[3], 2)),
+        ];
+        stages.extend(tail);
+        stages.push(convert(DType::F32, 0, &[1.0], &[0.0]));
+        chain(TensorDecl::packed(DType::U8, d(data)), stages, None)
+    };
+    // The picked dimension is the row's: both reads per element.
+    let w = walk(&twice(DType::I64, &[4, 8], vec![]));
+    assert_eq!(w.reads.iter().map(|r| r.per_element).collect::<Vec<_>>(), [true, true]);
+    // Rows of 16 after it: neither is.
+    let w = walk(&twice(DType::I64, &[4, 8, 16], vec![]));
+    assert_eq!(w.reads.iter().map(|r| r.per_element).collect::<Vec<_>>(), [false, false]);
+    // The dependency, and a slice's start in the indices, in index words.
+    let deps = |index| walk(&twice(index, &[4, 8, 16], vec![])).reads[1].deps[0];
+    assert_eq!(deps(DType::I64), 2 * deps(DType::I32));
+    assert_ne!(deps(DType::I32), 0);
+    let sliced = |index| {
+        let slice = window_stage(&[0, 1, 0, 0], &[4, 4, 3, 16], &[1, 1, 1, 1]);
+        walk(&twice(index, &[4, 8, 16], vec![slice])).reads.iter().map(|r| r.base).collect::<Vec<_>>()
+    };
+    let (narrow, wide) = (sliced(DType::I32), sliced(DType::I64));
+    assert!(narrow.iter().any(|&b| b != 0), "{narrow:?}");
+    assert_eq!(wide, narrow.iter().map(|b| 2 * b).collect::<Vec<_>>());
+}
