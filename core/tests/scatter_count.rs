@@ -33,6 +33,14 @@ fn counted(
     desc
 }
 
+/// A `_` scatter of `[4, 10]` along `axis`, its updates leading with the data's dimension 0.
+fn along(axis: i64) -> ScatterDesc {
+    let mut desc =
+        counted(GatherForm::Axis, GatherRules::OpenVino, &[4, 10], &[PLACEHOLDER], &[4, PLACEHOLDER]);
+    desc.map.axis = axis;
+    desc
+}
+
 /// The same scatter with `count` written in both leading sizes.
 fn written(desc: &ScatterDesc, count: usize) -> Result<ScatterPlan, RuleError> {
     let mut fixed = *desc;
@@ -141,53 +149,9 @@ fn the_count_rules_of_a_scatter() {
             DynamicFault::ScatterElements,
         ),
         // Along axis 1, the updates lead with the data's dimension 0.
-        (
-            ScatterDesc {
-                map: stridex_core::GatherDesc {
-                    axis: 1,
-                    ..counted(
-                        GatherForm::Axis,
-                        GatherRules::OpenVino,
-                        &[4, 10],
-                        &[PLACEHOLDER],
-                        &[4, PLACEHOLDER],
-                    )
-                    .map
-                },
-                ..counted(
-                    GatherForm::Axis,
-                    GatherRules::OpenVino,
-                    &[4, 10],
-                    &[PLACEHOLDER],
-                    &[4, PLACEHOLDER],
-                )
-            },
-            DynamicFault::Axis { axis: 1 },
-        ),
+        (along(1), DynamicFault::Axis { axis: 1 }),
         // Named from the back: axis -1 of rank 2 is axis 1.
-        (
-            ScatterDesc {
-                map: stridex_core::GatherDesc {
-                    axis: -1,
-                    ..counted(
-                        GatherForm::Axis,
-                        GatherRules::OpenVino,
-                        &[4, 10],
-                        &[PLACEHOLDER],
-                        &[4, PLACEHOLDER],
-                    )
-                    .map
-                },
-                ..counted(
-                    GatherForm::Axis,
-                    GatherRules::OpenVino,
-                    &[4, 10],
-                    &[PLACEHOLDER],
-                    &[4, PLACEHOLDER],
-                )
-            },
-            DynamicFault::Axis { axis: 1 },
-        ),
+        (along(-1), DynamicFault::Axis { axis: 1 }),
         // GatherND indices of rank 1 are one tuple.
         (
             counted(GatherForm::Nd, GatherRules::OpenVino, &[50, 16], &[PLACEHOLDER], &[16]),

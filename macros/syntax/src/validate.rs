@@ -351,47 +351,40 @@ fn underscores(list: &List<usize>, leading: bool, place: &str) -> syn::Result<()
     Err(syn::Error::new_spanned(&list.items[i].tokens, message))
 }
 
-/// A scatter's `updates` sizes: with a `_` count on the indices (`dynamic`) the updates lead
-/// with it, so their leading size is `_` and no other is; without one, no size is `_`.
+/// A scatter's `updates` sizes: with a `_` count on the indices (`dynamic`) they lead with it.
 fn updates_underscores(sizes: &List<usize>, dynamic: bool) -> syn::Result<()> {
-    if !dynamic {
-        return match sizes.underscores().first() {
-            Some(&i) => Err(syn::Error::new_spanned(
-                &sizes.items[i].tokens,
-                "`_` in a scatter's `updates` is its `_` count, the indices' leading size, and these indices have none: write the size, or write `_` as the indices' leading size too (`indices: i32[_, ..]`)",
-            )),
-            None => Ok(()),
-        };
-    }
-    underscores(sizes, true, "")?;
-    match sizes.items.first() {
-        Some(first) if sizes.underscores().first() != Some(&0) => Err(syn::Error::new_spanned(
-            &first.tokens,
-            "the updates' leading size is the indices' `_` count, known at run time: write `_` there (`updates: f32[_, ..]`)",
-        )),
-        _ => Ok(()),
-    }
+    led_by_count(
+        sizes,
+        dynamic,
+        "`_` in a scatter's `updates` is its `_` count, the indices' leading size, and these indices have none: write the size, or write `_` as the indices' leading size too (`indices: i32[_, ..]`)",
+        "the updates' leading size is the indices' `_` count, known at run time: write `_` there (`updates: f32[_, ..]`)",
+    )
 }
 
-/// An `output`'s sizes: with a `_` count (`dynamic`) the output leads with it, so its leading
-/// size is `_` and no other is; without one, no size is `_`.
+/// An `output`'s sizes: with a `_` count (`dynamic`) the output leads with it.
 fn output_underscores(output: &TensorArg, dynamic: bool) -> syn::Result<()> {
-    let sizes = &output.sizes;
+    led_by_count(
+        &output.sizes,
+        dynamic,
+        "`_` in an `output` is the op's `_` count, and this op has none (a leading `_` in a gather's `indices`, a slice's `input` or a chain's `data`): write the size",
+        "the output's leading size is the `_` count, known at run time: write `_` there (`output: [_, ..]`), or leave `output` out (the result is then packed, `[count, ..]`)",
+    )
+}
+
+/// Sizes that lead with the op's `_` count when it has one (`dynamic`): then their leading size
+/// is `_` and no other is (`not_first` otherwise); without one, no size is `_` (`no_count`).
+fn led_by_count(sizes: &List<usize>, dynamic: bool, no_count: &str, not_first: &str) -> syn::Result<()> {
     if !dynamic {
         return match sizes.underscores().first() {
-            Some(&i) => Err(syn::Error::new_spanned(
-                &sizes.items[i].tokens,
-                "`_` in an `output` is the op's `_` count, and this op has none (a leading `_` in a gather's `indices`, a slice's `input` or a chain's `data`): write the size",
-            )),
+            Some(&i) => Err(syn::Error::new_spanned(&sizes.items[i].tokens, no_count)),
             None => Ok(()),
         };
     }
     underscores(sizes, true, "")?;
     match sizes.items.first() {
-        Some(first) if sizes.underscores().first() != Some(&0) => Err(syn::Error::new_spanned(
-            &first.tokens,
-            "the output's leading size is the `_` count, known at run time: write `_` there (`output: [_, ..]`), or leave `output` out (the result is then packed, `[count, ..]`)",
-        )),
+        Some(first) if sizes.underscores().first() != Some(&0) => {
+            Err(syn::Error::new_spanned(&first.tokens, not_first))
+        }
         _ => Ok(()),
     }
 }
