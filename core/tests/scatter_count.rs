@@ -6,7 +6,7 @@ mod common;
 
 use common::scatter::{decl, strided};
 use stridex_core::dynamic::{scatter_at, PLACEHOLDER};
-use stridex_core::kernel::{ScatterKernelDesc, ScatterRowsDesc};
+use stridex_core::kernel::{ScatterGroupingDesc, ScatterKernelDesc, ScatterRowsDesc};
 use stridex_core::{
     DType, DynamicFault, GatherForm, GatherRules, OpDesc, OutOfRange, Reduction, RuleError, ScatterDesc,
     ScatterPlan,
@@ -100,7 +100,8 @@ fn a_count_plans_as_the_count_written() {
 }
 
 /// The kernels a `_` scatter launches are compiled once: the grouped kernel's constants are
-/// the runs', and the owned-row pair takes the count as a launch argument.
+/// the runs', and the owned-row pair and the grouping on the device take the count as a launch
+/// argument.
 #[test]
 fn every_count_shares_the_compiled_kernels() {
     let kv = counted(
@@ -136,6 +137,33 @@ fn every_count_shares_the_compiled_kernels() {
         ScatterKernelDesc::of(&p, &p.output).unwrap()
     };
     assert_eq!(grouped(1), grouped(300));
+    // On GPUs its lists are grouped on the device: the positions, their blocks and the
+    // histograms' scan are launch arguments; the runs and the sort's digits are constants.
+    let mut gradient = sum;
+    gradient.map.data.sizes = stridex_core::Dims::of(&[70_000, 8, 128]);
+    let grouping = |desc: &ScatterDesc, count| {
+        let p = desc.plan_at(count).unwrap();
+        ScatterGroupingDesc::of(&p, &p.map.data).unwrap()
+    };
+    for desc in [sum, gradient] {
+        let (one, many) = (grouping(&desc, 1), grouping(&desc, 300));
+        assert_eq!((one.positions, one.blocks, many.positions, many.blocks), (1, 1, 300, 2));
+        assert_ne!(one.digits_scan, many.digits_scan);
+        assert_eq!(one.specialized(), many.specialized());
+        let compiled = many.specialized();
+        assert_eq!((compiled.positions, compiled.blocks, compiled.digits_scan.len), (0, 0, 0));
+        assert_eq!(
+            (compiled.runs, compiled.runs_scan, compiled.digits),
+            (many.runs, many.runs_scan, many.digits)
+        );
+    }
+    assert_eq!(grouping(&gradient, 5).digits, 3);
+    let mut checked = sum;
+    checked.map.out_of_range = Some(OutOfRange::Error);
+    let (two, eight) = (grouping(&checked, 2), grouping(&checked, 8));
+    assert_eq!((two.check.unwrap().1, eight.check.unwrap().1), (2, 8));
+    assert_eq!(two.specialized(), eight.specialized());
+    assert_eq!(eight.specialized().check.map(|(_, count)| count), Some(0));
 }
 
 /// Where the count cannot be the updates' leading size, or a kernel would be compiled for it,

@@ -223,6 +223,53 @@ fn a_sum_launched_in_place_adds_in_order() {
     assert_eq!(after, got);
 }
 
+/// A `_` embedding gradient added in place at counts of one to six hundred ids, one op: each
+/// launch bit for bit the serial sum (on GPUs, and under `STRIDEX_TILE=spread`, its lists are
+/// grouped on the device by kernels that take the count, their sort's blocks and histogram
+/// sizes as launch arguments: one to three blocks here). Under `error`, an id out of range at
+/// a count is an `Err` naming its position, and nothing is written.
+#[test]
+fn a_counted_sum_launched_in_place_adds_in_order_at_every_count() {
+    let op = stridex::scatter! {
+        data: f32[40, 8], indices: i32[_], updates: f32[_, 8], axis: 0, reduction: add
+    };
+    let checked = stridex::scatter! {
+        data: f32[40, 8], indices: i32[_], updates: f32[_, 8], axis: 0, reduction: add, out_of_range: error
+    };
+    let device = Device::default_device().unwrap();
+    let client = device.client();
+    let upload = |bytes: &[u8]| client.create_from_slice(bytes);
+    let mut rng = Rng::new(41);
+    let table: Vec<f32> = (0..320).map(|v| v as f32 * 0.25).collect();
+    let mut serial = table.clone();
+    let data = upload(&f32::bytes(&table));
+    for (launch, count) in [1usize, 600, 17, 300, 257].into_iter().enumerate() {
+        // Id 7 takes every other position; ids 30..40 are never written.
+        let ids: Vec<i32> =
+            (0..count).map(|p| if p % 2 == 0 { 7 } else { rng.range(0, 29) as i32 }).collect();
+        let rows: Vec<f32> = (0..count * 8).map(|_| rng.range(-1000, 1000) as f32 * 1.0e-3 + 1.0e3).collect();
+        let op = if launch % 2 == 0 { &op } else { &checked };
+        op.launch_at(client, count, &data, &upload(&i32::bytes(&ids)), &upload(&f32::bytes(&rows))).unwrap();
+        for (p, &id) in ids.iter().enumerate() {
+            for e in 0..8 {
+                serial[id as usize * 8 + e] += rows[p * 8 + e];
+            }
+        }
+        let got = f32::from_bytes(&client.read_one(data.clone()).unwrap()[..1280]).to_vec();
+        assert!(got.iter().zip(&serial).all(|(a, b)| a.to_bits() == b.to_bits()), "count {count}");
+    }
+    let mut ids: Vec<i32> = (0..280).map(|p| p % 40).collect();
+    ids[270] = 40;
+    let rows = upload(&f32::bytes(&vec![1.0; 280 * 8]));
+    let err = checked.launch_at(client, 280, &data, &upload(&i32::bytes(&ids)), &rows).unwrap_err();
+    assert!(
+        matches!(&err, Error::IndexOutOfRange { position, value: 40, .. } if position == &[270]),
+        "{err}"
+    );
+    let after = f32::from_bytes(&client.read_one(data).unwrap()[..1280]).to_vec();
+    assert!(after.iter().zip(&serial).all(|(a, b)| a.to_bits() == b.to_bits()));
+}
+
 /// One id taking almost every position (a padding id): its list of 19,000 updates summed in
 /// order, the last run (never written) left as it was, and an id past the end dropped
 /// (OpenVINO's `zero`); then half the positions on one id among 70000 rows.

@@ -11,8 +11,7 @@
 #![allow(clippy::needless_range_loop)]
 
 use super::index::scatter_index_of;
-use super::offline_definition;
-use super::start_below;
+use super::{offline_definition, start, start_below};
 use crate::launch::{self, Queued};
 use cubecl::prelude::*;
 use cubecl::server::Handle;
@@ -24,10 +23,11 @@ pub fn keys_kernel(
     indices: &[u32],
     keys: &mut [u32],
     status: &mut [u32],
+    count: u32,
     #[comptime] d: ScatterGroupingDesc,
 ) {
     let p = ABSOLUTE_POS;
-    if start_below(p, status, d.positions) {
+    if start(p, status, count, true, 0u32) {
         let (ok, run) = scatter_index_of(indices, p * comptime!(d.index.index_words as usize), d.index);
         let mut key = u32::cast_from(run);
         if !ok {
@@ -43,10 +43,11 @@ pub fn count_kernel(
     keys: &[u32],
     counts: &[Atomic<u32>],
     status: &mut [u32],
+    count: u32,
     #[comptime] d: ScatterGroupingDesc,
 ) {
     let p = ABSOLUTE_POS;
-    if start_below(p, status, d.positions) {
+    if start(p, status, count, true, 0u32) {
         let key = keys[p];
         if key < comptime!(d.runs) {
             counts[usize::cast_from(key)].fetch_add(1u32);
@@ -56,10 +57,17 @@ pub fn count_kernel(
 
 /// Chunk `c`'s total count.
 #[cube(launch_unchecked)]
-pub fn chunk_totals_kernel(counts: &[u32], totals: &mut [u32], status: &mut [u32], #[comptime] s: Scan) {
+pub fn chunk_totals_kernel(
+    counts: &[u32],
+    totals: &mut [u32],
+    status: &mut [u32],
+    len: u32,
+    chunk: u32,
+    chunks: u32,
+) {
     let c = ABSOLUTE_POS;
-    if start_below(c, status, s.chunks) {
-        let (start, end) = chunk_of(c, s);
+    if start(c, status, chunks, true, 0u32) {
+        let (start, end) = chunk_of(c, len, chunk);
         let mut total = 0u32;
         for i in start..end {
             total += counts[i];
@@ -71,15 +79,15 @@ pub fn chunk_totals_kernel(counts: &[u32], totals: &mut [u32], status: &mut [u32
 /// One invocation: each chunk's total replaced by the totals before it, and the sum of all
 /// written after the last prefix (`out[len]`).
 #[cube(launch_unchecked)]
-pub fn chunk_offsets_kernel(totals: &mut [u32], out: &mut [u32], status: &mut [u32], #[comptime] s: Scan) {
+pub fn chunk_offsets_kernel(totals: &mut [u32], out: &mut [u32], status: &mut [u32], len: u32, chunks: u32) {
     if start_below(ABSOLUTE_POS, status, 1u32) {
         let mut before = 0u32;
-        for c in 0..comptime!(s.chunks as usize) {
+        for c in 0..usize::cast_from(chunks) {
             let total = totals[c];
             totals[c] = before;
             before += total;
         }
-        out[comptime!(s.len as usize)] = before;
+        out[usize::cast_from(len)] = before;
     }
 }
 
@@ -90,11 +98,13 @@ pub fn prefixes_kernel(
     totals: &[u32],
     out: &mut [u32],
     status: &mut [u32],
-    #[comptime] s: Scan,
+    len: u32,
+    chunk: u32,
+    chunks: u32,
 ) {
     let c = ABSOLUTE_POS;
-    if start_below(c, status, s.chunks) {
-        let (start, end) = chunk_of(c, s);
+    if start(c, status, chunks, true, 0u32) {
+        let (start, end) = chunk_of(c, len, chunk);
         let mut before = totals[c];
         for i in start..end {
             out[i] = before;
@@ -110,14 +120,16 @@ pub fn histogram_kernel(
     keys: &[u32],
     hist: &[Atomic<u32>],
     status: &mut [u32],
+    count: u32,
+    blocks: u32,
     #[comptime] d: ScatterGroupingDesc,
     #[comptime] shift: u32,
 ) {
     let i = ABSOLUTE_POS;
-    if start_below(i, status, d.positions) {
+    if start(i, status, count, true, 0u32) {
         let digit = usize::cast_from((keys[i] >> shift) & 255u32);
         let block = i / comptime!(d.block as usize);
-        hist[digit * comptime!(d.blocks as usize) + block].fetch_add(1u32);
+        hist[digit * usize::cast_from(blocks) + block].fetch_add(1u32);
     }
 }
 
@@ -133,16 +145,18 @@ pub fn move_kernel(
     keys_out: &mut [u32],
     positions_out: &mut [u32],
     status: &mut [u32],
+    count: u32,
+    blocks: u32,
     #[comptime] d: ScatterGroupingDesc,
     #[comptime] shift: u32,
     #[comptime] first: bool,
 ) {
     let i = ABSOLUTE_POS;
-    if start_below(i, status, d.positions) {
+    if start(i, status, count, true, 0u32) {
         let key = keys_in[i];
         let digit = (key >> shift) & 255u32;
         let block = i / comptime!(d.block as usize);
-        let mut to = offsets[usize::cast_from(digit) * comptime!(d.blocks as usize) + block];
+        let mut to = offsets[usize::cast_from(digit) * usize::cast_from(blocks) + block];
         for j in block * comptime!(d.block as usize)..i {
             if (keys_in[j] >> shift) & 255u32 == digit {
                 to += 1u32;
@@ -154,7 +168,7 @@ pub fn move_kernel(
         }
         // The histogram counted every position once: `to` is below them. A slot past the end
         // is refused, not written.
-        if to < comptime!(d.positions) {
+        if to < count {
             keys_out[usize::cast_from(to)] = key;
             positions_out[usize::cast_from(to)] = position;
         }
@@ -169,12 +183,13 @@ pub fn members_kernel(
     positions: &[u32],
     members: &mut [u32],
     status: &mut [u32],
+    count: u32,
     #[comptime] d: ScatterGroupingDesc,
 ) {
     let i = ABSOLUTE_POS;
-    if start_below(i, status, d.positions) {
+    if start(i, status, count, true, 0u32) {
         let position = positions[i];
-        if keys[i] < comptime!(d.runs) && position < comptime!(d.positions) {
+        if keys[i] < comptime!(d.runs) && position < count {
             members[i] = position * comptime!(d.member_step);
         }
     }
@@ -182,11 +197,11 @@ pub fn members_kernel(
 
 /// The counts of chunk `c`: `c * chunk ..`, the last chunk's ending at the last count.
 #[cube]
-fn chunk_of(c: usize, #[comptime] s: Scan) -> (usize, usize) {
-    let start = c * comptime!(s.chunk as usize);
-    let mut end = start + comptime!(s.chunk as usize);
-    if end > comptime!(s.len as usize) {
-        end = comptime!(s.len as usize);
+fn chunk_of(c: usize, len: u32, chunk: u32) -> (usize, usize) {
+    let start = c * usize::cast_from(chunk);
+    let mut end = start + usize::cast_from(chunk);
+    if end > usize::cast_from(len) {
+        end = usize::cast_from(len);
     }
     (start, end)
 }
@@ -233,36 +248,33 @@ pub(crate) unsafe fn queue(
     let (counts, every) = (zeros(d.runs), zeros(d.runs + 1));
     let members = zeros(d.positions);
     let bins = 256 * d.blocks;
+    // Compiled without the count of positions, which the kernels take as a launch argument:
+    // one set of kernels for every count of a `_` scatter.
+    let (c, n) = (d.specialized(), d.positions);
     // SAFETY: (of the caller) each index read lies in `indices`; the rest as said above.
     unsafe {
-        keys_kernel::launch_unchecked(client, over(d.positions), dim, arg(indices), arg(&keys), status(), *d);
-        count_kernel::launch_unchecked(
-            client,
-            over(d.positions),
-            dim,
-            arg(&keys),
-            arg(&counts),
-            status(),
-            *d,
-        );
+        keys_kernel::launch_unchecked(client, over(n), dim, arg(indices), arg(&keys), status(), n, c);
+        count_kernel::launch_unchecked(client, over(n), dim, arg(&keys), arg(&counts), status(), n, c);
         queue_scan(client, d.runs_scan, &counts, &every, &mut status);
         for digit in 0..d.digits {
             let (hist, offsets) = (zeros(bins), words(bins + 1));
             let shift = 8 * digit;
             histogram_kernel::launch_unchecked(
                 client,
-                over(d.positions),
+                over(n),
                 dim,
                 arg(&keys),
                 arg(&hist),
                 status(),
-                *d,
+                n,
+                d.blocks,
+                c,
                 shift,
             );
             queue_scan(client, d.digits_scan, &hist, &offsets, &mut status);
             move_kernel::launch_unchecked(
                 client,
-                over(d.positions),
+                over(n),
                 dim,
                 arg(&keys),
                 arg(&order),
@@ -270,7 +282,9 @@ pub(crate) unsafe fn queue(
                 arg(&keys_next),
                 arg(&order_next),
                 status(),
-                *d,
+                n,
+                d.blocks,
+                c,
                 shift,
                 digit == 0,
             );
@@ -279,13 +293,14 @@ pub(crate) unsafe fn queue(
         }
         members_kernel::launch_unchecked(
             client,
-            over(d.positions),
+            over(n),
             dim,
             arg(&keys),
             arg(&order),
             arg(&members),
             status(),
-            *d,
+            n,
+            c,
         );
     }
     (DeviceLists { every, members }, queued)
@@ -315,9 +330,20 @@ unsafe fn queue_scan(
             arg(counts),
             arg(&totals),
             status(),
-            s,
+            s.len,
+            s.chunk,
+            s.chunks,
         );
-        chunk_offsets_kernel::launch_unchecked(client, over(1), dim, arg(&totals), arg(out), status(), s);
+        chunk_offsets_kernel::launch_unchecked(
+            client,
+            over(1),
+            dim,
+            arg(&totals),
+            arg(out),
+            status(),
+            s.len,
+            s.chunks,
+        );
         prefixes_kernel::launch_unchecked(
             client,
             over(s.chunks),
@@ -326,7 +352,9 @@ unsafe fn queue_scan(
             arg(&totals),
             arg(out),
             status(),
-            s,
+            s.len,
+            s.chunk,
+            s.chunks,
         );
     }
 }
@@ -337,43 +365,44 @@ pub(crate) fn definitions(
     d: &ScatterGroupingDesc,
     grouped: KernelDefinition,
 ) -> Vec<(Option<String>, Option<KernelDefinition>)> {
-    let (d, s) = (*d, d.runs_scan);
+    // As `queue` compiles them: the counts and sizes are launch arguments.
+    let d = d.specialized();
     let all = [
         (
             "each position's run (its key)",
-            offline_definition!(keys_kernel::KeysKernel, buffers[indices keys status], d),
+            offline_definition!(keys_kernel::KeysKernel, buffers[indices keys status], (), d),
         ),
         (
             "each run's positions counted",
-            offline_definition!(count_kernel::CountKernel, buffers[keys counts status], d),
+            offline_definition!(count_kernel::CountKernel, buffers[keys counts status], (), d),
         ),
         (
             "the scan: each chunk's total",
-            offline_definition!(chunk_totals_kernel::ChunkTotalsKernel, buffers[counts totals status], s),
+            offline_definition!(chunk_totals_kernel::ChunkTotalsKernel, buffers[counts totals status], (), (), ()),
         ),
         (
             "the scan: the chunks' offsets",
-            offline_definition!(chunk_offsets_kernel::ChunkOffsetsKernel, buffers[totals out status], s),
+            offline_definition!(chunk_offsets_kernel::ChunkOffsetsKernel, buffers[totals out status], (), ()),
         ),
         (
             "the scan: each run's first slot",
-            offline_definition!(prefixes_kernel::PrefixesKernel, buffers[counts totals out status], s),
+            offline_definition!(prefixes_kernel::PrefixesKernel, buffers[counts totals out status], (), (), ()),
         ),
         (
             "a digit: its histogram per block",
-            offline_definition!(histogram_kernel::HistogramKernel, buffers[keys hist status], d, 0),
+            offline_definition!(histogram_kernel::HistogramKernel, buffers[keys hist status], (), (), d, 0),
         ),
         (
             "a digit: each position moved to its place (after the histogram's scan)",
-            offline_definition!(move_kernel::MoveKernel, buffers[keys_in positions_in offsets keys_out positions_out status], d, 0, true),
+            offline_definition!(move_kernel::MoveKernel, buffers[keys_in positions_in offsets keys_out positions_out status], (), (), d, 0, true),
         ),
         (
             "a later digit: each position of the order so far moved",
-            offline_definition!(move_kernel::MoveKernel, buffers[keys_in positions_in offsets keys_out positions_out status], d, 8, false),
+            offline_definition!(move_kernel::MoveKernel, buffers[keys_in positions_in offsets keys_out positions_out status], (), (), d, 8, false),
         ),
         (
             "the sorted positions' members",
-            offline_definition!(members_kernel::MembersKernel, buffers[keys positions members status], d),
+            offline_definition!(members_kernel::MembersKernel, buffers[keys positions members status], (), d),
         ),
         ("the grouped kernel, over every run", grouped),
     ];

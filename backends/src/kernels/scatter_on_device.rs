@@ -53,8 +53,9 @@ impl OnDevice {
     /// Which kernels these are (see `ScatterKernel::tag`). The rows pair reading a chain's
     /// data (`of_chain`) is specialized on where it reads, which two chains with the same
     /// scatter (a K and a V write) differ in: its tag is its descriptor's hash, high bit set.
-    /// The grouping kernels are specialized on the count of positions, which a `_` scatter's
-    /// counts differ in: theirs carries their descriptor's hash.
+    /// The grouping kernels' tag carries the hash of what they are compiled on
+    /// (`ScatterGroupingDesc::specialized`: not the count of positions, so a `_` scatter's
+    /// counts share it).
     pub(crate) fn tag(&self) -> u64 {
         fn hash(k: &impl std::hash::Hash) -> u64 {
             use std::hash::Hasher;
@@ -68,7 +69,9 @@ impl OnDevice {
             OnDevice::Rows(k) => hash(k) | 1 << 63,
             // Bits 8 to 61 of the hash, above the grouped kernel's variant and below the flags.
             OnDevice::Grouped(d, k) => {
-                grouped::tag(k) | GROUPED_ON_DEVICE | ((hash(d) << 8) & (GROUPED_ON_DEVICE - 1))
+                grouped::tag(k)
+                    | GROUPED_ON_DEVICE
+                    | ((hash(&d.specialized()) << 8) & (GROUPED_ON_DEVICE - 1))
             }
         }
     }

@@ -112,6 +112,20 @@ impl ScatterGroupingDesc {
             check,
         })
     }
+
+    /// The constants the kernels are compiled on: these but for what the count of positions
+    /// decides (the positions, their blocks, the histograms' scan and the `error` check's
+    /// count), which they take as launch arguments, so that a `_` scatter's every count shares
+    /// them. The scans' kernels take their sizes as launch arguments whatever the count.
+    pub fn specialized(&self) -> ScatterGroupingDesc {
+        ScatterGroupingDesc {
+            positions: 0,
+            blocks: 0,
+            digits_scan: Scan { len: 0, chunk: 0, chunks: 0 },
+            check: self.check.map(|(read, _)| (read, 0)),
+            ..*self
+        }
+    }
 }
 
 /// Positions per block of the device's sort: each reads up to this many keys per digit.
