@@ -87,6 +87,14 @@ fn a_count_plans_as_the_count_written() {
     for desc in [kv, embedding, nd] {
         assert!(desc.is_dynamic());
         let placeholder = desc.plan().unwrap();
+        // What a person reads of it says the count is read at run time, as `describe` writes.
+        let text = OpDesc::describe(&desc, &placeholder);
+        assert_eq!(text, stridex_core::describe::scatter(&desc, &placeholder));
+        assert!(text.contains("the leading size `_` is the count"), "{text}");
+        // The same scatter with a count written is fixed.
+        let mut fixed = desc;
+        fixed.map.dynamic_leading = false;
+        assert!(!OpDesc::is_dynamic(&fixed));
         assert_eq!(placeholder, scatter_at(&desc, PLACEHOLDER).unwrap());
         for count in [0, 1, 3, 17, 4096] {
             let mut at = desc.plan_at(count).unwrap();
