@@ -8,6 +8,8 @@
 //! `launch_at` writes it in place, told the step's count. `out_of_range: skip` drops the
 //! padding tokens' rows (under ONNX's rules `-1` would count from the end and overwrite the
 //! last slot), and `duplicates: error` refuses two tokens with one slot before anything runs.
+//! Written as a chain, the write takes the K third of each token's QKV projection where it
+//! lies, with no intermediate copy: one fused pair of kernels for every count.
 
 use stridex::half::f16;
 use stridex::{Device, Element, Error};
@@ -27,6 +29,15 @@ stridex::scatter! {
     axis: 0,
     out_of_range: skip,
     duplicates: error,
+}
+
+// The keys sliced from each token's QKV rows `[_, 3, heads, head_dim]` and written at their
+// slots by one chain: the fused kernels read each K row in place.
+stridex::chain! {
+    static WRITE_K_FROM_QKV;
+    data: f16[_, 3, 4, 32],
+    slice { rules: onnx, starts: [1], ends: [2], axes: [1] },
+    scatter { into: f16[128, 1, 4, 32], indices: i64[_], axis: 0, out_of_range: skip },
 }
 
 // The same write addressed by (block, offset) pairs into the 4-D cache: ONNX's ScatterND.
@@ -75,6 +86,27 @@ fn run() -> Result<(), Error> {
     let bytes = client.read_one(keys).map_err(|e| Error::Device(format!("{e:?}")))?;
     let got = f16::from_bytes(&bytes[..expected.len() * 2]);
     assert!(got == expected, "the cache on the device equals a plain loop's");
+
+    // From the QKV projection of each step's tokens, in place on a second cache.
+    let from_qkv = client.create_from_slice(&f16::bytes(&cache));
+    let mut expected = cache.clone();
+    for (step, slots) in steps.iter().enumerate() {
+        let tokens = slots.len();
+        let qkv: Vec<f16> =
+            (0..tokens * 3 * ROW).map(|i| f16::from_f32(((step * 7000 + i) % 2048) as f32)).collect();
+        let (ids, rows) =
+            (client.create_from_slice(&i64::bytes(slots)), client.create_from_slice(&f16::bytes(&qkv)));
+        WRITE_K_FROM_QKV.launch_at(client, tokens, &rows, &[&ids], &from_qkv)?;
+        for (t, &slot) in slots.iter().enumerate().filter(|(_, &s)| s >= 0) {
+            expected[slot as usize * ROW..][..ROW].copy_from_slice(&qkv[(3 * t + 1) * ROW..][..ROW]);
+        }
+    }
+    let bytes = client.read_one(from_qkv).map_err(|e| Error::Device(format!("{e:?}")))?;
+    assert!(f16::from_bytes(&bytes[..expected.len() * 2]) == expected, "the K rows of each QKV");
+    println!(
+        "the same steps from the QKV projection: each slot holds its token's K, fused: {}",
+        WRITE_K_FROM_QKV.is_fused()?
+    );
 
     // The pairs form, from the host: the same rows land in the same places.
     let slots = steps[0];

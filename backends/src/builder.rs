@@ -597,14 +597,21 @@ impl<T: Element, I: IndexTypes, O: Element> Chain<T, I, O> {
     /// Ends the chain with a scatter of what it has made (the updates) into the destination
     /// `scatter`'s data names (`into` in `chain!`): `scatter` is a [`Scatter`] without
     /// `updates`; its index type comes last in the chain's. The op then writes the destination
-    /// in place (`run_into`, `launch`).
+    /// in place (`run_into`, `launch`). In a chain with a `_` count its positions are the
+    /// count's: call [`Scatter::dynamic_leading`] (`indices: i32[_]` in `chain!`); the indices'
+    /// leading size is then not read (write 0).
     pub fn scatter<J: IndexElement>(self, scatter: Scatter<T, J>) -> Chain<T, I::Out, O>
     where
         I: AppendIndex<J>,
     {
+        let counted = self.k.dynamic_leading.is_some();
         let stage = (|| {
             if !scatter.updates.sizes.is_empty() || scatter.updates.strides.is_some() {
                 return Err(RuleError::StageKey { key: "updates" }.into());
+            }
+            if scatter.map.k.dynamic_leading != counted {
+                let fault = stridex_core::DynamicFault::ScatterStageCount { counted };
+                return Err(RuleError::Dynamic { fault, at: stridex_core::Location::Chain }.into());
             }
             let map = scatter.map.desc()?;
             Ok(StageDesc::Scatter(stridex_core::ScatterStage {

@@ -259,7 +259,8 @@ impl ChainDesc {
     }
 
     /// The stages before a final scatter, as a chain of their own (`None`: no scatter, or the
-    /// scatter is the only stage).
+    /// scatter is the only stage), with the chain's `_` count (on the data, or on a gather's
+    /// indices, which come before the scatter).
     pub fn before_scatter(&self) -> Option<ChainDesc> {
         self.scatter()?;
         let n = self.stages.len();
@@ -267,7 +268,7 @@ impl ChainDesc {
             data: self.data,
             stages: self.stages[..n - 1].to_vec().into(),
             output: None,
-            dynamic_leading: None,
+            dynamic_leading: self.dynamic_leading,
         })
     }
 

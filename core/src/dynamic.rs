@@ -538,11 +538,19 @@ fn check_chain(desc: &ChainDesc) -> Result<ChainPlan, RuleError> {
         let rank = received(n)?.len();
         let broken = match *stage {
             StageDesc::Slice(window) => check_window(&window, rank, Some(PLACEHOLDER)).err(),
-            // A scatter runs after the stages before it, and a `_` chain runs as one kernel.
-            StageDesc::Scatter(_) => Some(fault(
-                DynamicFault::Staged { cause: crate::error::Unfused::Scatter { stage: n } },
-                Location::Chain,
-            )),
+            // The last stage: a single `_` scatter's rules on the updates it receives, whose
+            // leading size is the count (its indices' leading size is the count too). A
+            // scatter before the last stage is the chain's own rule to report.
+            StageDesc::Scatter(s) if n == desc.stages.len() => {
+                let updates = match n {
+                    1 => desc.data,
+                    _ => TensorDecl::packed(desc.data.dtype, Dims::of(&received(n)?)),
+                };
+                let mut single = s.desc(updates);
+                single.map.dynamic_leading = true;
+                scatter_plan(&single).err()
+            }
+            StageDesc::Scatter(_) => None,
             StageDesc::Convert(c) => {
                 let on_count = c.dim == 0 || c.dim.checked_add(rank as i64) == Some(0);
                 (on_count && (c.scale.len() != 1 || c.offset.len() != 1))
@@ -576,11 +584,35 @@ fn check_chain(desc: &ChainDesc) -> Result<ChainPlan, RuleError> {
     }
     let p = chain_at(desc, PLACEHOLDER)?;
     let second = chain_at(desc, SECOND)?;
+    if p.scatter().is_some() {
+        return check_scattering(desc, p, &second);
+    }
     let walks = |p: &ChainPlan| match ChainKernelDesc::new(p) {
         Ok(k) => Ok(k.map(|k| (k.walk, ()))),
         Err(cause) => Err(fault(DynamicFault::Staged { cause }, Location::Chain)),
     };
     check_one_kernel(walks(&p)?, walks(&second)?, &p.output, p.output_type().size(), Location::Chain)?;
+    Ok(p)
+}
+
+/// A `_` chain that ends in a scatter (whose own `_` rules held) runs one set of kernels for
+/// every count: the stages before it as a `_` chain of their own (one fused kernel), or the
+/// scatter reading their rows in place (`ScatterRowsDesc::of_chain`, `GatheredRows::of_chain`)
+/// the same way at two counts.
+fn check_scattering(desc: &ChainDesc, p: ChainPlan, second: &ChainPlan) -> Result<ChainPlan, RuleError> {
+    if let Some(before) = desc.before_scatter() {
+        check_chain(&before)?;
+    }
+    let fused = |p: &ChainPlan| {
+        let rows = ScatterRowsDesc::of_chain(p).map(|k| k.specialized());
+        (rows, crate::kernel::GatheredRows::of_chain(p).map(|f| f.kernel))
+    };
+    if fused(&p) != fused(second) {
+        return Err(fault(
+            DynamicFault::Layout { output: p.output.sizes, elem_bytes: p.output_type().size() },
+            Location::Chain,
+        ));
+    }
     Ok(p)
 }
 
@@ -622,11 +654,17 @@ pub fn chain_at(desc: &ChainDesc, count: usize) -> Result<ChainPlan, RuleError> 
                     c.input = empty(&c.input);
                     c.output.sizes.set(0, 0);
                 }
-                // Refused with a `_` count (`check_chain`).
-                StagePlan::Scatter(_) => {}
+                // Its positions are the count's: it writes nothing.
+                StagePlan::Scatter(s) => {
+                    s.map.indices = empty(&s.map.indices);
+                    s.map.output = empty(&s.map.output);
+                    s.updates = empty(&s.updates);
+                }
             }
         }
-        p.output.sizes.set(0, 0); // a declared output keeps its strides
+        if p.scatter().is_none() {
+            p.output.sizes.set(0, 0); // a declared output keeps its strides
+        }
         return Ok(p);
     }
     let mut d = desc.clone();
@@ -642,6 +680,10 @@ pub fn chain_at(desc: &ChainDesc, count: usize) -> Result<ChainPlan, RuleError> 
     for (i, stage) in d.stages.to_mut().iter_mut().enumerate() {
         match stage {
             StageDesc::Gather(g) if i + 1 == first => g.indices.sizes.set(0, count),
+            // A final scatter's positions are the count's (its updates lead with it).
+            StageDesc::Scatter(s) if i + 1 > first && !s.indices.sizes.is_empty() => {
+                s.indices.sizes.set(0, count)
+            }
             StageDesc::Slice(SliceWindow::DirectMl { sizes, .. }) if i + 1 > first && !sizes.is_empty() => {
                 sizes.set(0, count)
             }

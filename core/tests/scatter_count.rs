@@ -268,3 +268,160 @@ fn strided_updates_take_a_count() {
     assert_eq!(p.updates.strides.as_slice(), &[20, 1]);
     assert_eq!(p.updates.min_buffer_len(), Some(6 * 20 + 16));
 }
+
+/// A chain with a `_` count that ends in a scatter: its final stage's positions are the
+/// count's (the indices' leading size, as its updates'), and it plans at every count as the
+/// chain with the count written; the stages before it keep the `_` chain's rules.
+mod counted_chain {
+    use super::common::window_stage;
+    use super::*;
+    use stridex_core::dynamic::chain_at;
+    use stridex_core::kernel::GatheredRows;
+    use stridex_core::{ChainCount, ChainDesc, ChainPlan, GatherStage, ScatterStage, StageDesc, StagePlan};
+
+    fn scatter(
+        form: GatherForm,
+        into: &[usize],
+        indices: &[usize],
+        reduction: Option<Reduction>,
+    ) -> StageDesc {
+        StageDesc::Scatter(ScatterStage {
+            form,
+            rules: if form == GatherForm::Axis { GatherRules::OpenVino } else { GatherRules::Onnx },
+            into: decl(DType::F32, into),
+            indices: decl(DType::I32, indices),
+            axis: 0,
+            reduction,
+            duplicates: None,
+            use_init_val: None,
+            out_of_range: Some(OutOfRange::Skip),
+        })
+    }
+
+    fn chain(data: &[usize], stages: Vec<StageDesc>, count: Option<ChainCount>) -> ChainDesc {
+        ChainDesc {
+            data: decl(DType::F32, data),
+            stages: stages.into(),
+            output: None,
+            dynamic_leading: count,
+        }
+    }
+
+    /// A KV write of the K third of each token's QKV rows `[_, 3, 4, 8]` at its slot.
+    fn kv(count: usize) -> ChainDesc {
+        let tokens = if count == PLACEHOLDER { Some(ChainCount::Data) } else { None };
+        chain(
+            &[count, 3, 4, 8],
+            vec![
+                window_stage(&[0, 1, 0, 0], &[count, 1, 4, 8], &[1, 1, 1, 1]),
+                scatter(GatherForm::Axis, &[16, 1, 4, 8], &[count], None),
+            ],
+            tokens,
+        )
+    }
+
+    fn scattered(p: &ChainPlan) -> &ScatterPlan {
+        match p.stages.last() {
+            Some(StagePlan::Scatter(s)) => s,
+            other => panic!("a scatter stage: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_counted_kv_write_plans_as_the_count_written() {
+        let desc = kv(PLACEHOLDER);
+        let p = desc.plan().unwrap();
+        assert!(p.dynamic_leading);
+        for count in [1, 5, 300] {
+            let at = chain_at(&desc, count).unwrap();
+            let mut fixed = kv(count).plan().unwrap();
+            fixed.dynamic_leading = true;
+            assert_eq!(at, fixed, "count {count}");
+            assert_eq!(scattered(&at).map.indices.sizes.to_vec(), vec![count]);
+            assert_eq!(scattered(&at).updates.sizes.to_vec(), vec![count, 1, 4, 8]);
+            // One fused pair of kernels for every count, one row stride (also at 1 row).
+            let rows = ScatterRowsDesc::of_chain(&at).unwrap();
+            assert_eq!(rows.specialized(), ScatterRowsDesc::of_chain(&p).unwrap().specialized());
+            assert_eq!(rows.updates_row, 3 * 4 * 8 / 4);
+        }
+        // No position at 0: the destination stays whole, nothing is scattered.
+        let empty = chain_at(&desc, 0).unwrap();
+        assert_eq!(empty.output.sizes.to_vec(), vec![16, 1, 4, 8]);
+        assert_eq!(scattered(&empty).map.indices.num_elements(), 0);
+        assert_eq!(scattered(&empty).updates.sizes.to_vec(), vec![0, 1, 4, 8]);
+        // The stages before the scatter carry the count.
+        assert_eq!(desc.before_scatter().unwrap().dynamic_leading, Some(ChainCount::Data));
+    }
+
+    #[test]
+    fn a_gathered_combine_takes_the_count_of_its_gather() {
+        // Rows of an expert's output `[64, 16]` picked by `[_]` ids, added back by token.
+        let gather = StageDesc::Gather(GatherStage {
+            form: GatherForm::Axis,
+            rules: GatherRules::Onnx,
+            indices: decl(DType::I32, &[PLACEHOLDER]),
+            axis: 0,
+            batch_dims: None,
+            index_dims: None,
+            out_of_range: None,
+        });
+        let combine = scatter(GatherForm::Axis, &[32, 16], &[PLACEHOLDER], Some(Reduction::Add));
+        let desc = chain(&[64, 16], vec![gather, combine], Some(ChainCount::Indices { stage: 1 }));
+        let p = desc.plan().unwrap();
+        let kernel = |p: &ChainPlan| GatheredRows::of_chain(p).map(|f| f.kernel);
+        assert!(kernel(&p).is_some());
+        for count in [1, 7, 1000] {
+            let at = chain_at(&desc, count).unwrap();
+            assert_eq!(scattered(&at).map.indices.sizes.to_vec(), vec![count]);
+            assert_eq!(kernel(&at), kernel(&p), "count {count}");
+        }
+    }
+
+    #[test]
+    fn the_count_rules_of_a_final_scatter() {
+        let fault_of = |desc: &ChainDesc| match desc.plan() {
+            Err(RuleError::Stage { stage, error, .. }) => Some((stage, fault(&error))),
+            Err(e) => panic!("a stage's fault: {e:?}"),
+            Ok(_) => None,
+        };
+        // ScatterElements walks a line of the count's positions in one invocation.
+        let elements = chain(
+            &[PLACEHOLDER, 8],
+            vec![scatter(GatherForm::Elements, &[16, 8], &[PLACEHOLDER, 8], None)],
+            Some(ChainCount::Data),
+        );
+        assert_eq!(fault_of(&elements), Some((1, Some(DynamicFault::ScatterElements))));
+        // Along axis 1 the count would be the updates' second size.
+        let mut across = scatter(GatherForm::Axis, &[16, 8], &[PLACEHOLDER], None);
+        if let StageDesc::Scatter(s) = &mut across {
+            s.axis = 1;
+        }
+        let across = chain(&[PLACEHOLDER, 8], vec![across], Some(ChainCount::Data));
+        assert_eq!(fault_of(&across), Some((1, Some(DynamicFault::Axis { axis: 1 }))));
+        // The stages before it keep the `_` chain's rules: a gather across the count.
+        let gather = StageDesc::Gather(GatherStage {
+            form: GatherForm::Axis,
+            rules: GatherRules::Onnx,
+            indices: decl(DType::I32, &[2]),
+            axis: 0,
+            batch_dims: None,
+            index_dims: None,
+            out_of_range: None,
+        });
+        let across_count = chain(
+            &[PLACEHOLDER, 8],
+            vec![gather, scatter(GatherForm::Axis, &[16, 8], &[PLACEHOLDER], None)],
+            Some(ChainCount::Data),
+        );
+        assert_eq!(fault_of(&across_count), Some((1, Some(DynamicFault::GatherAcrossCount))));
+        // The scatter alone on the data, rows of 8: planned.
+        let alone = chain(
+            &[PLACEHOLDER, 8],
+            vec![scatter(GatherForm::Axis, &[16, 8], &[PLACEHOLDER], Some(Reduction::Add))],
+            Some(ChainCount::Data),
+        );
+        assert_eq!(fault_of(&alone), None);
+        let at = chain_at(&alone, 9).unwrap();
+        assert_eq!(scattered(&at).updates.sizes.to_vec(), vec![9, 8]);
+    }
+}

@@ -634,6 +634,137 @@ fn a_chain_ends_in_a_scatter() {
     assert_eq!(got, expected);
 }
 
+/// A chain with a `_` count may end in a scatter: the KV-cache write of the K third of each
+/// new token's QKV rows, for a token count that changes per call, and an MoE-style combine
+/// whose count is its gather's. One op and one set of kernels serve every count: `run_into`,
+/// a guarded launch and `launch_at` on buffers of a capacity give, at each count, what the
+/// host computes from the SPEC (skipped slots, last writer wins; sums in index order), and a
+/// count of 0 writes nothing.
+#[test]
+fn a_counted_chain_ends_in_a_scatter() {
+    let kv = stridex::chain! {
+        data: f32[_, 3, 4, 8],
+        slice { rules: onnx, starts: [1], ends: [2], axes: [1] },
+        scatter { into: f32[16, 1, 4, 8], indices: i32[_], axis: 0, out_of_range: skip },
+    };
+    assert!(kv.is_dynamic() && kv.is_fused().unwrap());
+    assert_eq!(kv.kernel_source(Dialect::Wgsl).unwrap().unwrap().matches("@compute").count(), 2);
+    let qkv: Vec<f32> = (0..9 * 96).map(|v| v as f32 * 0.25).collect();
+    let cache: Vec<f32> = (0..16 * 32).map(|v| -(v as f32)).collect();
+    let slots: [i32; 9] = [3, -1, 15, 0, 3, 7, 40, 15, 2];
+    let expected = |n: usize| {
+        let mut out = cache.clone();
+        for (t, &slot) in slots[..n].iter().enumerate().filter(|(_, &s)| (0..16).contains(&s)) {
+            out[slot as usize * 32..][..32].copy_from_slice(&qkv[t * 96 + 32..][..32]);
+        }
+        out
+    };
+    let device = device();
+    let c = device.client();
+    // Buffers of a capacity of 9 tokens, written at each count.
+    let data = stridex::buffers::upload(c, &qkv, kv.buffer_bytes_at(9, Operand::Data).unwrap()).unwrap();
+    let ids = c.create_from_slice(&i32::bytes(&slots));
+    for n in [1, 5, 0, 9, 3, 2] {
+        let mut out = cache.clone();
+        kv.run_into(&qkv[..n * 96], (&slots[..n],), &mut out).unwrap();
+        assert_eq!(out, expected(n), "run_into at {n}");
+        let raw = [i32::bytes(&slots[..n]).into_owned()];
+        let guarded = kv.__launch_guarded_into(device, &qkv[..n * 96], &raw, &cache).unwrap();
+        assert_eq!(guarded, expected(n), "guarded launch at {n}");
+        let dest =
+            stridex::buffers::upload(c, &cache, kv.buffer_bytes_at(1, Operand::Output).unwrap()).unwrap();
+        kv.launch_at(c, n, &data, &[&ids], &dest).unwrap();
+        assert_eq!(
+            stridex::buffers::read::<f32>(c, &dest, cache.len()).unwrap(),
+            expected(n),
+            "launch_at {n}"
+        );
+    }
+    // Without a count, and with buffers short of the count's: `Err`, nothing written.
+    let dest = stridex::buffers::upload(c, &cache, kv.buffer_bytes_at(1, Operand::Output).unwrap()).unwrap();
+    assert!(matches!(kv.launch(c, &data, &[&ids], &dest), Err(Error::CountNeeded { .. })));
+    assert!(kv.launch_at(c, 10, &data, &[&ids], &dest).is_err());
+    let mut out = cache.clone();
+    assert!(kv.run_into(&qkv[..4 * 96], (&slots[..3],), &mut out).is_err());
+    assert_eq!(out, cache);
+    // The builder's form: the scatter's positions take the count with `dynamic_leading` (the
+    // sizes given for the count are not read), and only in a chain that has one.
+    let write = || {
+        stridex::Scatter::openvino()
+            .data::<f32>(&[16, 1, 4, 8])
+            .indices::<i32>(&[0])
+            .out_of_range(OutOfRange::Skip)
+    };
+    let qkv_rows = || Chain::data::<f32>(&[0, 3, 4, 8]).dynamic_leading();
+    let k_third = || Slice::onnx().starts_ends(&[1], &[2]).axes(&[1]);
+    let built = qkv_rows().slice(k_third()).scatter(write().dynamic_leading()).build().unwrap();
+    assert_eq!(built.plan().unwrap(), kv.plan().unwrap());
+    let mut out = cache.clone();
+    built.run_into(&qkv[..5 * 96], (&slots[..5],), &mut out).unwrap();
+    assert_eq!(out, expected(5));
+    let fixed = Chain::data::<f32>(&[6, 3, 4, 8]).slice(k_third());
+    for e in [
+        qkv_rows().slice(k_third()).scatter(write()).build().unwrap_err(),
+        fixed.scatter(write().dynamic_leading()).build().unwrap_err(),
+    ] {
+        assert!(matches!(&e, Error::InStage { stage: 2, .. }), "{e}");
+        assert!(e.to_string().contains("scatter stage"), "{e}");
+    }
+
+    // A combine: `_` rows picked from 10 experts' outputs, each added into its token.
+    let combine = stridex::chain! {
+        data: f32[10, 8],
+        gather { indices: i32[_], axis: 0 },
+        scatter { into: f32[5, 8], indices: i32[_], axis: 0, reduction: add, out_of_range: error },
+    };
+    let experts: Vec<f32> = (0..80).map(|v| (v as f32).sqrt()).collect();
+    let tokens = vec![1.0f32; 40];
+    let rows = [9, 0, 3, 3, 7, 1, 2, 8, 5, 5, 4, 6];
+    let owners = [0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 0, 2];
+    for n in [12, 1, 7, 0] {
+        let mut want = tokens.clone();
+        for (&r, &o) in rows[..n].iter().zip(&owners[..n]) {
+            for k in 0..8 {
+                want[o as usize * 8 + k] += experts[r as usize * 8 + k];
+            }
+        }
+        let mut out = tokens.clone();
+        combine.run_into(&experts, (&rows[..n], &owners[..n]), &mut out).unwrap();
+        assert_eq!(out, want, "combine at {n}");
+        let raw = [i32::bytes(&rows[..n]).into_owned(), i32::bytes(&owners[..n]).into_owned()];
+        assert_eq!(combine.__launch_guarded_into(device, &experts, &raw, &tokens).unwrap(), want);
+    }
+    // Token 9 does not exist: the scatter stage's error at any count, nothing written.
+    let mut bad = owners;
+    bad[5] = 9;
+    let mut out = tokens.clone();
+    let e = combine.run_into(&experts, (&rows[..6], &bad[..6]), &mut out).unwrap_err();
+    assert!(matches!(&e, Error::InStage { stage: 2, .. }), "{e}");
+    assert_eq!(out, tokens);
+
+    // Staged: a gather along the rows' second axis, then the scatter of its output.
+    let staged = stridex::chain! {
+        data: f32[_, 6],
+        gather { indices: i32[3], axis: 1 },
+        scatter { into: f32[4, 3], indices: i32[_], axis: 0, reduction: add },
+    };
+    assert!(!staged.is_fused().unwrap());
+    let values: Vec<f32> = (0..5 * 6).map(|v| v as f32).collect();
+    let cols = [5, 0, 2];
+    let to = [3, 1, 3, 0, 2];
+    for n in [5, 2, 0] {
+        let mut want = vec![0.5f32; 12];
+        for (t, &o) in to[..n].iter().enumerate() {
+            for (k, &col) in cols.iter().enumerate() {
+                want[o as usize * 3 + k] += values[t * 6 + col as usize];
+            }
+        }
+        let mut out = vec![0.5f32; 12];
+        staged.run_into(&values[..n * 6], (&cols[..], &to[..n]), &mut out).unwrap();
+        assert_eq!(out, want, "staged at {n}");
+    }
+}
+
 /// A gather of rows, then a scatter of those rows along axis 0 (an MoE combine) under a
 /// reduction: the host folds the gather into the scatter's lists and the scatter reads the
 /// rows from the data itself (`GatheredRows`), one kernel and no intermediate. Drawn at

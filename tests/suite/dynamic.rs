@@ -870,7 +870,8 @@ fn lifted(desc: &stridex::core::ChainDesc, pad: usize) -> Option<stridex::core::
                 dim: if c.dim >= 0 { c.dim + 1 } else { c.dim },
                 ..c
             })),
-            // A chain that scatters has fixed sizes.
+            // A count before a scatter is its positions', not a batch of copies: no lift
+            // (chains::a_counted_chain_ends_in_a_scatter runs the `_` form).
             StageDesc::Scatter(_) => None,
         })
         .collect::<Option<Vec<_>>>()?;

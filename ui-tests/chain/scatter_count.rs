@@ -1,5 +1,5 @@
-// A chain that scatters has fixed sizes: the scatter runs after the stages before it, and a
-// `_` chain runs as one kernel.
+// In a chain with a `_` count, a final scatter's updates lead with the count, and so do its
+// positions: its indices' leading size is `_`, not a number.
 fn main() {
     let _ = stridex::chain! {
         data: f32[_, 8],

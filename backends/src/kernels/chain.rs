@@ -93,6 +93,15 @@ impl OpKernel for ChainKernel {
     ) -> Result<Self, Error> {
         match self {
             ChainKernel::Fused(k) => Ok(ChainKernel::Fused(ChainKernelDesc { walk: at(&k.walk)? })),
+            // A `_` chain that scatters: the kernels of the plan at its count, which the rules
+            // found the same at every count but for their launch arguments
+            // (`dynamic::check_scattering`).
+            ChainKernel::Scattering { .. } if plan.scatter().is_some() => {
+                ChainKernel::of(plan).ok_or(Error::Rule(RuleError::Dynamic {
+                    fault: DynamicFault::Staged { cause: Unfused::EmptyStage { stage: 1 } },
+                    at: Location::Chain,
+                }))
+            }
             // The rules make a `_` chain fuse, or be empty for every count.
             ChainKernel::Staged(_) | ChainKernel::Scattering { .. } => {
                 let cause = ChainKernelDesc::new(plan).err().unwrap_or(Unfused::EmptyStage { stage: 1 });

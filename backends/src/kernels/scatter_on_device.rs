@@ -52,7 +52,9 @@ impl OnDevice {
 
     /// Which kernels these are (see `ScatterKernel::tag`). The rows pair reading a chain's
     /// data (`of_chain`) is specialized on where it reads, which two chains with the same
-    /// scatter (a K and a V write) differ in: its tag is its descriptor's hash, high bit set.
+    /// scatter (a K and a V write) differ in: its tag is the hash of what it is compiled on
+    /// (`ScatterRowsDesc::specialized`: not the count, which a `_` chain's counts share), high
+    /// bit set.
     /// The grouping kernels' tag carries the hash of what they are compiled on
     /// (`ScatterGroupingDesc::specialized`: not the count of positions, so a `_` scatter's
     /// counts share it).
@@ -66,7 +68,7 @@ impl OnDevice {
         match self {
             OnDevice::Lines(_) => 1,
             OnDevice::Rows(k) if k.updates_base == 0 && k.updates_row == k.run => 2,
-            OnDevice::Rows(k) => hash(k) | 1 << 63,
+            OnDevice::Rows(k) => hash(&k.specialized()) | 1 << 63,
             // Bits 8 to 61 of the hash, above the grouped kernel's variant and below the flags.
             OnDevice::Grouped(d, k) => {
                 grouped::tag(k)

@@ -145,7 +145,7 @@ impl<T: Element, I: IndexTypes, O: Element> ChainOp<T, I, O> {
         output: &Handle,
     ) -> Result<(), Error> {
         if self.plan()?.scatter().is_some() {
-            return self.launch_scattering(client, data, indices, output);
+            return self.launch_scattering(client, None, data, indices, output);
         }
         launch::exclusive(|| self.launch_locked(client, None, data, indices, output, false))
     }
@@ -162,8 +162,7 @@ impl<T: Element, I: IndexTypes, O: Element> ChainOp<T, I, O> {
         output: &Handle,
     ) -> Result<(), Error> {
         if self.plan()?.scatter().is_some() {
-            // A chain that scatters has fixed sizes: `count` is not read.
-            return self.launch_scattering(client, data, indices, output);
+            return self.launch_scattering(client, Some(count), data, indices, output);
         }
         launch::exclusive(|| self.launch_locked(client, Some(count), data, indices, output, false))
     }
@@ -206,17 +205,19 @@ impl<T: Element, I: IndexTypes, O: Element> ChainOp<T, I, O> {
         indices: Vec<IndexBuffer<'_>>,
         sink: S,
     ) -> Result<S::Out, Error> {
-        let plan = self.plan()?;
         let Some(dest) = sink.destination() else { return Err(Error::DestinationNeeded { call: "run" }) };
-        self.check_host_buffers(plan, data.len(), &indices, &sink)?;
-        let bytes = |t| self.buffer_bytes(t);
-        let (data_words, out_words) = (bytes(Operand::Data)? / 4, bytes(Operand::Output)? / 4);
+        let lens: Vec<usize> = indices.iter().map(|b| b.len).collect();
+        let count = self.count_of(data.len(), &lens)?;
+        let (plan, kernel) = self.at(count, "run")?;
+        self.check_host_buffers(&plan, data.len(), &indices, &sink)?;
+        let bytes = |t| Self::bytes(&plan, kernel.as_deref(), t);
+        let (data_words, out_words) = (bytes(Operand::Data) / 4, bytes(Operand::Output) / 4);
         let client = device.client();
         let out = device.on_stream(|| {
             let d = launch::upload(client, &T::bytes(data), data_words);
             let ix: Vec<Handle> = indices.iter().map(|b| launch::upload(client, &b.bytes, 0)).collect();
             let out = launch::upload(client, &dest, out_words);
-            self.launch_scattering(client, &d, &ix.iter().collect::<Vec<_>>(), &out)?;
+            self.launch_scattering(client, count, &d, &ix.iter().collect::<Vec<_>>(), &out)?;
             launch::exclusive(|| launch::read(client, out))
         })?;
         sink.finish(&plan.output, &out)
@@ -226,15 +227,20 @@ impl<T: Element, I: IndexTypes, O: Element> ChainOp<T, I, O> {
     /// fused where they fuse) write the updates into an intermediate buffer (the data is the
     /// updates where the scatter is the only stage), then the scatter writes them into
     /// `output`, the destination, in place, with everything `ScatterOp::launch` does (its
-    /// index checks, the kernels that read the indices on the device where they apply).
+    /// index checks, the kernels that read the indices on the device where they apply). With
+    /// a `_` count, both run at `count` (nothing runs at 0), each op kept once for every count.
     fn launch_scattering(
         &self,
         client: &Client,
+        count: Option<usize>,
         data: &Handle,
         indices: &[&Handle],
         output: &Handle,
     ) -> Result<(), Error> {
-        let plan = self.plan()?;
+        let call = if count.is_some() { "launch_at" } else { "launch" };
+        let (plan, kernel) = self.at(count, call)?;
+        let plan = &*plan;
+        let bytes = |t| Self::bytes(plan, kernel.as_deref(), t);
         let expected = plan.index_tensors();
         let (Some((stage, s)), Some((scatter_indices, before_indices))) =
             (plan.scatter(), indices.split_last())
@@ -246,16 +252,20 @@ impl<T: Element, I: IndexTypes, O: Element> ChainOp<T, I, O> {
         }
         // The chain's buffers under the chain's names (the inner ops check them again, as their
         // own data, updates and indices, which then holds).
-        launch::check_handle(client, Operand::Data, data, self.buffer_bytes(Operand::Data)?)?;
-        launch::check_handle(client, Operand::Output, output, self.buffer_bytes(Operand::Output)?)?;
+        launch::check_handle(client, Operand::Data, data, bytes(Operand::Data))?;
+        launch::check_handle(client, Operand::Output, output, bytes(Operand::Output))?;
         launch::check_handle(
             client,
             Operand::Indices,
             scatter_indices,
-            self.index_buffer_bytes(expected - 1)?,
+            Self::index_bytes_of(plan, expected - 1)?,
         )
         .map_err(|e| in_stage(stage, e))?;
-        let desc = self.desc().scatter_desc(plan).ok_or(Error::DestinationNeeded { call: "launch" })?;
+        // The single scatter, kept once: a `_` one (its sizes the op's, at the placeholder),
+        // run at `count` (`ScatterOp::written`).
+        let mut desc =
+            self.desc().scatter_desc(self.plan()?).ok_or(Error::DestinationNeeded { call: "launch" })?;
+        desc.map.dynamic_leading = self.is_dynamic();
         let (dest, at) = (output, *scatter_indices);
         let intermediate;
         let updates = if let Some(k) = ScatterRowsDesc::of_chain(plan) {
@@ -269,13 +279,22 @@ impl<T: Element, I: IndexTypes, O: Element> ChainOp<T, I, O> {
         } else if let Some(before) = self.desc().before_scatter() {
             let op: &'static ChainOp<T, (), T> =
                 super::shared(&before, || ChainOp::__from_checked(before.clone()));
-            intermediate = client.empty(op.buffer_bytes(Operand::Output)?.max(4));
-            launch::exclusive(|| op.launch_locked(client, None, data, before_indices, &intermediate, false))?;
+            let (before_plan, before_kernel) = op.at(count, call)?;
+            let words = ChainOp::<T, (), T>::bytes(&before_plan, before_kernel.as_deref(), Operand::Output);
+            intermediate = client.empty(words.max(4));
+            launch::exclusive(|| {
+                op.launch_locked(client, count, data, before_indices, &intermediate, false)
+            })?;
             Updates::Buffer(&intermediate)
         } else {
             Updates::Buffer(data)
         };
-        let scatter = ScatterStageRun { plan, stage, desc, client, dest, indices: at, data };
+        // A count of 0 scatters no position (`chain_at` empties them); the stages before ran
+        // for their checks (under `error`, their fixed indices), writing nothing.
+        if count == Some(0) && self.is_dynamic() {
+            return Ok(());
+        }
+        let scatter = ScatterStageRun { plan, stage, desc, count, client, dest, indices: at, data };
         match s.map.index_type {
             IndexType::I32 => scatter.run::<T, i32>(updates),
             IndexType::I64 => scatter.run::<T, i64>(updates),
@@ -304,6 +323,8 @@ struct ScatterStageRun<'a> {
     plan: &'a ChainPlan,
     stage: usize,
     desc: ScatterDesc,
+    /// A `_` chain's count: the kept scatter (a `_` one) runs at it.
+    count: Option<usize>,
     client: &'a Client,
     dest: &'a Handle,
     indices: &'a Handle,
@@ -314,9 +335,14 @@ impl ScatterStageRun<'_> {
     /// Runs the scatter on `updates`; its errors are the stage's, and a gather's folded into it
     /// are stage 1's.
     fn run<T: Element, J: IndexElement>(self, updates: Updates<'_>) -> Result<(), Error> {
-        let ScatterStageRun { plan, stage, desc, client, dest, indices, data } = self;
-        let op: &'static ScatterOp<T, J> = super::shared(&desc, || ScatterOp::__from_checked(desc));
+        let ScatterStageRun { plan, stage, desc, count, client, dest, indices, data } = self;
+        let kept: &'static ScatterOp<T, J> = super::shared(&desc, || ScatterOp::__from_checked(desc));
         let staged = |e| in_stage(stage, e);
+        let written = match count {
+            Some(count) => kept.written(count).map_err(staged)?,
+            None => None,
+        };
+        let op = written.as_ref().unwrap_or(kept);
         match updates {
             Updates::Buffer(updates) => op.launch(client, dest, indices, updates).map_err(staged),
             Updates::SlicedRows(k) => {

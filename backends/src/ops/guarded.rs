@@ -198,13 +198,21 @@ impl<T: Element, I: super::IndexTypes, O: Element> super::ChainOp<T, I, O> {
         indices: &[Vec<u8>],
         dest: &[O],
     ) -> Result<Vec<O>, Error> {
-        let plan = self.plan()?;
-        let mut inputs = vec![(Operand::Data, padded(&T::bytes(data), self.buffer_bytes(Operand::Data)?))];
+        let types: Vec<_> = self.desc().index_dtypes();
+        let lens: Vec<usize> =
+            types.iter().zip(indices).map(|(&t, b)| super::IndexBuffer::of_bytes(t, b).len).collect();
+        let count = self.count_of(data.len(), &lens)?;
+        let (plan, kernel) = self.at(count, "launch")?;
+        let bytes_of = |t| Self::bytes(&plan, kernel.as_deref(), t);
+        let mut inputs = vec![(Operand::Data, padded(&T::bytes(data), bytes_of(Operand::Data)))];
         for (g, bytes) in indices.iter().enumerate() {
-            inputs.push((Operand::Indices, padded(bytes, Self::index_bytes_of(plan, g)?)));
+            inputs.push((Operand::Indices, padded(bytes, Self::index_bytes_of(&plan, g)?)));
         }
-        let out = padded(&O::bytes(dest), self.buffer_bytes(Operand::Output)?);
-        let ((), out) = launch_guarded(device, &inputs, &out, |c, v, d| self.launch(c, v[0], &v[1..], d))?;
+        let out = padded(&O::bytes(dest), bytes_of(Operand::Output));
+        let ((), out) = launch_guarded(device, &inputs, &out, |c, v, d| match count {
+            Some(count) => self.launch_at(c, count, v[0], &v[1..], d),
+            None => self.launch(c, v[0], &v[1..], d),
+        })?;
         Ok(O::from_bytes(&out[..dest.len() * O::DTYPE.size()]))
     }
 }

@@ -66,7 +66,6 @@ impl Unfused {
                 4 / elem_bytes.clamp(1, 4),
                 if elem_bytes >= 4 { "" } else { "s" }
             ),
-            Unfused::Scatter { .. } => "give the leading size (a chain that scatters has fixed sizes)".to_string(),
             _ => "give the leading size".to_string(),
         }
     }
@@ -154,6 +153,9 @@ pub enum DynamicFault {
     /// ScatterElements: its kernel walks each line along the axis, the count's positions, in
     /// one invocation, so the count is compiled into it.
     ScatterElements,
+    /// A chain's final scatter whose positions do not follow the chain's count: `_` on them in
+    /// a chain of fixed sizes, or (`counted`) a size where the chain has a count.
+    ScatterStageCount { counted: bool },
 }
 
 impl fmt::Display for DynamicFault {
@@ -231,6 +233,14 @@ impl fmt::Display for DynamicFault {
             NoStage { stage, last } => write!(
                 f,
                 "the chain has no stage {stage}: its stages count from 1, and the last one here is {last}"
+            ),
+            ScatterStageCount { counted: false } => write!(
+                f,
+                "a scatter stage's indices lead with `_` only in a chain with a `_` count (on its data, or on a gather's indices), and this chain has fixed sizes: give the indices' leading size"
+            ),
+            ScatterStageCount { counted: true } => write!(
+                f,
+                "the scatter stage's updates lead with the chain's `_` count, and so do its positions: its indices' leading size is `_` (`indices: i32[_]`, `Scatter::dynamic_leading`)"
             ),
             NoGatherAt { stage } => write!(
                 f,

@@ -115,7 +115,8 @@ impl ScatterRowsDesc {
             span = span.checked_mul(i64::try_from(sizes[d]).ok()?)?;
         }
         let elem = i64::try_from(chain.data_type.size()).ok()?;
-        let row_stride = if sizes[0] > 1 { strides[0] } else { 0 };
+        // A `_` chain's rows step by the same stride at every count (one kernel for all).
+        let row_stride = if sizes[0] > 1 || chain.dynamic_leading { strides[0] } else { 0 };
         let (base_bytes, row_bytes) = (base.checked_mul(elem)?, row_stride.checked_mul(elem)?);
         if base_bytes < 0 || row_bytes < 0 || base_bytes % 4 != 0 || row_bytes % 4 != 0 {
             return None;

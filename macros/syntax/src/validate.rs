@@ -189,7 +189,9 @@ pub fn chain(input: &ChainInput) -> syn::Result<ChainDesc> {
             }
             StageInput::Scatter { input: g, .. } => {
                 underscores(&g.data.sizes, false, "a scatter stage's `into`")?;
-                underscores(&g.indices.sizes, false, "a scatter stage's `indices`")?;
+                // Its positions are the updates' leading rows: with the chain's count, `_`.
+                let message = |counted| DynamicFault::ScatterStageCount { counted }.to_string();
+                led_by_count(&g.indices.sizes, count.is_some(), &message(false), &message(true))?;
             }
             StageInput::Convert { .. } => {}
         }
