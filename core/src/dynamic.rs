@@ -681,9 +681,7 @@ pub fn chain_at(desc: &ChainDesc, count: usize) -> Result<ChainPlan, RuleError> 
         match stage {
             StageDesc::Gather(g) if i + 1 == first => g.indices.sizes.set(0, count),
             // A final scatter's positions are the count's (its updates lead with it).
-            StageDesc::Scatter(s) if i + 1 > first && !s.indices.sizes.is_empty() => {
-                s.indices.sizes.set(0, count)
-            }
+            StageDesc::Scatter(s) if !s.indices.sizes.is_empty() => s.indices.sizes.set(0, count),
             StageDesc::Slice(SliceWindow::DirectMl { sizes, .. }) if i + 1 > first && !sizes.is_empty() => {
                 sizes.set(0, count)
             }

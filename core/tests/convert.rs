@@ -346,3 +346,32 @@ fn dependent_reads_follow_the_read_they_depend_on() {
     assert!(narrow.iter().any(|&b| b != 0), "{narrow:?}");
     assert_eq!(wide, narrow.iter().map(|b| 2 * b).collect::<Vec<_>>());
 }
+
+/// A `_` chain's convert names channels off the count's dimension (0, or `-rank`), unless its
+/// scale and offset hold one value each: one per channel would be one per count.
+#[test]
+fn a_counted_convert_takes_no_channels_along_the_count() {
+    let counted = |dim: i64, scale: &[f32], offset: &[f32]| ChainDesc {
+        dynamic_leading: Some(ChainCount::Data),
+        ..chain(
+            TensorDecl::packed(DType::F32, d(&[dynamic::PLACEHOLDER, 4])),
+            vec![convert(DType::F16, dim, scale, offset)],
+            None,
+        )
+    };
+    let fault = |desc: ChainDesc| match desc.plan() {
+        Ok(_) => None,
+        Err(RuleError::Stage { error, .. }) => match *error {
+            RuleError::Dynamic { fault, .. } => Some(fault),
+            e => panic!("{e:?}"),
+        },
+        Err(e) => panic!("{e:?}"),
+    };
+    let along = Some(DynamicFault::ConvertCount);
+    assert_eq!(fault(counted(0, &[1.0, 2.0], &[0.0])), along);
+    assert_eq!(fault(counted(-2, &[1.0, 2.0], &[0.0])), along);
+    assert_eq!(fault(counted(0, &[1.0], &[0.5, 0.25])), along);
+    assert_eq!(fault(counted(0, &[2.0], &[0.5])), None);
+    assert_eq!(fault(counted(1, &[1.0, 2.0, 3.0, 4.0], &[0.0])), None);
+    assert_eq!(fault(counted(-1, &[1.0, 2.0, 3.0, 4.0], &[0.5])), None);
+}

@@ -349,8 +349,32 @@ mod counted_chain {
         assert_eq!(empty.output.sizes.to_vec(), vec![16, 1, 4, 8]);
         assert_eq!(scattered(&empty).map.indices.num_elements(), 0);
         assert_eq!(scattered(&empty).updates.sizes.to_vec(), vec![0, 1, 4, 8]);
-        // The stages before the scatter carry the count.
+        // The stages before the scatter carry the count; planned, they are the chain's.
         assert_eq!(desc.before_scatter().unwrap().dynamic_leading, Some(ChainCount::Data));
+        let before = p.before_scatter().unwrap();
+        assert_eq!((before.data, &before.stages[..]), (p.data, &p.stages[..1]));
+        assert_eq!(before.output, *p.stages[0].output());
+        assert_eq!(before.output.sizes.to_vec(), vec![PLACEHOLDER, 1, 4, 8]);
+        assert!(!before.dynamic_leading);
+        // A scatter alone has no stages before it; a chain without one, none to end it.
+        let alone = chain(&[3, 4, 8], vec![scatter(GatherForm::Axis, &[16, 4, 8], &[3], None)], None);
+        assert!(alone.plan().unwrap().before_scatter().is_none() && alone.before_scatter().is_none());
+        let sliced = chain(&[3, 4, 8], vec![window_stage(&[0, 0, 0], &[3, 4, 8], &[1, 1, 1])], None);
+        assert!(sliced.plan().unwrap().before_scatter().is_none() && sliced.before_scatter().is_none());
+        // Three stages: the first two before it.
+        let three = chain(
+            &[6, 3, 4, 8],
+            vec![
+                window_stage(&[0, 0, 0, 0], &[6, 2, 4, 8], &[1, 1, 1, 1]),
+                window_stage(&[0, 1, 0, 0], &[6, 1, 4, 8], &[1, 1, 1, 1]),
+                scatter(GatherForm::Axis, &[16, 1, 4, 8], &[6], None),
+            ],
+            None,
+        );
+        let (p3, d3) = (three.plan().unwrap(), three.before_scatter().unwrap());
+        assert_eq!(&p3.before_scatter().unwrap().stages[..], &p3.stages[..2]);
+        assert_eq!(p3.before_scatter().unwrap().output, *p3.stages[1].output());
+        assert_eq!(&d3.stages[..], &three.stages[..2]);
     }
 
     #[test]
@@ -414,6 +438,17 @@ mod counted_chain {
             Some(ChainCount::Data),
         );
         assert_eq!(fault_of(&across_count), Some((1, Some(DynamicFault::GatherAcrossCount))));
+        // Not the last stage: the chain's own rule, before the count's rules of a scatter.
+        let not_last = chain(
+            &[PLACEHOLDER, 8],
+            vec![
+                scatter(GatherForm::Elements, &[16, 8], &[PLACEHOLDER, 8], None),
+                window_stage(&[0, 0], &[PLACEHOLDER, 8], &[1, 1]),
+            ],
+            Some(ChainCount::Data),
+        );
+        let e = not_last.plan().unwrap_err();
+        assert!(matches!(e, RuleError::ScatterNotLast { stage: 1, stages: 2 }), "{e:?}");
         // The scatter alone on the data, rows of 8: planned.
         let alone = chain(
             &[PLACEHOLDER, 8],
@@ -423,5 +458,13 @@ mod counted_chain {
         assert_eq!(fault_of(&alone), None);
         let at = chain_at(&alone, 9).unwrap();
         assert_eq!(scattered(&at).updates.sizes.to_vec(), vec![9, 8]);
+        // `chain_at` gives a count only to indices that lead with a size: a scalar index (which
+        // `plan` refuses under a count) stays as written, the plan of the sizes written.
+        let scalar = |count, carrier| {
+            chain(&[count, 8], vec![scatter(GatherForm::Axis, &[16, 3, 8], &[], None)], carrier)
+        };
+        let mut written = scalar(3, None).plan().unwrap();
+        written.dynamic_leading = true;
+        assert_eq!(chain_at(&scalar(PLACEHOLDER, Some(ChainCount::Data)), 3).unwrap(), written);
     }
 }
