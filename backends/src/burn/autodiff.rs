@@ -191,7 +191,7 @@ trait Step: std::fmt::Debug + Send + Sync {
 /// (zeros of the updates' sizes written into the gradient, clearing what the scatter wrote).
 #[derive(Debug)]
 struct GroupedScatter<T: 'static, J: 'static> {
-    scatter: &'static ScatterOp<T, J>,
+    scatter: Arc<ScatterOp<T, J>>,
     writes: Arc<Writes>,
     /// The sizes of the zeros: the data's or the updates'.
     zeros: burn_backend::Shape,
@@ -204,7 +204,7 @@ impl<T: Element, J: IndexElement> Step for GroupedScatter<T, J> {
     fn apply(&self, grad: Fused) -> Fused {
         let zeros = Cube::float_zeros(self.zeros.clone(), &self.device, grad.dtype().into());
         let (data, updates) = if self.grad_is_updates { (zeros, grad) } else { (grad, zeros) };
-        scatter::register_grouped(self.scatter, self.writes.clone(), true, data, updates)
+        scatter::register_grouped(self.scatter.clone(), self.writes.clone(), true, data, updates)
     }
 }
 
@@ -220,7 +220,7 @@ fn scatter_add_step<T: Element, J: IndexElement>(
     }
     let (desc, scatter_plan) = gradient::gather_data_gradient(plan, J::DTYPE)
         .map_err(|e| Error::NoGradient { op: "gather".into(), why: e.to_string() })?;
-    let scatter: &'static ScatterOp<T, J> = fusion::shared(&desc, || ScatterOp::__from_checked(desc));
+    let scatter: Arc<ScatterOp<T, J>> = fusion::shared(&desc, || ScatterOp::__from_checked(desc));
     let writes = scatter.group(values, scatter_plan.map.data)?;
     Ok(into_zeros(scatter, writes, plan, device))
 }
@@ -238,7 +238,7 @@ fn grouped_on_device<T: Element, J: IndexElement>(
         return None;
     }
     let (desc, _) = gradient::gather_data_gradient(plan, J::DTYPE).ok()?;
-    let scatter: &'static ScatterOp<T, J> = fusion::shared(&desc, || ScatterOp::__from_checked(desc));
+    let scatter: Arc<ScatterOp<T, J>> = fusion::shared(&desc, || ScatterOp::__from_checked(desc));
     let zeros = scatter.grouped_into_zeros(&device.client())?;
     Some(Box::new(GroupedIntoZerosStep {
         scatter,
@@ -251,7 +251,7 @@ fn grouped_on_device<T: Element, J: IndexElement>(
 /// [`grouped_on_device`]'s step.
 #[derive(Debug)]
 struct GroupedIntoZerosStep<T: 'static, J: 'static> {
-    scatter: &'static ScatterOp<T, J>,
+    scatter: Arc<ScatterOp<T, J>>,
     zeros: GroupedIntoZeros,
     indices: Fused,
     /// The data's sizes (the gradient's).
@@ -261,7 +261,7 @@ struct GroupedIntoZerosStep<T: 'static, J: 'static> {
 impl<T: Element, J: IndexElement> Step for GroupedIntoZerosStep<T, J> {
     fn apply(&self, grad: Fused) -> Fused {
         scatter::register_grouped_into_zeros(
-            self.scatter,
+            self.scatter.clone(),
             self.zeros.clone(),
             grad,
             self.indices.clone(),
@@ -274,7 +274,7 @@ impl<T: Element, J: IndexElement> Step for GroupedIntoZerosStep<T, J> {
 /// one kernel that writes the whole gradient where the runs lie back to back (an embedding's),
 /// else zeros filled and then the scatter.
 fn into_zeros<T: Element, K: IndexElement>(
-    scatter: &'static ScatterOp<T, K>,
+    scatter: Arc<ScatterOp<T, K>>,
     writes: Writes,
     plan: &GatherPlan,
     device: &CubeDevice,
@@ -295,13 +295,13 @@ fn into_zeros<T: Element, K: IndexElement>(
 /// zeros of the data's sizes, with no zero fill and no read of zeros.
 #[derive(Debug)]
 struct ScatterIntoZeros<T: 'static, J: 'static> {
-    scatter: &'static ScatterOp<T, J>,
+    scatter: Arc<ScatterOp<T, J>>,
     zeros: Arc<IntoZeros>,
 }
 
 impl<T: Element, J: IndexElement> Step for ScatterIntoZeros<T, J> {
     fn apply(&self, grad: Fused) -> Fused {
-        scatter::register_into_zeros(self.scatter, self.zeros.clone(), true, grad)
+        scatter::register_into_zeros(self.scatter.clone(), self.zeros.clone(), true, grad)
     }
 }
 
@@ -321,7 +321,7 @@ fn batched_scatter_add_step<T: Element, J: IndexElement>(
             return Err(e);
         }
     }
-    let scatter: &'static ScatterOp<T, i64> = fusion::shared(&desc, || ScatterOp::__from_checked(desc));
+    let scatter: Arc<ScatterOp<T, i64>> = fusion::shared(&desc, || ScatterOp::__from_checked(desc));
     let wide: Vec<i128> = values.iter().map(|v| v.value()).collect();
     let writes = scatter.group(&gradient::batched_tuples(plan, &wide), scatter_plan.map.data)?;
     Ok(into_zeros(scatter, writes, plan, device))
@@ -331,7 +331,7 @@ fn batched_scatter_add_step<T: Element, J: IndexElement>(
 /// planned), or a scatter's step to its updates.
 #[derive(Debug)]
 struct GatherStep<T: 'static, J: 'static> {
-    gather: &'static GatherOp<T, J>,
+    gather: Arc<GatherOp<T, J>>,
     indices: Fused,
     /// The sizes after this gather.
     sizes: Vec<usize>,
@@ -339,7 +339,7 @@ struct GatherStep<T: 'static, J: 'static> {
 
 impl<T: Element, J: IndexElement> Step for GatherStep<T, J> {
     fn apply(&self, grad: Fused) -> Fused {
-        fusion::register(self.gather, true, vec![grad, self.indices.clone()], &self.sizes)
+        fusion::register(self.gather.clone(), true, vec![grad, self.indices.clone()], &self.sizes)
     }
 }
 
@@ -378,20 +378,20 @@ fn convert_back_from<G: Element>(c: &ConvertPlan) -> Result<Box<dyn Step>, Error
         dynamic_leading: None,
     };
     let op = ChainOp::<G, ()>::new(desc.clone()).map_err(|e| no_gradient(&e))?;
-    let op: &'static ChainOp<G, ()> = fusion::shared(&desc, || op);
+    let op: Arc<ChainOp<G, ()>> = fusion::shared(&desc, || op);
     Ok(Box::new(ConvertBack { op, sizes: c.input.sizes.to_vec() }))
 }
 
 /// [`convert_back`]'s step.
 #[derive(Debug)]
 struct ConvertBack<G: 'static> {
-    op: &'static ChainOp<G, ()>,
+    op: Arc<ChainOp<G, ()>>,
     sizes: Vec<usize>,
 }
 
 impl<G: Element> Step for ConvertBack<G> {
     fn apply(&self, grad: Fused) -> Fused {
-        fusion::register(self.op, true, vec![grad], &self.sizes)
+        fusion::register(self.op.clone(), true, vec![grad], &self.sizes)
     }
 }
 
@@ -672,7 +672,7 @@ fn scatter_steps<T: Element, I: IndexElement>(
         Reduction::None => {
             // The same scatter, with the forward call's writes, writes zeros where it wrote
             // (the last write of several is one).
-            let op: &'static ScatterOp<T, I> = op.kept();
+            let op: Arc<ScatterOp<T, I>> = op.kept();
             let updates = burn_backend::Shape::from(plan.updates.sizes.to_vec());
             vec![Box::new(GroupedScatter {
                 scatter: op,
@@ -725,7 +725,7 @@ fn map_gather<T: Element, I: IndexElement>(
 /// `zero`: a negative index is then past the end and reads zero, where a signed gather would
 /// read `-1` as the last element. It gives the gradient of updates the scatter dropped
 /// (`skip`) or replaced (`none`, by a later write) a value of zero.
-fn unsigned_gather<T: Element, U: IndexElement>(map: GatherDesc) -> Result<&'static GatherOp<T, U>, Error> {
+fn unsigned_gather<T: Element, U: IndexElement>(map: GatherDesc) -> Result<Arc<GatherOp<T, U>>, Error> {
     let mut map = map;
     map.out_of_range = Some(OutOfRange::Zero);
     map.indices.dtype = U::DTYPE;
@@ -744,7 +744,7 @@ fn unsigned_gather<T: Element, U: IndexElement>(map: GatherDesc) -> Result<&'sta
 /// the largest value of its type, past any axis, uploaded as a tensor, so only the last write
 /// to a destination gets its gradient.
 fn last_writes<T: Element, K: IndexElement>(
-    gather: &'static GatherOp<T, K>,
+    gather: Arc<GatherOp<T, K>>,
     mut bits: Vec<K>,
     replaced: &[usize],
     sizes: Vec<usize>,
@@ -775,14 +775,19 @@ fn last_writes<T: Element, K: IndexElement>(
 /// A gather of the gradient at signed indices read as unsigned ([`unsigned_gather`]).
 #[derive(Debug)]
 struct UnsignedGatherStep<T: 'static, U: 'static> {
-    gather: &'static GatherOp<T, U>,
+    gather: Arc<GatherOp<T, U>>,
     indices: Fused,
     sizes: Vec<usize>,
 }
 
 impl<T: Element, U: IndexElement> Step for UnsignedGatherStep<T, U> {
     fn apply(&self, grad: Fused) -> Fused {
-        fusion::register(fusion::AsUnsigned(self.gather), true, vec![grad, self.indices.clone()], &self.sizes)
+        fusion::register(
+            fusion::AsUnsigned(self.gather.clone()),
+            true,
+            vec![grad, self.indices.clone()],
+            &self.sizes,
+        )
     }
 }
 

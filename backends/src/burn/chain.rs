@@ -17,6 +17,7 @@ use burn_tensor::{Int, Tensor};
 use cubecl::client::Client;
 use cubecl::server::Handle;
 use std::borrow::Cow;
+use std::sync::Arc;
 use stridex_core::{ChainCount, ChainPlan, Operand, StageDesc};
 
 /// A chain's index tensors in Burn, in stage order, as a tuple: `()`, `(ids,)`, `(ids, cols)`,
@@ -156,7 +157,7 @@ fn on_cube<T: Element, J: IndexTypes>(
     Ok(output_tensor(&data, out, &plan.output))
 }
 
-impl<T: Element, J: IndexTypes> OnCube for &'static ChainOp<T, J> {
+impl<T: Element, J: IndexTypes> OnCube for Arc<ChainOp<T, J>> {
     const NAME: &'static str = "stridex_chain";
     fn run(&self, inputs: Vec<CubeTensor>) -> Result<CubeTensor, Error> {
         let mut inputs = inputs.into_iter();
@@ -180,7 +181,7 @@ pub(super) fn fused<T: Element, J: IndexTypes>(
         let bytes = checked.iter().map(|&g| read.bytes(g)).collect::<Result<Vec<_>, Error>>()?;
         check_read_back(&plan, &checked, &bytes)?;
     }
-    let op: &'static ChainOp<T, J> = fusion::shared(op.desc(), || ChainOp::__from_checked(op.desc().clone()));
+    let op: Arc<ChainOp<T, J>> = fusion::shared(op.desc(), || ChainOp::__from_checked(op.desc().clone()));
     let mut inputs = vec![data];
     inputs.extend(indices.iter().cloned());
     Ok(fusion::register(op, data_float, inputs, &plan.output.sizes))

@@ -13,6 +13,7 @@ use burn_fusion::stream::{Operation, StreamId};
 use burn_fusion::ExecutionError;
 use burn_ir::{CustomOpIr, HandleContainer, OperationIr, OperationOutput, TensorIr};
 use burn_tensor::{Int, Tensor};
+use std::sync::Arc;
 use stridex_core::{Operand, TensorLayout};
 
 pub(super) use crate::ops::shared;
@@ -133,8 +134,8 @@ fn packed_as<T: Element>(tensor: Operand, t: CubeTensor) -> Result<CubeTensor, E
         strides: SignedDims::new(&vec![1; sizes.len()]).ok_or_else(too_many)?,
     };
     let desc = SliceDesc::new(input, window);
-    let op = shared(&desc, || SliceOp::<T>::new(desc));
-    let op = op.as_ref().map_err(Clone::clone)?;
+    let kept = shared(&desc, || SliceOp::<T>::new(desc));
+    let op = (*kept).as_ref().map_err(Clone::clone)?;
     let client = &t.client;
     let input = super::padded(client, &t.handle, op.buffer_bytes(Operand::Input)?)?;
     let out = client.empty(op.buffer_bytes(Operand::Output)?.max(4));
@@ -153,7 +154,7 @@ pub(super) trait OnCube: std::fmt::Debug + Send + Sync + 'static {
     fn run(&self, inputs: Vec<CubeTensor>) -> Result<CubeTensor, Error>;
 }
 
-impl<T: Element, J: IndexElement> OnCube for &'static GatherOp<T, J> {
+impl<T: Element, J: IndexElement> OnCube for Arc<GatherOp<T, J>> {
     const NAME: &'static str = "stridex_gather";
     fn run(&self, inputs: Vec<CubeTensor>) -> Result<CubeTensor, Error> {
         let [data, indices]: [CubeTensor; 2] = inputs.try_into().expect("data and indices");
@@ -165,7 +166,7 @@ impl<T: Element, J: IndexElement> OnCube for &'static GatherOp<T, J> {
 /// width): a negative index is then past the end, so under `zero` it reads zero. That is the
 /// gradient of a scatter's `skip` updates, which a signed gather would read from the end.
 #[derive(Debug)]
-pub(super) struct AsUnsigned<T: 'static, U: 'static>(pub &'static GatherOp<T, U>);
+pub(super) struct AsUnsigned<T: 'static, U: 'static>(pub Arc<GatherOp<T, U>>);
 
 impl<T: Element, U: IndexElement> OnCube for AsUnsigned<T, U> {
     const NAME: &'static str = "stridex_gather_unsigned";
@@ -175,11 +176,11 @@ impl<T: Element, U: IndexElement> OnCube for AsUnsigned<T, U> {
             stridex_core::IndexType::U64 => burn_tensor::DType::U64,
             _ => burn_tensor::DType::U32,
         };
-        super::gather_on_cube(self.0, data, indices, laid_out)
+        super::gather_on_cube(&self.0, data, indices, laid_out)
     }
 }
 
-impl<T: Element> OnCube for &'static SliceOp<T> {
+impl<T: Element> OnCube for Arc<SliceOp<T>> {
     const NAME: &'static str = "stridex_slice";
     fn run(&self, inputs: Vec<CubeTensor>) -> Result<CubeTensor, Error> {
         let [input]: [CubeTensor; 1] = inputs.try_into().expect("the input");

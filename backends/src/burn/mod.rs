@@ -40,6 +40,7 @@ use burn_fusion::FusionTensor;
 use burn_tensor::{BackendPrimitive, Float, Int, Tensor};
 use cubecl::client::Client;
 use cubecl::server::Handle;
+use std::sync::Arc;
 use stridex_core::{DType, Operand, OutOfRange, TensorLayout};
 
 /// A tensor in Burn's fusion stream on a CubeCL device.
@@ -300,7 +301,7 @@ fn gather_fused<T: Element, J: IndexElement>(
             return Err(e);
         }
     }
-    let op: &'static GatherOp<T, J> = fusion::shared(op.desc(), || GatherOp::__from_checked(*op.desc()));
+    let op: Arc<GatherOp<T, J>> = fusion::shared(op.desc(), || GatherOp::__from_checked(*op.desc()));
     Ok(fusion::register(op, data_float, vec![data, indices], &plan.output.sizes))
 }
 
@@ -333,7 +334,7 @@ fn slice_checked<'a, T: Element>(
 
 fn slice_fused<T: Element>(op: &SliceOp<T>, input: Fused, float: bool) -> Result<Fused, Error> {
     let plan = slice_checked(op, &input)?;
-    let op: &'static SliceOp<T> = fusion::shared(op.desc(), || SliceOp::__from_checked(*op.desc()));
+    let op: Arc<SliceOp<T>> = fusion::shared(op.desc(), || SliceOp::__from_checked(*op.desc()));
     Ok(fusion::register(op, float, vec![input], &plan.output.sizes))
 }
 

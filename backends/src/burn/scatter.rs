@@ -160,14 +160,14 @@ pub(super) fn register<T: Element, I: IndexElement>(
     data: Fused,
     updates: Fused,
 ) -> Fused {
-    let op: &'static ScatterOp<T, I> = op.kept();
+    let op: Arc<ScatterOp<T, I>> = op.kept();
     register_grouped(op, writes, float, data, updates)
 }
 
 /// Registers `op` in the stream with its writes grouped for the packed data (`data` and
 /// `updates` checked against its plan, as `apply` and the gathers' backward pass do first).
 pub(super) fn register_grouped<T: Element, I: IndexElement>(
-    op: &'static ScatterOp<T, I>,
+    op: Arc<ScatterOp<T, I>>,
     writes: Arc<Writes>,
     float: bool,
     data: Fused,
@@ -181,7 +181,7 @@ pub(super) fn register_grouped<T: Element, I: IndexElement>(
 /// zeros of the data's sizes), a fresh tensor that the kernel writes whole, with no zero fill
 /// (`updates` checked against `op`'s plan, as the gathers' backward pass does first).
 pub(super) fn register_into_zeros<T: Element, I: IndexElement>(
-    op: &'static ScatterOp<T, I>,
+    op: Arc<ScatterOp<T, I>>,
     zeros: Arc<IntoZeros>,
     float: bool,
     updates: Fused,
@@ -243,7 +243,7 @@ fn register_on_device<T: Element, I: IndexElement>(
     float: bool,
 ) -> Result<Fused, Error> {
     check_stream_operands(op, &data, &indices, &updates)?;
-    let op: &'static ScatterOp<T, I> = op.kept();
+    let op: Arc<ScatterOp<T, I>> = op.kept();
     let sizes = data.shape.to_vec();
     Ok(fusion::register(OnDeviceStream { op }, float, vec![data, updates, indices], &sizes))
 }
@@ -281,13 +281,13 @@ fn packed_copy(data: CubeTensor) -> Result<CubeTensor, Error> {
 
 /// A scatter as Burn's fusion stream runs it, with its writes grouped before it was registered.
 struct OnStream<T: 'static, I: 'static> {
-    op: &'static ScatterOp<T, I>,
+    op: Arc<ScatterOp<T, I>>,
     writes: Arc<Writes>,
 }
 
 impl<T, I> std::fmt::Debug for OnStream<T, I> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OnStream").field("op", self.op).field("writes", &self.writes).finish()
+        f.debug_struct("OnStream").field("op", &self.op).field("writes", &self.writes).finish()
     }
 }
 
@@ -296,19 +296,19 @@ impl<T: Element, I: IndexElement> OnCube for OnStream<T, I> {
     const DATA_INPUTS: usize = 2;
     fn run(&self, inputs: Vec<CubeTensor>) -> Result<CubeTensor, Error> {
         let [data, updates]: [CubeTensor; 2] = inputs.try_into().expect("data and updates");
-        scatter_on_cube(self.op, data, updates, &self.writes, fusion::laid_out)
+        scatter_on_cube(&self.op, data, updates, &self.writes, fusion::laid_out)
     }
 }
 
 /// A scatter into zeros as Burn's fusion stream runs it ([`register_into_zeros`]).
 struct IntoZerosStream<T: 'static, I: 'static> {
-    op: &'static ScatterOp<T, I>,
+    op: Arc<ScatterOp<T, I>>,
     zeros: Arc<IntoZeros>,
 }
 
 impl<T, I> std::fmt::Debug for IntoZerosStream<T, I> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("IntoZerosStream").field("op", self.op).field("zeros", &self.zeros).finish()
+        f.debug_struct("IntoZerosStream").field("op", &self.op).field("zeros", &self.zeros).finish()
     }
 }
 
@@ -328,13 +328,13 @@ impl<T: Element, I: IndexElement> OnCube for IntoZerosStream<T, I> {
 /// A gather's gradient into zeros, its lists grouped on the device from the index tensor
 /// (GPUs; [`register_grouped_into_zeros`]).
 struct GroupedIntoZerosStream<T: 'static, I: 'static> {
-    op: &'static ScatterOp<T, I>,
+    op: Arc<ScatterOp<T, I>>,
     zeros: GroupedIntoZeros,
 }
 
 impl<T, I> std::fmt::Debug for GroupedIntoZerosStream<T, I> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("GroupedIntoZerosStream").field("op", self.op).field("zeros", &self.zeros).finish()
+        f.debug_struct("GroupedIntoZerosStream").field("op", &self.op).field("zeros", &self.zeros).finish()
     }
 }
 
@@ -358,7 +358,7 @@ impl<T: Element, I: IndexElement> OnCube for GroupedIntoZerosStream<T, I> {
 /// `grad` scatter-added by `op` into zeros of its data's sizes in the stream, grouping `indices`
 /// on the device (`zeros` from [`ScatterOp::grouped_into_zeros`]).
 pub(super) fn register_grouped_into_zeros<T: Element, I: IndexElement>(
-    op: &'static ScatterOp<T, I>,
+    op: Arc<ScatterOp<T, I>>,
     zeros: GroupedIntoZeros,
     grad: Fused,
     indices: Fused,
@@ -369,12 +369,12 @@ pub(super) fn register_grouped_into_zeros<T: Element, I: IndexElement>(
 
 /// A scatter as Burn's fusion stream runs it, reading its index tensor on the device.
 struct OnDeviceStream<T: 'static, I: 'static> {
-    op: &'static ScatterOp<T, I>,
+    op: Arc<ScatterOp<T, I>>,
 }
 
 impl<T, I> std::fmt::Debug for OnDeviceStream<T, I> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OnDeviceStream").field("op", self.op).finish()
+        f.debug_struct("OnDeviceStream").field("op", &self.op).finish()
     }
 }
 
@@ -383,6 +383,6 @@ impl<T: Element, I: IndexElement> OnCube for OnDeviceStream<T, I> {
     const DATA_INPUTS: usize = 2;
     fn run(&self, inputs: Vec<CubeTensor>) -> Result<CubeTensor, Error> {
         let [data, updates, indices]: [CubeTensor; 3] = inputs.try_into().expect("data, updates and indices");
-        scatter_on_device(self.op, data, updates, indices, fusion::laid_out)
+        scatter_on_device(&self.op, data, updates, indices, fusion::laid_out)
     }
 }

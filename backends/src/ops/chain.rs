@@ -277,7 +277,7 @@ impl<T: Element, I: IndexTypes, O: Element> ChainOp<T, I, O> {
                 .map_err(|e| in_stage(1, e))?;
             Updates::GatheredRows(f, gather_indices)
         } else if let Some(before) = self.desc().before_scatter() {
-            let op: &'static ChainOp<T, (), T> =
+            let op: std::sync::Arc<ChainOp<T, (), T>> =
                 super::shared(&before, || ChainOp::__from_checked(before.clone()));
             let (before_plan, before_kernel) = op.at(count, call)?;
             let words = ChainOp::<T, (), T>::bytes(&before_plan, before_kernel.as_deref(), Operand::Output);
@@ -316,7 +316,7 @@ enum Updates<'a> {
     GatheredRows(GatheredRows, &'a Handle),
 }
 
-/// A chain's scatter stage (stage `stage`) as the single scatter `desc`, kept for the process
+/// A chain's scatter stage (stage `stage`) as the single scatter `desc`, kept for reuse
 /// (so its first launch per runtime is the one that waits), on the chain's buffers: `dest`,
 /// its `indices`, and the chain's `data`.
 struct ScatterStageRun<'a> {
@@ -336,13 +336,13 @@ impl ScatterStageRun<'_> {
     /// are stage 1's.
     fn run<T: Element, J: IndexElement>(self, updates: Updates<'_>) -> Result<(), Error> {
         let ScatterStageRun { plan, stage, desc, count, client, dest, indices, data } = self;
-        let kept: &'static ScatterOp<T, J> = super::shared(&desc, || ScatterOp::__from_checked(desc));
+        let kept: std::sync::Arc<ScatterOp<T, J>> = super::shared(&desc, || ScatterOp::__from_checked(desc));
         let staged = |e| in_stage(stage, e);
         let written = match count {
             Some(count) => kept.written(count).map_err(staged)?,
             None => None,
         };
-        let op = written.as_ref().unwrap_or(kept);
+        let op = written.as_ref().unwrap_or(&kept);
         match updates {
             Updates::Buffer(updates) => op.launch(client, dest, indices, updates).map_err(staged),
             Updates::SlicedRows(k) => {

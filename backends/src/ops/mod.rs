@@ -112,6 +112,12 @@ struct Prepared<K: OpKind> {
     kernel: Option<K::Kernel>,
 }
 
+impl<K: OpKind> Clone for Prepared<K> {
+    fn clone(&self) -> Self {
+        Prepared { plan: self.plan.clone(), kernel: self.kernel.clone() }
+    }
+}
+
 /// The plan and kernel of one launch: the op's own, borrowed, or those for a count.
 #[allow(type_alias_bounds)]
 pub(crate) type At<'a, K: OpKind> = (Cow<'a, PlanOf<K>>, Option<Cow<'a, K::Kernel>>);

@@ -68,15 +68,15 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
         Ok(Some(op))
     }
 
-    /// This op kept for the process (Burn's stream holds it until it runs; see `shared`): one
-    /// per descriptor, made on first use and sharing this op's record of the kernels seen to
-    /// run, so an op at a count ([`ScatterOp::written`]) keeps its `_` op's. A `_` op applied
-    /// at many counts keeps one such op per count it was given.
+    /// This op as Burn's stream holds it until it runs: its plan and kernels, and its record
+    /// of the kernels seen to run (shared, so an op at a count, [`ScatterOp::written`], keeps
+    /// its `_` op's and waits on no first launch of its own). Nothing is kept past the run, so
+    /// a `_` op applied at many counts keeps no op per count.
     #[cfg(feature = "burn")]
-    pub(crate) fn kept(&self) -> &'static Self {
-        super::shared(self.desc(), || Op {
+    pub(crate) fn kept(&self) -> std::sync::Arc<Self> {
+        std::sync::Arc::new(Op {
             desc: *self.desc(),
-            prepared: OnceLock::new(),
+            prepared: self.prepared.clone(),
             verified: self.verified.shared(),
             types: PhantomData,
         })

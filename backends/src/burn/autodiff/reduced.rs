@@ -53,13 +53,13 @@ pub(super) struct Planned<T: 'static, I: 'static> {
     /// The forward scatter's map under `add` in f32, grouped for f32 from the forward call's
     /// index values: how many values reach each element, counted exactly (f16 stops counting
     /// at 2048, bf16 at 256).
-    count: &'static ScatterOp<f32, I>,
+    count: Arc<ScatterOp<f32, I>>,
     count_writes: Arc<Writes>,
     /// The forward scatter's map under `add` and `mul` in the element type, run on the forward
     /// call's writes (the same lists under any reduction but `none`): a product's count of zero
     /// updates (compared with 0 and 1 only) and the product of the others.
-    add: &'static ScatterOp<T, I>,
-    mul: &'static ScatterOp<T, I>,
+    add: Arc<ScatterOp<T, I>>,
+    mul: Arc<ScatterOp<T, I>>,
     writes: Arc<Writes>,
     /// The gather through the map, as the forward call's policy reads.
     gather: Arc<[Box<dyn Step>]>,
@@ -111,7 +111,7 @@ impl<T: Element, I: IndexElement> Planned<T, I> {
         let refused = |reduction: Reduction, e: &dyn std::fmt::Display| {
             no_gradient(format!("its gradient scatters under `{}`, which {e}", reduction.name()))
         };
-        let under = |reduction| -> Result<&'static ScatterOp<T, I>, Error> {
+        let under = |reduction| -> Result<Arc<ScatterOp<T, I>>, Error> {
             let desc = desc_under(reduction);
             let scatter = ScatterOp::new(desc).map_err(|e| refused(reduction, &e))?;
             Ok(crate::burn::fusion::shared(&desc, || scatter))
@@ -119,7 +119,7 @@ impl<T: Element, I: IndexElement> Planned<T, I> {
         let mut desc = desc_under(Reduction::Add);
         (desc.map.data.dtype, desc.updates.dtype) = (DType::F32, DType::F32);
         let count = ScatterOp::<f32, I>::new(desc).map_err(|e| refused(Reduction::Add, &e))?;
-        let count: &'static ScatterOp<f32, I> = crate::burn::fusion::shared(&desc, || count);
+        let count: Arc<ScatterOp<f32, I>> = crate::burn::fusion::shared(&desc, || count);
         let count_writes = Arc::new(count.group(values, count.plan()?.map.data)?);
         let add = under(Reduction::Add)?;
         Ok(Planned {
@@ -127,9 +127,9 @@ impl<T: Element, I: IndexElement> Planned<T, I> {
             use_init_val: plan.use_init_val,
             count,
             count_writes,
-            add,
+            add: add.clone(),
             // Only `mul` reads it.
-            mul: if plan.reduction == Reduction::Mul { under(Reduction::Mul)? } else { add },
+            mul: if plan.reduction == Reduction::Mul { under(Reduction::Mul)? } else { add.clone() },
             writes,
             gather: Arc::from(gather),
             data: Shape::from(plan.map.data.sizes.to_vec()),
@@ -201,7 +201,7 @@ impl<T: Element, I: IndexElement> Ops<'_, T, I> {
 
     /// `updates` (the updates' shape) reduced into `base` by `op` (of the element type) through
     /// the forward call's writes.
-    fn scatter(&self, op: &'static ScatterOp<T, I>, base: Fused, updates: Fused) -> Fused {
+    fn scatter(&self, op: Arc<ScatterOp<T, I>>, base: Fused, updates: Fused) -> Fused {
         scatter::register_grouped(op, self.p.writes.clone(), true, base, updates)
     }
 
@@ -217,7 +217,7 @@ impl<T: Element, I: IndexElement> Ops<'_, T, I> {
     /// An f32 tensor of the updates' shape summed per element, exactly, into f32 zeros.
     fn count(&self, per_update: Fused) -> Fused {
         let zeros = Cube::float_zeros(self.p.data.clone(), &self.p.device, FloatDType::F32);
-        scatter::register_grouped(self.p.count, self.p.count_writes.clone(), true, zeros, per_update)
+        scatter::register_grouped(self.p.count.clone(), self.p.count_writes.clone(), true, zeros, per_update)
     }
 
     /// How many updates reached each element (f32).
@@ -292,9 +292,12 @@ impl<T: Element, I: IndexElement> Ops<'_, T, I> {
     fn products(&self, s: &Saved) -> (Fused, Fused) {
         let (is_zero, nonzero) = self.nonzero(s);
         let ones = Cube::float_ones(self.p.data.clone(), &self.p.device, self.float);
-        let product = self.scatter(self.p.mul, ones, nonzero);
-        let zeros =
-            self.scatter(self.p.add, self.zeros(&self.p.data), Cube::bool_into_float(is_zero, self.float));
+        let product = self.scatter(self.p.mul.clone(), ones, nonzero);
+        let zeros = self.scatter(
+            self.p.add.clone(),
+            self.zeros(&self.p.data),
+            Cube::bool_into_float(is_zero, self.float),
+        );
         (product, zeros)
     }
 

@@ -13,13 +13,14 @@ use burn_backend::ops::IntTensorOps;
 use burn_backend::TensorData;
 use burn_cubecl::Cube;
 use std::borrow::Cow;
+use std::sync::Arc;
 use stridex_core::gradient::{self, SliceGradient};
 use stridex_core::limits::MAX_GATHERS;
 use stridex_core::{ChainDesc, DType, GatherStage, SlicePlan, StageDesc};
 
 /// One gather of a slice's gradient, its index tensor made when it was planned.
 struct WindowGather<T: 'static> {
-    gather: &'static GatherOp<T, i32>,
+    gather: Arc<GatherOp<T, i32>>,
     indices: Fused,
     /// The sizes after it.
     sizes: Vec<usize>,
@@ -127,10 +128,10 @@ fn chained<T: Element, J: IndexTypes>(run: &[WindowGather<T>]) -> Option<Box<dyn
         dynamic_leading: None,
     };
     // Kept for the process, as the forward ops are: planned once per window, not per step.
-    let chain: &'static Option<ChainOp<T, J>> = fusion::shared(&desc, || {
-        ChainOp::<T, J>::new(desc.clone()).ok().filter(|op| op.is_fused().unwrap_or(false))
+    let chain: Arc<Option<Arc<ChainOp<T, J>>>> = fusion::shared(&desc, || {
+        ChainOp::<T, J>::new(desc.clone()).ok().filter(|op| op.is_fused().unwrap_or(false)).map(Arc::new)
     });
-    let chain = chain.as_ref()?;
+    let chain = Option::clone(&chain)?;
     let indices = run.iter().map(|w| w.indices.clone()).collect();
     let sizes = run.last()?.sizes.clone();
     Some(Box::new(ChainStep { chain, indices, sizes }))
@@ -138,7 +139,7 @@ fn chained<T: Element, J: IndexTypes>(run: &[WindowGather<T>]) -> Option<Box<dyn
 
 /// Gathers of a slice's (or consecutive slices') gradient as one chain kernel.
 struct ChainStep<T: 'static, J: 'static> {
-    chain: &'static ChainOp<T, J>,
+    chain: Arc<ChainOp<T, J>>,
     indices: Vec<Fused>,
     /// The sizes after the chain.
     sizes: Vec<usize>,
@@ -155,6 +156,6 @@ impl<T: Element, J: IndexTypes> Step for ChainStep<T, J> {
     fn apply(&self, grad: Fused) -> Fused {
         let mut inputs = vec![grad];
         inputs.extend(self.indices.iter().cloned());
-        fusion::register(self.chain, true, inputs, &self.sizes)
+        fusion::register(self.chain.clone(), true, inputs, &self.sizes)
     }
 }
