@@ -772,6 +772,65 @@ fn a_counted_chain_ends_in_a_scatter() {
 /// gather's `error`, `clamp` and `zero`, hostile indices, heavy duplication):
 /// each equals the gather op then the scatter op, value for value, by `run_into` and
 /// `launch`, with the same stage's error where one fails.
+/// Drawn `_` chains that end in a scatter (QKV-like rows, padded or packed, a slice along a
+/// later axis, a scatter along axis 0 under every reduction and policy): at each of several
+/// counts, `run_into` equals the same chain built for that count, value for value, or both
+/// refuse it.
+#[test]
+fn a_counted_chain_that_scatters_runs_as_the_chain_of_its_count() {
+    let mut rng = Rng::new(0x5ca7_7e2d);
+    let mut compared = 0;
+    for _ in 0..24 {
+        let (parts, width) = (1 + rng.below(3), 1 + rng.below(3) * 4);
+        let span = parts * width;
+        let pad = rng.pick(&[0, 0, 4, 3]);
+        let strides = [span + pad, width, 1];
+        let start = rng.below(parts) as i64;
+        let end = start + 1 + rng.below(parts - start as usize) as i64;
+        let step = if end - start > 1 && rng.chance(30) { 2 } else { 1 };
+        let kept = ((end - start) as usize).div_ceil(step as usize);
+        let slots = 1 + rng.below(12);
+        let reduction = stridex::Reduction::ALL[rng.below(5)];
+        let policy = rng.pick(&[OutOfRange::Error, OutOfRange::Skip, OutOfRange::Zero, OutOfRange::Clamp]);
+        let build = |count: Option<usize>| {
+            let chain = Chain::data_strided::<f32>(&[count.unwrap_or(0), parts, width], Some(&strides));
+            let chain = if count.is_none() { chain.dynamic_leading() } else { chain };
+            let write = stridex::Scatter::openvino()
+                .data::<f32>(&[slots, kept, width])
+                .indices::<i32>(&[count.unwrap_or(0)])
+                .reduction(reduction)
+                .out_of_range(policy);
+            let write = if count.is_none() { write.dynamic_leading() } else { write };
+            chain
+                .slice(Slice::onnx().starts_ends(&[start], &[end]).axes(&[1]).steps(&[step]))
+                .scatter(write)
+                .build()
+        };
+        let counted = build(None).unwrap_or_else(|e| panic!("{e}"));
+        let dest: Vec<f32> = (0..slots * kept * width).map(|v| v as f32 - 3.0).collect();
+        for n in [1, 4, 0, 7, 2] {
+            let data: Vec<f32> = (0..n * (span + pad)).map(|v| (v % 97) as f32 * 0.5 - 20.0).collect();
+            let ids: Vec<i32> = (0..n).map(|_| rng.below(slots + 2) as i32 - 1).collect();
+            let mut got = dest.clone();
+            let r = counted.run_into(&data, (&ids[..],), &mut got);
+            let Ok(fixed) = build(Some(n)) else {
+                // A count of 0 has no fixed chain (an empty axis): nothing is written.
+                assert!(n == 0 && r.is_ok() && got == dest, "count {n}: {r:?}");
+                continue;
+            };
+            let mut want = dest.clone();
+            let w = fixed.run_into(&data, (&ids[..],), &mut want);
+            assert_eq!(r.is_ok(), w.is_ok(), "count {n}: `_` {r:?}, fixed {w:?}");
+            if r.is_err() {
+                assert_eq!(got, dest, "count {n}: refused, yet written");
+            }
+            assert_eq!(f32::bytes(&got), f32::bytes(&want), "count {n} ({reduction:?}, {policy:?})");
+            compared += 1;
+        }
+    }
+    assert!(compared >= 80, "{compared} counts compared");
+}
+
 #[test]
 fn a_gather_folds_into_the_scatter() {
     let mut rng = Rng::new(0x6a7e);
