@@ -401,7 +401,9 @@ fn check_window(window: &SliceWindow, rank: usize, size: Option<usize>) -> Resul
 /// obeys the rules of a single op's `_` (packed, rows of elements; a gather along axis 0 with
 /// no batch dimensions, not DirectML), every later stage keeps the count as its leading size
 /// (slices take that dimension whole, gathers go along another axis with no batch
-/// dimensions), and the chain fuses into one kernel that is the same for every count.
+/// dimensions), and the chain fuses into one kernel that is the same for every count (or,
+/// ending in a scatter, the stages before it do, and the scatter follows a single `_`
+/// scatter's rules).
 fn chain_plan(desc: &ChainDesc) -> Result<ChainPlan, RuleError> {
     check_chain(desc).map_err(|e| match e {
         // A stage at or after the count received it as its leading size.
@@ -498,6 +500,13 @@ pub fn received_shape(desc: &ChainDesc, stage: usize) -> Result<Vec<usize>, Rule
 fn check_chain(desc: &ChainDesc) -> Result<ChainPlan, RuleError> {
     let Some(carrier) = desc.dynamic_leading else { return desc.plan_sizes() };
     check_output(&desc.output)?;
+    // Before the count's rules: a later stage would otherwise be checked against the shape a
+    // scatter writes, which does not carry the count.
+    let stages = desc.stages.len();
+    let before_last = desc.stages.iter().take(stages.saturating_sub(1));
+    if let Some(i) = before_last.into_iter().position(|s| matches!(s, StageDesc::Scatter(_))) {
+        return Err(RuleError::ScatterNotLast { stage: i + 1, stages });
+    }
     let received = |stage: usize| received_shape(desc, stage);
     let in_stage = |stage: usize, error: RuleError| -> RuleError {
         match received(stage) {
@@ -538,10 +547,10 @@ fn check_chain(desc: &ChainDesc) -> Result<ChainPlan, RuleError> {
         let rank = received(n)?.len();
         let broken = match *stage {
             StageDesc::Slice(window) => check_window(&window, rank, Some(PLACEHOLDER)).err(),
-            // The last stage: a single `_` scatter's rules on the updates it receives, whose
-            // leading size is the count (its indices' leading size is the count too). A
-            // scatter before the last stage is the chain's own rule to report.
-            StageDesc::Scatter(s) if n == desc.stages.len() => {
+            // The last stage (checked above): a single `_` scatter's rules on the updates it
+            // receives, whose leading size is the count (its indices' leading size is the
+            // count too).
+            StageDesc::Scatter(s) => {
                 let updates = match n {
                     1 => desc.data,
                     _ => TensorDecl::packed(desc.data.dtype, Dims::of(&received(n)?)),
@@ -550,7 +559,6 @@ fn check_chain(desc: &ChainDesc) -> Result<ChainPlan, RuleError> {
                 single.map.dynamic_leading = true;
                 scatter_plan(&single).err()
             }
-            StageDesc::Scatter(_) => None,
             StageDesc::Convert(c) => {
                 let on_count = c.dim == 0 || c.dim.checked_add(rank as i64) == Some(0);
                 (on_count && (c.scale.len() != 1 || c.offset.len() != 1))
@@ -596,9 +604,9 @@ fn check_chain(desc: &ChainDesc) -> Result<ChainPlan, RuleError> {
 }
 
 /// A `_` chain that ends in a scatter (whose own `_` rules held) runs one set of kernels for
-/// every count: the stages before it as a `_` chain of their own (one fused kernel), or the
-/// scatter reading their rows in place (`ScatterRowsDesc::of_chain`, `GatheredRows::of_chain`)
-/// the same way at two counts.
+/// every count: the stages before it as a `_` chain of their own (one fused kernel), and where
+/// the scatter reads their rows in place (`ScatterRowsDesc::of_chain`,
+/// `GatheredRows::of_chain`), it does so the same way at two counts.
 fn check_scattering(desc: &ChainDesc, p: ChainPlan, second: &ChainPlan) -> Result<ChainPlan, RuleError> {
     if let Some(before) = desc.before_scatter() {
         check_chain(&before)?;
@@ -608,8 +616,10 @@ fn check_scattering(desc: &ChainDesc, p: ChainPlan, second: &ChainPlan) -> Resul
         (rows, crate::kernel::GatheredRows::of_chain(p).map(|f| f.kernel))
     };
     if fused(&p) != fused(second) {
+        // Shown as what carries the count: the scatter's updates.
+        let updates = p.scatter().map_or(p.output.sizes, |(_, s)| s.updates.sizes);
         return Err(fault(
-            DynamicFault::Layout { output: p.output.sizes, elem_bytes: p.output_type().size() },
+            DynamicFault::Layout { output: updates, elem_bytes: p.output_type().size() },
             Location::Chain,
         ));
     }

@@ -280,8 +280,8 @@ impl<T: Element, I: IndexTypes, O: Element> ChainOp<T, I, O> {
             let op: std::sync::Arc<ChainOp<T, (), T>> =
                 super::shared(&before, || ChainOp::__from_checked(before.clone()));
             let (before_plan, before_kernel) = op.at(count, call)?;
-            let words = ChainOp::<T, (), T>::bytes(&before_plan, before_kernel.as_deref(), Operand::Output);
-            intermediate = client.empty(words.max(4));
+            let bytes = ChainOp::<T, (), T>::bytes(&before_plan, before_kernel.as_deref(), Operand::Output);
+            intermediate = client.empty(bytes.max(4));
             launch::exclusive(|| {
                 op.launch_locked(client, count, data, before_indices, &intermediate, false)
             })?;

@@ -178,7 +178,8 @@ impl<K: OpKind, T, I> Op<K, T, I> {
         Ok(self.at(Some(count), "output_shape_at")?.0.output().sizes.to_vec())
     }
 
-    /// Whether a leading size is `_`, known at run time (it is then the output's leading size).
+    /// Whether a leading size is `_`, known at run time (it is then the output's leading size,
+    /// or, for a scatter and a chain that ends in one, the updates' and the positions').
     pub fn is_dynamic(&self) -> bool {
         self.desc.is_dynamic()
     }

@@ -61,7 +61,7 @@ impl Kept {
         self.clock += 1;
         let now = self.clock;
         let bucket = self.buckets.entry(key).or_default();
-        let found = bucket.iter_mut().find(|e| e.desc.downcast_ref::<D>() == Some(desc));
+        let found = bucket.iter_mut().find(|e| e.op.is::<O>() && e.desc.downcast_ref::<D>() == Some(desc));
         if let Some(op) = found.and_then(|e| {
             e.used = now;
             Arc::clone(&e.op).downcast::<O>().ok()
@@ -81,8 +81,9 @@ impl Kept {
 /// The op for `desc`, made by `make` on first use and kept for the next call: those inside
 /// Burn's fusion stream (an operation in the stream owns what it runs) and those another op
 /// runs for a part of its work (a chain's scatter stage). A new op per call would wait on its
-/// first launch every time. Found by hash, so a call costs the same whatever was kept before
-/// it; at most [`KEPT_MAX`] are kept.
+/// first launch every time. Found by hash, so finding one costs the same whatever was kept
+/// before it; at most [`KEPT_MAX`] are kept, and making one past that many also scans them
+/// for the one to let go (about a microsecond, next to the op's planning).
 pub(crate) fn shared<D, O>(desc: &D, make: impl FnOnce() -> O) -> Arc<O>
 where
     D: PartialEq + Hash + Clone + Send + Sync + 'static,

@@ -127,7 +127,8 @@ fn chained<T: Element, J: IndexTypes>(run: &[WindowGather<T>]) -> Option<Box<dyn
         output: None,
         dynamic_leading: None,
     };
-    // Kept for the process, as the forward ops are: planned once per window, not per step.
+    // Kept for reuse (bounded: `ops::shared`), as the forward ops are: planned once per window,
+    // not per step.
     let chain: Arc<Option<Arc<ChainOp<T, J>>>> = fusion::shared(&desc, || {
         ChainOp::<T, J>::new(desc.clone()).ok().filter(|op| op.is_fused().unwrap_or(false)).map(Arc::new)
     });
