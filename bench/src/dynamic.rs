@@ -32,6 +32,12 @@ pub struct DynamicOutcome {
 }
 
 impl CountRow {
+    /// A count's row from its fixed, `_` and Burn seconds, with the copy of half its `bytes`
+    /// (the bytes read, or written) timed beside them.
+    fn beside_copy(env: &Env, count: usize, bytes: usize, [fixed, dynamic, burn]: [f64; 3]) -> CountRow {
+        CountRow { count, bytes, fixed, dynamic, copy: env.copy(bytes / 2), burn }
+    }
+
     pub fn gbps(&self, secs: f64) -> f64 {
         self.bytes as f64 / secs / 1e9
     }
@@ -106,14 +112,7 @@ fn embedding(env: &Env) -> DynamicOutcome {
         let (t_burn, bo) = env.burn(&env.device, || bt.clone().select(0, bi.clone()));
         check("Burn", case, count, &bo.into_data().try_to_vec::<f32>().unwrap(), &expected);
         let bytes = 2 * count * DIM * 4 + count * 4;
-        rows.push(CountRow {
-            count,
-            bytes,
-            fixed: t_fixed,
-            dynamic: t_dyn,
-            copy: env.copy(bytes / 2),
-            burn: t_burn,
-        });
+        rows.push(CountRow::beside_copy(env, count, bytes, [t_fixed, t_dyn, t_burn]));
     }
 
     // A count never seen: the fixed op is built (as a run-time builder, the macro's equivalent)
@@ -173,14 +172,7 @@ fn batch_crop(env: &Env) -> DynamicOutcome {
         });
         check("Burn", case, count, &bo.into_data().try_to_vec::<f32>().unwrap(), &expected);
         let bytes = 2 * n * 4;
-        rows.push(CountRow {
-            count,
-            bytes,
-            fixed: t_fixed,
-            dynamic: t_dyn,
-            copy: env.copy(bytes / 2),
-            burn: t_burn,
-        });
+        rows.push(CountRow::beside_copy(env, count, bytes, [t_fixed, t_dyn, t_burn]));
     }
     let new_counts = new_counts(2, 40);
     let max = new_counts[4];
@@ -362,14 +354,7 @@ fn kv_from_qkv(env: &Env) -> DynamicOutcome {
         check("Burn", case, count, &written.into_data().try_to_vec::<f32>().unwrap(), &expected);
         // The K rows read and written, and the slots.
         let bytes = 2 * count * ROW * 4 + count * 4;
-        rows.push(CountRow {
-            count,
-            bytes,
-            fixed: t_fixed,
-            dynamic: t_dyn,
-            copy: env.copy(bytes / 2),
-            burn: t_burn,
-        });
+        rows.push(CountRow::beside_copy(env, count, bytes, [t_fixed, t_dyn, t_burn]));
     }
 
     // A count never seen: the fixed chain is built and its kernels compiled on first launch;
@@ -461,14 +446,7 @@ fn image_chain(
         check("Burn", case, count, &bo.into_data().try_to_vec::<f32>().unwrap(), &expected);
         // The fused kernel reads the elements the result needs and writes the result.
         let bytes = 2 * n * 4 + 12;
-        rows.push(CountRow {
-            count,
-            bytes,
-            fixed: t_fixed,
-            dynamic: t_dyn,
-            copy: env.copy(bytes / 2),
-            burn: t_burn,
-        });
+        rows.push(CountRow::beside_copy(env, count, bytes, [t_fixed, t_dyn, t_burn]));
     }
     let new_counts = new_counts(2, 40);
     let max = new_counts[4];
