@@ -145,7 +145,8 @@ impl<T: Element, I: IndexTypes, O: Element> ChainOp<T, I, O> {
         output: &Handle,
     ) -> Result<(), Error> {
         if self.plan()?.scatter().is_some() {
-            return self.launch_scattering(client, None, data, indices, output);
+            let (plan, kernel) = self.at(None, "launch")?;
+            return self.launch_scattering(client, None, (&plan, kernel.as_deref()), data, indices, output);
         }
         launch::exclusive(|| self.launch_locked(client, None, data, indices, output, false))
     }
@@ -162,7 +163,9 @@ impl<T: Element, I: IndexTypes, O: Element> ChainOp<T, I, O> {
         output: &Handle,
     ) -> Result<(), Error> {
         if self.plan()?.scatter().is_some() {
-            return self.launch_scattering(client, Some(count), data, indices, output);
+            let (plan, kernel) = self.at(Some(count), "launch_at")?;
+            let at = (&*plan, kernel.as_deref());
+            return self.launch_scattering(client, Some(count), at, data, indices, output);
         }
         launch::exclusive(|| self.launch_locked(client, Some(count), data, indices, output, false))
     }
@@ -217,7 +220,8 @@ impl<T: Element, I: IndexTypes, O: Element> ChainOp<T, I, O> {
             let d = launch::upload(client, &T::bytes(data), data_words);
             let ix: Vec<Handle> = indices.iter().map(|b| launch::upload(client, &b.bytes, 0)).collect();
             let out = launch::upload(client, &dest, out_words);
-            self.launch_scattering(client, count, &d, &ix.iter().collect::<Vec<_>>(), &out)?;
+            let at = (&*plan, kernel.as_deref());
+            self.launch_scattering(client, count, at, &d, &ix.iter().collect::<Vec<_>>(), &out)?;
             launch::exclusive(|| launch::read(client, out))
         })?;
         sink.finish(&plan.output, &out)
@@ -228,19 +232,19 @@ impl<T: Element, I: IndexTypes, O: Element> ChainOp<T, I, O> {
     /// updates where the scatter is the only stage), then the scatter writes them into
     /// `output`, the destination, in place, with everything `ScatterOp::launch` does (its
     /// index checks, the kernels that read the indices on the device where they apply). With
-    /// a `_` count, both run at `count` (nothing runs at 0), each op kept once for every count.
+    /// a `_` count, both run at `count` (nothing runs at 0), each op kept once for every count;
+    /// `(plan, kernel)` are the chain's at that count (`Op::at`, planned once by the caller).
     fn launch_scattering(
         &self,
         client: &Client,
         count: Option<usize>,
+        (plan, kernel): (&ChainPlan, Option<&ChainKernel>),
         data: &Handle,
         indices: &[&Handle],
         output: &Handle,
     ) -> Result<(), Error> {
         let call = if count.is_some() { "launch_at" } else { "launch" };
-        let (plan, kernel) = self.at(count, call)?;
-        let plan = &*plan;
-        let bytes = |t| Self::bytes(plan, kernel.as_deref(), t);
+        let bytes = |t| Self::bytes(plan, kernel, t);
         let expected = plan.index_tensors();
         let (Some((stage, s)), Some((scatter_indices, before_indices))) =
             (plan.scatter(), indices.split_last())
