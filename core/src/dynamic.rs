@@ -15,7 +15,9 @@ pub use crate::error::DynamicFault;
 use crate::error::{Location, Operand, RuleError, Window};
 use crate::gather::{GatherDesc, GatherPlan};
 use crate::kernel::ChainKernelDesc;
-use crate::kernel::{GatherKernelDesc, ScatterKernelDesc, ScatterRowsDesc, SliceKernelDesc, Walk};
+use crate::kernel::{
+    GatherKernelDesc, ScatterKernelDesc, ScatterLinesDesc, ScatterRowsDesc, SliceKernelDesc, Walk,
+};
 pub use crate::limits::{COUNT_SHOWN, PLACEHOLDER};
 use crate::ranges::SliceRange;
 use crate::rules::{GatherForm, GatherRules};
@@ -251,16 +253,13 @@ pub fn gather_at(desc: &GatherDesc, count: usize) -> Result<GatherPlan, RuleErro
 /// count must be the updates' leading size (along axis 0; GatherND tuples with a leading
 /// dimension). The kernels that read the indices on the device (the owned-row pair) take the
 /// count as a launch argument, and the grouped kernel's constants are the runs', which no
-/// count changes: both must come out the same at two counts. ScatterElements is refused: its
-/// line kernel walks each line of the count's positions in one invocation, a length compiled
-/// into it.
+/// count changes: both must come out the same at two counts. A ScatterElements goes along
+/// axis 0, as its gather does, and its line kernel takes the length of its lines, the count,
+/// as a launch argument too.
 fn scatter_plan(desc: &ScatterDesc) -> Result<ScatterPlan, RuleError> {
     let op = desc.check_keys()?;
     let in_scatter = |rule| RuleError::InScatter { op, rule: Box::new(rule) };
     let t = Operand::Indices;
-    if desc.map.form == GatherForm::Elements {
-        return Err(fault(DynamicFault::ScatterElements, Location::Size(t, 0)));
-    }
     check_indices_count(&desc.map, &None).map_err(in_scatter)?;
     // Before planning: at the placeholder count, the updates' shape rule would report a size
     // the user never wrote (an axis out of range is the axis rule's to report).
@@ -279,7 +278,8 @@ fn scatter_plan(desc: &ScatterDesc) -> Result<ScatterPlan, RuleError> {
     let kernels = |p: &ScatterPlan| {
         [&p.output, &p.map.data].map(|dest| {
             let rows = ScatterRowsDesc::of(p, dest).map(|k| k.specialized());
-            (rows, ScatterKernelDesc::of(p, dest))
+            let lines = ScatterLinesDesc::of(p, dest).map(|k| k.specialized());
+            (rows, lines, ScatterKernelDesc::of(p, dest))
         })
     };
     if kernels(&p) != kernels(&second) {

@@ -6,7 +6,7 @@ mod common;
 
 use common::scatter::{decl, strided};
 use stridex_core::dynamic::{scatter_at, PLACEHOLDER};
-use stridex_core::kernel::{ScatterGroupingDesc, ScatterKernelDesc, ScatterRowsDesc};
+use stridex_core::kernel::{ScatterGroupingDesc, ScatterKernelDesc, ScatterLinesDesc, ScatterRowsDesc};
 use stridex_core::{
     DType, DynamicFault, GatherForm, GatherRules, OpDesc, OutOfRange, Reduction, RuleError, ScatterDesc,
     ScatterPlan,
@@ -174,15 +174,90 @@ fn every_count_shares_the_compiled_kernels() {
     assert_eq!(eight.specialized().check.map(|(_, count)| count), Some(0));
 }
 
+/// A ScatterElements along axis 0 whose count of rows of positions is `_`: each line (a
+/// column of the indices) is the count long. It plans at every count as the count written, and
+/// its kernels are compiled once: the line kernel (many lines) takes the line's length and the
+/// `error` check's count as launch arguments; the grouped kernel (few lines, f16, a mean)
+/// has the runs' constants.
+#[test]
+fn a_counted_scatter_elements_shares_its_kernels() {
+    let lines = |dtype: DType, columns: usize, policy| {
+        let mut desc = counted(
+            GatherForm::Elements,
+            GatherRules::OpenVino,
+            &[100, columns],
+            &[PLACEHOLDER, columns],
+            &[PLACEHOLDER, columns],
+        );
+        desc.map.data.dtype = dtype;
+        desc.updates.dtype = dtype;
+        desc.reduction = Some(Reduction::Add);
+        desc.map.out_of_range = Some(policy);
+        desc
+    };
+    for policy in [OutOfRange::Error, OutOfRange::Skip, OutOfRange::Clamp] {
+        let desc = lines(DType::F32, 512, policy);
+        let at = |count| {
+            let p = desc.plan_at(count).unwrap();
+            let mut fixed = p.clone();
+            fixed.map.dynamic_leading = false;
+            assert_eq!(fixed, written(&desc, count).unwrap(), "count {count}");
+            ScatterLinesDesc::of(&p, &p.map.data).unwrap()
+        };
+        let (five, ninety) = (at(5), at(90));
+        assert_eq!((five.len, ninety.len, five.lines), (5, 90, 512));
+        assert_eq!(five.specialized(), ninety.specialized());
+        assert_eq!(five.specialized().len, 0);
+        match policy {
+            OutOfRange::Error => {
+                assert_eq!((five.check.unwrap().1, ninety.check.unwrap().1), (5 * 512, 90 * 512));
+                assert_eq!(ninety.specialized().check.map(|(_, n)| n), Some(0));
+            }
+            _ => assert_eq!(five.check, None),
+        }
+        // Counts past the data's axis are positions too (each names an index along it).
+        assert_eq!(at(1000).len, 1000);
+    }
+    // Few lines, or f16 (words shared across lines): the grouped kernel, whose constants are the
+    // runs'.
+    for desc in [lines(DType::F32, 8, OutOfRange::Error), lines(DType::F16, 512, OutOfRange::Clamp)] {
+        let grouped = |count| {
+            let p = desc.plan_at(count).unwrap();
+            assert!(ScatterLinesDesc::of(&p, &p.map.data).is_none());
+            ScatterKernelDesc::of(&p, &p.output).unwrap()
+        };
+        assert_eq!(grouped(1), grouped(300));
+    }
+}
+
 /// Where the count cannot be the updates' leading size, or a kernel would be compiled for it,
 /// the rule says so.
 #[test]
 fn the_count_rules_of_a_scatter() {
     let cases: Vec<(ScatterDesc, DynamicFault)> = vec![
-        // ScatterElements' line kernel walks the count's positions in one invocation.
+        // ScatterElements off axis 0: the indices' leading size is tied to the data's.
         (
-            counted(GatherForm::Elements, GatherRules::Onnx, &[8, 4], &[PLACEHOLDER, 4], &[PLACEHOLDER, 4]),
-            DynamicFault::ScatterElements,
+            ScatterDesc {
+                map: stridex_core::GatherDesc {
+                    axis: 1,
+                    ..counted(
+                        GatherForm::Elements,
+                        GatherRules::Onnx,
+                        &[8, 4],
+                        &[PLACEHOLDER, 4],
+                        &[PLACEHOLDER, 4],
+                    )
+                    .map
+                },
+                ..counted(
+                    GatherForm::Elements,
+                    GatherRules::Onnx,
+                    &[8, 4],
+                    &[PLACEHOLDER, 4],
+                    &[PLACEHOLDER, 4],
+                )
+            },
+            DynamicFault::ElementsAxis { axis: 1 },
         ),
         // Along axis 1, the updates lead with the data's dimension 0.
         (along(1), DynamicFault::Axis { axis: 1 }),
@@ -408,13 +483,20 @@ mod counted_chain {
             Err(e) => panic!("a stage's fault: {e:?}"),
             Ok(_) => None,
         };
-        // ScatterElements walks a line of the count's positions in one invocation.
+        // ScatterElements along axis 0 takes the count as its lines' length; along axis 1 the
+        // indices' leading size is tied to the data's.
         let elements = chain(
             &[PLACEHOLDER, 8],
             vec![scatter(GatherForm::Elements, &[16, 8], &[PLACEHOLDER, 8], None)],
             Some(ChainCount::Data),
         );
-        assert_eq!(fault_of(&elements), Some((1, Some(DynamicFault::ScatterElements))));
+        assert_eq!(fault_of(&elements), None);
+        let mut across = scatter(GatherForm::Elements, &[16, 8], &[PLACEHOLDER, 8], None);
+        if let StageDesc::Scatter(s) = &mut across {
+            s.axis = 1;
+        }
+        let across = chain(&[PLACEHOLDER, 8], vec![across], Some(ChainCount::Data));
+        assert_eq!(fault_of(&across), Some((1, Some(DynamicFault::ElementsAxis { axis: 1 }))));
         // Along axis 1 the count would be the updates' second size.
         let mut across = scatter(GatherForm::Axis, &[16, 8], &[PLACEHOLDER], None);
         if let StageDesc::Scatter(s) = &mut across {

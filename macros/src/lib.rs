@@ -99,7 +99,9 @@ pub fn scatter(input: TokenStream) -> TokenStream {
 
 /// ONNX ScatterElements-18, OpenVINO ScatterElementsUpdate-12, DirectML SCATTER: the inverse
 /// of `gather_elements!`; keys as `scatter!`, the updates shaped as the indices. `rules: onnx`
-/// by default. No `_` count (its kernel walks each line of positions whole).
+/// by default. A `_` leading size of the indices and updates along `axis: 0` (the gradient of
+/// a `_` `gather_elements!`: `indices: i32[_, 512], updates: f32[_, 512]`; `launch_at` takes the
+/// count).
 #[proc_macro]
 pub fn scatter_elements(input: TokenStream) -> TokenStream {
     stridex_syntax::expand::scatter_elements_macro(input.into()).into()

@@ -270,6 +270,94 @@ fn a_counted_sum_launched_in_place_adds_in_order_at_every_count() {
     assert!(after.iter().zip(&serial).all(|(a, b)| a.to_bits() == b.to_bits()));
 }
 
+/// A ScatterElements along axis 0 whose rows of positions are counted at run time (`_`), as the
+/// gradient of a `_` gather_elements is: 300 columns of f32 (the line kernel: each column a
+/// line of the count's positions, its length a launch argument, so the `_` op's kernel is the
+/// fixed op's) and 4 columns of f16 (the grouped kernel). `run` and `launch_at` at counts of 0
+/// to 700 give the serial reference's bits, the chain that ends in it too; under `error`, an
+/// index out of range is an `Err` naming its position and nothing is written.
+#[test]
+fn a_counted_scatter_elements_walks_lines_of_the_count() {
+    static LINES: ScatterOp<f32, i32> = stridex::scatter_elements! {
+        data: f32[50, 300], indices: i32[_, 300], updates: f32[_, 300], axis: 0, reduction: add
+    };
+    let checked = stridex::scatter_elements! {
+        data: f32[50, 300], indices: i32[_, 300], updates: f32[_, 300], axis: 0, reduction: add,
+        out_of_range: error
+    };
+    let fixed = stridex::scatter_elements! {
+        data: f32[50, 300], indices: i32[7, 300], updates: f32[7, 300], axis: 0, reduction: add
+    };
+    let dialect = stridex::Dialect::Wgsl;
+    assert_eq!(LINES.kernel_source(dialect).unwrap(), fixed.kernel_source(dialect).unwrap());
+    let sliced = stridex::chain! {
+        data: f32[_, 2, 300],
+        slice { rules: onnx, starts: [1], ends: [2], axes: [1] },
+        scatter_elements { into: f32[50, 1, 300], indices: i32[_, 1, 300], axis: 0, reduction: add },
+    };
+    let device = Device::default_device().unwrap();
+    let client = device.client();
+    let upload = |bytes: &[u8]| client.create_from_slice(bytes);
+    let mut rng = Rng::new(53);
+    let mut serial: Vec<f32> = (0..15000).map(|v| v as f32 * 0.25).collect();
+    let data = upload(&f32::bytes(&serial));
+    let add_in_order = |into: &mut [f32], ids: &[i32], rows: &[f32]| {
+        for (p, (&id, &u)) in ids.iter().zip(rows).enumerate() {
+            into[id as usize * 300 + p % 300] += u;
+        }
+    };
+    let same =
+        |a: &[f32], b: &[f32]| a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits());
+    for (launch, count) in [1usize, 700, 0, 13, 64].into_iter().enumerate() {
+        // Row 3 takes every other row of positions (long lists, summed in order).
+        let ids: Vec<i32> =
+            (0..count * 300).map(|p| if p % 600 < 300 { 3 } else { rng.range(0, 49) as i32 }).collect();
+        let rows: Vec<f32> =
+            (0..count * 300).map(|_| rng.range(-1000, 1000) as f32 * 1.0e-3 + 1.0e3).collect();
+        let mut after = serial.clone();
+        add_in_order(&mut after, &ids, &rows);
+        let op = if launch % 2 == 0 { &LINES } else { &checked };
+        let y = op.run(&serial, &ids, &rows).unwrap();
+        assert!(same(y.data(), &after), "run at {count}");
+        // The chain reads each position's row from the second of its pair.
+        let pairs: Vec<f32> =
+            rows.chunks(300).flat_map(|r| r.iter().map(|v| v * 0.5).chain(r.iter().copied())).collect();
+        let mut out = serial.clone();
+        sliced.run_into(&pairs, (&ids[..],), &mut out).unwrap();
+        assert!(same(&out, &after), "chain at {count}");
+        op.launch_at(client, count, &data, &upload(&i32::bytes(&ids)), &upload(&f32::bytes(&rows))).unwrap();
+        let got = f32::from_bytes(&client.read_one(data.clone()).unwrap()[..60000]).to_vec();
+        assert!(same(&got, &after), "launch_at {count}");
+        serial = after;
+    }
+    let mut ids: Vec<i32> = (0..2 * 300).map(|p| p % 50).collect();
+    ids[457] = 50;
+    let rows = upload(&f32::bytes(&vec![1.0; 600]));
+    let err = checked.launch_at(client, 2, &data, &upload(&i32::bytes(&ids)), &rows).unwrap_err();
+    assert!(
+        matches!(&err, Error::IndexOutOfRange { position, value: 50, .. } if position == &[1, 157]),
+        "{err}"
+    );
+    let after = f32::from_bytes(&client.read_one(data).unwrap()[..60000]).to_vec();
+    assert!(same(&after, &serial));
+    // Few lines of f16, under `none` and `skip`: the last write in order wins, -1 pads.
+    let small = stridex::scatter_elements! {
+        data: f16[6, 4], indices: i64[_, 4], updates: f16[_, 4], axis: 0, out_of_range: skip
+    };
+    let table: Vec<f16> = (0..24).map(|v| f16::from_f32(v as f32)).collect();
+    for count in [0usize, 1, 5, 9] {
+        let ids: Vec<i64> =
+            (0..count as i64 * 4).map(|p| if p % 7 == 6 { -1 } else { (p * 5) % 6 }).collect();
+        let rows: Vec<f16> = (0..count * 4).map(|v| f16::from_f32(-(v as f32) - 1.0)).collect();
+        let mut expected = table.clone();
+        for (p, &id) in ids.iter().enumerate().filter(|(_, &id)| id >= 0) {
+            expected[id as usize * 4 + p % 4] = rows[p];
+        }
+        let y = small.run(&table, &ids, &rows).unwrap();
+        assert_eq!(y.data(), &expected[..], "count {count}");
+    }
+}
+
 /// One id taking almost every position (a padding id): its list of 19,000 updates summed in
 /// order, the last run (never written) left as it was, and an id past the end dropped
 /// (OpenVINO's `zero`); then half the positions on one id among 70000 rows.
@@ -957,7 +1045,7 @@ fn counted_agrees<T: Combine, J: stridex::IndexElement>(
     got: &Result<stridex::Tensor<T>, Error>,
 ) -> Result<(), String> {
     let Some(counted) = counted(op)? else {
-        if op.desc().map.form == GatherForm::Axis
+        if matches!(op.desc().map.form, GatherForm::Axis | GatherForm::Elements)
             && op.desc().map.axis == 0
             && op.desc().map.indices.sizes.iter().skip(1).all(|&n| n > 0)
             && !op.desc().map.indices.sizes.is_empty()

@@ -16,13 +16,16 @@ use stridex_core::kernel::{IndexRead, ScatterLinesDesc};
 use stridex_core::Reduction;
 
 /// The line kernel. Under `error` it takes every index as in range (`k.index`, read by
-/// `scatter_index_of`): a check must have found them so before it is queued.
+/// `scatter_index_of`): a check must have found them so before it is queued. Its lines' length
+/// `len` is a launch argument: one compiled kernel serves every count of a `_` ScatterElements
+/// (whose count is that length).
 #[cube(launch_unchecked)]
 pub fn scatter_lines_kernel(
     updates: &[u32],
     indices: &[u32],
     dest: &mut [u32],
     status: &mut [u32],
+    len: u32,
     #[comptime] k: ScatterLinesDesc,
 ) {
     let invocation = ABSOLUTE_POS;
@@ -44,7 +47,7 @@ pub fn scatter_lines_kernel(
             at_updates += c * comptime!(d.updates_stride as usize);
             at_dest += c * comptime!(d.dest_stride as usize);
         }
-        for j in 0..comptime!(k.len as usize) {
+        for j in 0..usize::cast_from(len) {
             let (ok, index) =
                 scatter_index_of(indices, at_indices + j * comptime!(k.indices_step as usize), k.index);
             // A dropped update (`zero`, `skip`) writes nothing; under `error` a check before
@@ -137,19 +140,22 @@ pub(crate) unsafe fn queue(
 ) -> Queued {
     let status = launch::status(client);
     let words = |h: &Handle| h.size_in_used() as usize / 4;
-    let k = &with_parts(k, super::tile_spread(client));
+    // Compiled without the lines' length, a launch argument.
+    let compiled = with_parts(&k.specialized(), super::tile_spread(client));
     unsafe {
-        // SAFETY: (of the caller) every offset the descriptor forms lies in these buffers;
-        // the parts change which invocation writes an element, not which elements are written.
+        // SAFETY: (of the caller) every offset the descriptor forms, its positions `0..k.len`
+        // along each line included, lies in these buffers; the parts change which invocation
+        // writes an element, not which elements are written.
         scatter_lines_kernel::launch_unchecked(
             client,
-            launch::cube_count(client, k.lines * k.parts),
+            launch::cube_count(client, compiled.lines * compiled.parts),
             launch::cube_dim(client),
             BufferArg::from_raw_parts(updates.clone(), words(updates)),
             BufferArg::from_raw_parts(indices.clone(), words(indices)),
             BufferArg::from_raw_parts(dest.clone(), words(dest)),
             BufferArg::from_raw_parts(status.clone(), 2),
-            k.clone(),
+            k.len,
+            compiled,
         );
     }
     Queued::new(status)
@@ -158,8 +164,8 @@ pub(crate) unsafe fn queue(
 /// The line kernel's definition for `k`, as its launcher specializes it (for `explain`; parts
 /// as `offline_tile_spread` says).
 pub(crate) fn definition(k: &ScatterLinesDesc) -> KernelDefinition {
-    let k = with_parts(k, super::offline_tile_spread());
-    offline_definition!(scatter_lines_kernel::ScatterLinesKernel, buffers[updates indices dest status], k)
+    let k = with_parts(&k.specialized(), super::offline_tile_spread());
+    offline_definition!(scatter_lines_kernel::ScatterLinesKernel, buffers[updates indices dest status], (), k)
 }
 
 /// `k` with the invocations per line its runtime takes (`ScatterLinesDesc::parts`): where tiles

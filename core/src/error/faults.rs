@@ -150,9 +150,6 @@ pub enum DynamicFault {
     /// Chains: a `convert` stage whose channels are the `_` dimension (its scale and offset are
     /// constants, one per channel, and the count is not).
     ConvertCount,
-    /// ScatterElements: its kernel walks each line along the axis, the count's positions, in
-    /// one invocation, so the count is compiled into it.
-    ScatterElements,
     /// A chain's final scatter whose positions do not follow the chain's count: `_` on them in
     /// a chain of fixed sizes, or (`counted`) a size where the chain has a count.
     ScatterStageCount { counted: bool },
@@ -225,10 +222,6 @@ impl fmt::Display for DynamicFault {
             ConvertCount => write!(
                 f,
                 "convert: `dim` names the `_` dimension, whose size is known only at run time, while `scale` and `offset` hold one constant per channel; name another dimension, or give one value in each (the same for every channel)"
-            ),
-            ScatterElements => write!(
-                f,
-                "scatter_elements: a `_` leading dimension of the indices: each invocation applies one line of positions along the axis in order, and that line's length, the count, is compiled into the kernel; give the size (where it changes per call, declare a capacity and pad the tail with -1 under `out_of_range: skip`, which drops those updates), or use `scatter!` or `scatter_nd!`, which take `_`"
             ),
             NoStage { stage, last } => write!(
                 f,

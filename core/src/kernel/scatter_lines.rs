@@ -74,7 +74,8 @@ pub(super) fn device_reads(
 pub struct ScatterLinesDesc {
     pub lines: u32,
     pub dims: Vec<LineDim>,
-    /// Positions per line (the indices' size along the axis), and their strides along it.
+    /// Positions per line (the indices' size along the axis), and their strides along it. The
+    /// kernel takes `len` as a launch argument (see [`ScatterLinesDesc::specialized`]).
     pub len: u32,
     pub indices_step: u32,
     pub updates_step: u32,
@@ -172,5 +173,12 @@ impl ScatterLinesDesc {
             check,
             parts: 1,
         })
+    }
+
+    /// The constants the kernel is compiled on: these but for the positions per line (and the
+    /// `error` check's count of indices), which it takes as launch arguments, so that every
+    /// count of a `_` ScatterElements along axis 0, whose count is that length, shares them.
+    pub fn specialized(&self) -> ScatterLinesDesc {
+        ScatterLinesDesc { len: 0, check: self.check.map(|(read, _)| (read, 0)), ..self.clone() }
     }
 }
