@@ -311,6 +311,34 @@ pub fn scatter_written(desc: &ScatterDesc, count: usize) -> ScatterDesc {
     d
 }
 
+/// Whether a `_` gather's `tensor` is sized by the count: its indices and output, not its data.
+pub fn gather_follows_count(desc: &GatherDesc, tensor: Operand) -> bool {
+    desc.dynamic_leading && matches!(tensor, Operand::Indices | Operand::Output)
+}
+
+/// Whether a `_` slice's `tensor` is sized by the count: its input and output.
+pub fn slice_follows_count(desc: &SliceDesc, tensor: Operand) -> bool {
+    desc.dynamic_leading && matches!(tensor, Operand::Input | Operand::Data | Operand::Output)
+}
+
+/// Whether a `_` scatter's `tensor` is sized by the count: its indices and updates, not the
+/// data it writes (nor so its output, the data's shape).
+pub fn scatter_follows_count(desc: &ScatterDesc, tensor: Operand) -> bool {
+    desc.map.dynamic_leading && matches!(tensor, Operand::Indices | Operand::Updates)
+}
+
+/// Whether a `_` chain's `tensor` is sized by the count: the data where it carries the count,
+/// the output unless the chain ends in a scatter (which writes its fixed destination), and
+/// the index buffers (the largest may be the count's).
+pub fn chain_follows_count(desc: &ChainDesc, tensor: Operand) -> bool {
+    let Some(carrier) = desc.dynamic_leading else { return false };
+    match tensor {
+        Operand::Data | Operand::Input => carrier == ChainCount::Data,
+        Operand::Output => !matches!(desc.stages.last(), Some(StageDesc::Scatter(_))),
+        Operand::Indices | Operand::Updates => true,
+    }
+}
+
 /// The plan of a slice whose input's leading size is `_`, at the placeholder count.
 fn slice_plan(desc: &SliceDesc) -> Result<SlicePlan, RuleError> {
     let t = Operand::Input;

@@ -3,7 +3,7 @@
 //! and one `op!` line here, not another copy of the questions.
 
 use crate::{describe, dynamic, ChainDesc, ChainPlan, DType, GatherDesc, GatherPlan, RuleError, SliceDesc};
-use crate::{ScatterDesc, ScatterPlan, SlicePlan, TensorLayout};
+use crate::{Operand, ScatterDesc, ScatterPlan, SlicePlan, TensorLayout};
 
 /// A descriptor as written (by a macro, a builder or a tool), before its rules ran.
 pub trait OpDesc: Clone + std::fmt::Debug + Send + Sync + 'static {
@@ -19,6 +19,9 @@ pub trait OpDesc: Clone + std::fmt::Debug + Send + Sync + 'static {
     fn describe(&self, plan: &Self::Plan) -> String;
     /// Whether a leading size is `_`, known at run time.
     fn is_dynamic(&self) -> bool;
+    /// Whether `tensor`'s size follows the `_` count (never, for fixed sizes): a `_` gather's
+    /// data, or a `_` scatter's destination, is the same at every count.
+    fn follows_count(&self, tensor: Operand) -> bool;
 }
 
 /// A descriptor that passed its rules: what a kernel reads elements from and writes them to.
@@ -32,10 +35,10 @@ pub trait OpPlan: Clone + Send + Sync + 'static {
 }
 
 /// One op kind's answers: its descriptor and plan types, its name, the plan's source field,
-/// how its output type reads, where its `_` plan and its description are written, and how its
-/// `_` flag reads.
+/// how its output type reads, where its `_` plan, its description and which tensors its count
+/// sizes are written, and how its `_` flag reads.
 macro_rules! op {
-    ($desc:ty => $plan:ty, $name:literal, $source:ident, |$p:ident| $output_type:expr, $at:path, $describe:path, |$d:ident| $dynamic:expr) => {
+    ($desc:ty => $plan:ty, $name:literal, $source:ident, |$p:ident| $output_type:expr, $at:path, $describe:path, $follows:path, |$d:ident| $dynamic:expr) => {
         impl OpDesc for $desc {
             type Plan = $plan;
             const NAME: &'static str = $name;
@@ -55,6 +58,10 @@ macro_rules! op {
             fn is_dynamic(&self) -> bool {
                 let $d = self;
                 $dynamic
+            }
+
+            fn follows_count(&self, tensor: Operand) -> bool {
+                $follows(self, tensor)
             }
         }
 
@@ -79,9 +86,9 @@ macro_rules! op {
     };
 }
 
-op!(GatherDesc => GatherPlan, "GatherOp", data, |p| p.data_type, dynamic::gather_at, describe::gather, |d| d.dynamic_leading);
-op!(SliceDesc => SlicePlan, "SliceOp", input, |p| p.data_type, dynamic::slice_at, describe::slice, |d| d.dynamic_leading);
-op!(ChainDesc => ChainPlan, "ChainOp", data, |p| p.output_type(), dynamic::chain_at, describe::chain, |d| d.dynamic_leading.is_some());
+op!(GatherDesc => GatherPlan, "GatherOp", data, |p| p.data_type, dynamic::gather_at, describe::gather, dynamic::gather_follows_count, |d| d.dynamic_leading);
+op!(SliceDesc => SlicePlan, "SliceOp", input, |p| p.data_type, dynamic::slice_at, describe::slice, dynamic::slice_follows_count, |d| d.dynamic_leading);
+op!(ChainDesc => ChainPlan, "ChainOp", data, |p| p.output_type(), dynamic::chain_at, describe::chain, dynamic::chain_follows_count, |d| d.dynamic_leading.is_some());
 
 // A scatter reads its data through the gather that maps it, whose indices carry its `_`.
 impl OpDesc for ScatterDesc {
@@ -102,6 +109,10 @@ impl OpDesc for ScatterDesc {
 
     fn is_dynamic(&self) -> bool {
         self.map.dynamic_leading
+    }
+
+    fn follows_count(&self, tensor: Operand) -> bool {
+        dynamic::scatter_follows_count(self, tensor)
     }
 }
 

@@ -37,6 +37,46 @@ fn a_gather_serves_every_count() {
     assert_eq!(w.specialized().invocations, 0);
 }
 
+/// What a `_` count leaves alone is answered without one, the same as at every count: a
+/// gather's data, a scatter's data and output (and so its shape), the destination of a chain
+/// that ends in a scatter, a chain's data where a gather's indices carry the count. What the
+/// count sizes is `Err(CountNeeded)`.
+#[test]
+fn what_a_count_leaves_alone_needs_no_count() {
+    let kv = stridex::scatter! {
+        data: f32[6, 2, 4], indices: i32[_], updates: f32[_, 2, 4], axis: 0, out_of_range: skip
+    };
+    let into_cache = stridex::chain! {
+        data: f32[_, 3, 4, 8],
+        slice { rules: onnx, starts: [1], ends: [2], axes: [1] },
+        scatter { into: f32[16, 1, 4, 8], indices: i32[_], axis: 0, out_of_range: skip },
+    };
+    let counts = [0, 1, 3, 1000];
+    let same = |bytes: Result<usize, Error>, at: &dyn Fn(usize) -> Result<usize, Error>| {
+        let bytes = bytes.unwrap();
+        for n in counts {
+            assert_eq!(at(n).unwrap(), bytes, "at {n}");
+        }
+        bytes
+    };
+    assert_eq!(same(EMBED.buffer_bytes(Operand::Data), &|n| EMBED.buffer_bytes_at(n, Operand::Data)), 3200);
+    assert_eq!(same(kv.buffer_bytes(Operand::Data), &|n| kv.buffer_bytes_at(n, Operand::Data)), 192);
+    assert_eq!(same(kv.buffer_bytes(Operand::Output), &|n| kv.buffer_bytes_at(n, Operand::Output)), 192);
+    assert_eq!(kv.output_shape().unwrap(), &[6, 2, 4]);
+    let bytes =
+        same(into_cache.buffer_bytes(Operand::Output), &|n| into_cache.buffer_bytes_at(n, Operand::Output));
+    assert_eq!(bytes, 16 * 32 * 4);
+    assert_eq!(into_cache.output_shape().unwrap(), &[16, 1, 4, 8]);
+    let bytes =
+        same(LAST_TOKENS.buffer_bytes(Operand::Data), &|n| LAST_TOKENS.buffer_bytes_at(n, Operand::Data));
+    assert_eq!(bytes, 50 * 8 * 4);
+    let needed = |call| Error::CountNeeded { call };
+    assert_eq!(kv.buffer_bytes(Operand::Indices).unwrap_err(), needed("buffer_bytes"));
+    assert_eq!(kv.buffer_bytes(Operand::Updates).unwrap_err(), needed("buffer_bytes"));
+    assert_eq!(into_cache.buffer_bytes(Operand::Data).unwrap_err(), needed("buffer_bytes"));
+    assert_eq!(LAST_TOKENS.output_shape().unwrap_err(), needed("output_shape"));
+}
+
 #[test]
 fn counts_come_from_whole_rows() {
     let table = vec![0.0f32; 50 * 16];

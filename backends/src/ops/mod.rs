@@ -163,10 +163,11 @@ impl<K: OpKind, T, I> Op<K, T, I> {
         }
     }
 
-    /// The output's shape, as `run` returns it (for an op whose leading size is `_`,
-    /// [`Error::CountNeeded`]: see [`Op::output_shape_at`]).
+    /// The output's shape, as `run` returns it (for an op whose output's leading size is the
+    /// `_` count, [`Error::CountNeeded`]: see [`Op::output_shape_at`]; a `_` scatter's output,
+    /// the data's shape, and a `_` chain's that ends in one, its destination's, need none).
     pub fn output_shape(&self) -> Result<&[usize], Error> {
-        if self.is_dynamic() {
+        if self.desc.follows_count(Operand::Output) {
             return Err(Error::CountNeeded { call: "output_shape" });
         }
         Ok(self.plan()?.output().sizes.as_slice())
@@ -220,13 +221,17 @@ impl<K: OpKind, T, I> Op<K, T, I> {
     /// `Output`): the tensor's elements, rounded up to whole 32-bit words (and, for data and
     /// output, to the kernel's vector width). A `u8[3, 5, 5]` tensor needs 76 bytes, not 75.
     /// For a chain, `Indices` gives the largest index buffer (see
-    /// [`ChainOp::index_buffer_bytes`]).
+    /// [`ChainOp::index_buffer_bytes`]). For an op with a `_` count, a tensor the count sizes
+    /// is [`Error::CountNeeded`] (see [`Op::buffer_bytes_at`]); one it leaves alone (a gather's
+    /// data, a scatter's data and output) has its bytes at every count.
     ///
     /// Kernels write whole 32-bit words: for 1- and 2-byte elements, bytes of a padded output
     /// that lie between elements, and those after the last element in its word, are written
     /// as zero. Padding between wider elements is left as it was.
     pub fn buffer_bytes(&self, tensor: Operand) -> Result<usize, Error> {
-        let (plan, kernel) = self.at(None, "buffer_bytes")?;
+        // Any count serves a tensor it does not size: one kernel serves every count.
+        let count = (!self.desc.follows_count(tensor)).then_some(1);
+        let (plan, kernel) = self.at(count, "buffer_bytes")?;
         Ok(Self::bytes(&plan, kernel.as_deref(), tensor))
     }
 

@@ -36,8 +36,9 @@ use stridex_core::{Duplicates, Operand, OutOfRange, ScatterDesc, ScatterFault, S
 /// are empty) and `buffer_bytes` (`Data`, `Indices`, `Updates`: each tensor's elements, in its
 /// layout, rounded up to whole 32-bit words; `Output`: the packed copy `run` returns, which is
 /// the data's layout where the data is packed). For a scatter whose indices lead with `_`,
-/// `output_shape`, `buffer_bytes` and `launch` need the count (`Err(CountNeeded)`): use
-/// `output_shape_at`, `buffer_bytes_at` and [`ScatterOp::launch_at`].
+/// `launch` and the indices' and updates' `buffer_bytes` need the count (`Err(CountNeeded)`):
+/// use [`ScatterOp::launch_at`] and `buffer_bytes_at`; the data's and output's, and
+/// `output_shape`, are the same at every count.
 pub type ScatterOp<T, I> = Op<ScatterKind, T, I>;
 
 impl<T: Element, I: IndexElement> ScatterOp<T, I> {
