@@ -20,8 +20,11 @@ pub trait OpDesc: Clone + std::fmt::Debug + Send + Sync + 'static {
     /// Whether a leading size is `_`, known at run time.
     fn is_dynamic(&self) -> bool;
     /// Whether `tensor`'s size follows the `_` count (never, for fixed sizes): a `_` gather's
-    /// data, or a `_` scatter's destination, is the same at every count.
-    fn follows_count(&self, tensor: Operand) -> bool;
+    /// data, or a `_` scatter's destination, is the same at every count. By default, every
+    /// tensor of a `_` descriptor does.
+    fn follows_count(&self, _tensor: Operand) -> bool {
+        self.is_dynamic()
+    }
 }
 
 /// A descriptor that passed its rules: what a kernel reads elements from and writes them to.

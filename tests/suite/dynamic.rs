@@ -70,6 +70,20 @@ fn what_a_count_leaves_alone_needs_no_count() {
     let bytes =
         same(LAST_TOKENS.buffer_bytes(Operand::Data), &|n| LAST_TOKENS.buffer_bytes_at(n, Operand::Data));
     assert_eq!(bytes, 50 * 8 * 4);
+    // Counted by a gather's indices and ending in a scatter: the stages before it run as a
+    // chain of their own, its kernel made at each count; bytes that fill no whole word.
+    let combine = stridex::chain! {
+        data: u8[10, 9],
+        gather { indices: i32[_], axis: 0 },
+        slice { rules: onnx, starts: [1], ends: [9], axes: [1] },
+        scatter { into: u8[5, 8], indices: i32[_], axis: 0 },
+    };
+    assert!(!combine.is_fused().unwrap());
+    let bytes = same(combine.buffer_bytes(Operand::Data), &|n| combine.buffer_bytes_at(n, Operand::Data));
+    assert!(bytes >= 90 && bytes % 4 == 0, "{bytes}");
+    let bytes = same(combine.buffer_bytes(Operand::Output), &|n| combine.buffer_bytes_at(n, Operand::Output));
+    assert!(bytes >= 40 && bytes % 4 == 0, "{bytes}");
+    assert_eq!(combine.output_shape().unwrap(), &[5, 8]);
     let needed = |call| Error::CountNeeded { call };
     assert_eq!(kv.buffer_bytes(Operand::Indices).unwrap_err(), needed("buffer_bytes"));
     assert_eq!(kv.buffer_bytes(Operand::Updates).unwrap_err(), needed("buffer_bytes"));

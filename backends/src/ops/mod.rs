@@ -223,15 +223,20 @@ impl<K: OpKind, T, I> Op<K, T, I> {
     /// For a chain, `Indices` gives the largest index buffer (see
     /// [`ChainOp::index_buffer_bytes`]). For an op with a `_` count, a tensor the count sizes
     /// is [`Error::CountNeeded`] (see [`Op::buffer_bytes_at`]); one it leaves alone (a gather's
-    /// data, a scatter's data and output) has its bytes at every count.
+    /// data, a scatter's data and output, the destination of a chain that ends in a scatter,
+    /// a chain's data where a gather's indices carry the count) has its bytes at every count.
     ///
     /// Kernels write whole 32-bit words: for 1- and 2-byte elements, bytes of a padded output
     /// that lie between elements, and those after the last element in its word, are written
     /// as zero. Padding between wider elements is left as it was.
     pub fn buffer_bytes(&self, tensor: Operand) -> Result<usize, Error> {
-        // Any count serves a tensor it does not size: one kernel serves every count.
-        let count = (!self.desc.follows_count(tensor)).then_some(1);
-        let (plan, kernel) = self.at(count, "buffer_bytes")?;
+        if self.is_dynamic() && !self.desc.follows_count(tensor) {
+            // A tensor the count does not size: the plan and kernel at the placeholder count,
+            // those the `_` rules found the same at a second count.
+            let p = self.prepared()?;
+            return Ok(Self::bytes(&p.plan, p.kernel.as_ref(), tensor));
+        }
+        let (plan, kernel) = self.at(None, "buffer_bytes")?;
         Ok(Self::bytes(&plan, kernel.as_deref(), tensor))
     }
 

@@ -56,8 +56,8 @@ impl<T: Element, I: IndexElement> ScatterOp<T, I> {
     /// lead with `_` (`None` for fixed sizes: this op serves). Its kernels are this op's (the
     /// `_` rules found them the same at every count but for their launch arguments, and the
     /// record of those seen to run is shared); the kernels that take the count, the owned-row
-    /// pair, the device check and the grouping of a sum's lists on GPUs, take it as a launch
-    /// argument.
+    /// pair, the line kernel (its lines' length), the device check and the grouping of a sum's
+    /// lists on GPUs, take it as a launch argument.
     pub(crate) fn written(&self, count: usize) -> Result<Option<Self>, Error> {
         if !self.is_dynamic() {
             return Ok(None);
