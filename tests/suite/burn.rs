@@ -403,6 +403,26 @@ fn on_device_scatters_apply_on_the_index_tensor() {
     assert_eq!(f32s(y), expected);
     let y = lines.apply_cube(cube(t.clone() + 0.0), cube(i), cube(u.clone())).unwrap();
     assert_eq!(cube_f32s(&y), expected);
+    // A `_` ScatterElements along axis 0: 300 columns, each a line of the index tensor's
+    // leading size, at two counts; against Burn's own `scatter(0, .., Add)`.
+    let columns = stridex::scatter_elements! {
+        data: f32[8, 300], indices: i32[_, 300], updates: f32[_, 300], axis: 0, reduction: add
+    };
+    for n in [2usize, 5] {
+        let (data, updates) = (floats(8 * 300, 0.25), floats(n * 300, 1.5));
+        let rows: Vec<i32> = (0..n * 300).map(|p| [1, 7, 1, 0, 4][p % 5]).collect();
+        let expected = columns.run(&data, &rows, &updates).unwrap().data().to_vec();
+        let t = Tensor::<2>::from_data(TensorData::new(data, [8, 300]), &device);
+        let u = Tensor::<2>::from_data(TensorData::new(updates, [n, 300]), &device);
+        let i = Tensor::<2, Int>::from_data(TensorData::new(rows, [n, 300]), &device);
+        let y: Tensor<2> = columns.apply(t.clone(), i.clone(), u.clone()).unwrap();
+        assert_eq!(f32s(y), expected, "count {n}");
+        let peer =
+            t.clone().scatter(0, i.clone(), u.clone(), stridex::burn::burn_tensor::IndexingUpdateOp::Add);
+        assert_eq!(f32s(peer), expected, "Burn at {n}");
+        let y = columns.apply_cube(cube(t + 0.0), cube(i), cube(u)).unwrap();
+        assert_eq!(cube_f32s(&y), expected, "apply_cube at {n}");
+    }
 
     // Under `error` (ONNX's default), an index past the end: an `Err` (the device check runs
     // before the write; `launch`'s tests show the data in place untouched), and a shared

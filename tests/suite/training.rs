@@ -96,6 +96,28 @@ fn gather_elements_and_gather_nd_gradients_are_their_scatter_adds() {
     assert_eq!(ours, want);
 }
 
+/// A `_` gather_elements along axis 0 (300 columns, rows of indices counted at run time): its
+/// gradient at each count is the ScatterElements add of that count (its line kernel takes the
+/// lines' length at launch), the serial sum bit for bit, and Burn's `gather` gradient.
+#[test]
+fn a_counted_gather_elements_gradient_is_its_scatter_add_at_each_count() {
+    let op = stridex::gather_elements! { data: f32[6, 300], indices: i32[_, 300], axis: 0 };
+    for n in [1usize, 4, 9] {
+        let idx: Vec<i32> = (0..n * 300).map(|p| ((p * 7 + p / 300) % 6) as i32).collect();
+        let ours = || gradient([6, 300], |t| op.apply::<_, 2, 2, 2>(t, ints(&idx, [n, 300])).unwrap());
+        let first = ours();
+        let w = weights(n * 300);
+        let mut serial = vec![0.0f32; 6 * 300];
+        for (p, &i) in idx.iter().enumerate() {
+            serial[i as usize * 300 + p % 300] += w[p];
+        }
+        assert_eq!(bits(&first), bits(&serial), "count {n}");
+        assert_eq!(bits(&ours()), bits(&first), "count {n}, again");
+        let burn = gradient([6, 300], |t| t.gather(0, ints(&idx, [n, 300])));
+        assert!(first.iter().zip(&burn).all(|(a, b)| (a - b).abs() <= 1e-5), "count {n}: Burn's");
+    }
+}
+
 #[test]
 fn out_of_range_policies_carry_into_the_gradient() {
     // `zero`: an index past the end read zero, so its gradient goes nowhere; `clamp`: it read
