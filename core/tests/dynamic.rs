@@ -14,8 +14,8 @@ use stridex_core::dynamic::{
 use stridex_core::kernel::{GatherKernelDesc, SliceKernelDesc, Walk, WalkChoice};
 use stridex_core::{
     ChainCount, ChainDesc, ChainKernelDesc, DType, DynamicFault, GatherDesc, GatherRules, GatherStage,
-    Location, Operand, OutputDecl, RuleError, SignedDims, SliceDesc, SliceForm, SliceRange, SliceWindow,
-    StageDesc, TensorDecl, TensorLayout, Window,
+    Location, OpDesc, Operand, OutputDecl, RuleError, SignedDims, SliceDesc, SliceForm, SliceRange,
+    SliceWindow, StageDesc, TensorDecl, TensorLayout, Window,
 };
 
 fn fault_of(e: &RuleError) -> Option<DynamicFault> {
@@ -157,6 +157,13 @@ fn random_gathers_take_a_count_or_name_the_rule() {
             Ok(p) => {
                 assert_eq!(expected, None, "{desc:?}");
                 assert!(p.dynamic_leading && p.output.sizes[0] == PLACEHOLDER && p.axis == 0, "{p:?}");
+                common::check_follows_count(&desc, |p, t| match t {
+                    Operand::Data => Some(p.data.sizes.to_vec()),
+                    Operand::Indices => Some(p.indices.sizes.to_vec()),
+                    Operand::Output => Some(p.output.sizes.to_vec()),
+                    _ => None,
+                });
+                common::check_follows_count(&written, |_, _| None);
                 let placeholders = CHOICES.map(|c| GatherKernelDesc::with(&p, c).map(|k| k.walk));
                 for count in [3, 4, 7] {
                     let at = dynamic::gather_at(&desc, count).unwrap();
@@ -249,6 +256,14 @@ fn random_slices_take_a_count_or_name_the_rule() {
             Ok(p) => {
                 assert_eq!(expected, None, "{desc:?}");
                 assert!(p.dynamic_leading && p.output.sizes[0] == PLACEHOLDER, "{p:?}");
+                common::check_follows_count(&desc, |p, t| match t {
+                    Operand::Data | Operand::Input => Some(p.input.sizes.to_vec()),
+                    Operand::Output => Some(p.output.sizes.to_vec()),
+                    _ => None,
+                });
+                common::check_follows_count(&written, |_, _| None);
+                // A slice has no indices or updates for a count to size.
+                assert!(!desc.follows_count(Operand::Indices) && !desc.follows_count(Operand::Updates));
                 let placeholders = CHOICES.map(|c| SliceKernelDesc::with(&p, c).map(|k| k.walk));
                 for count in [3, 4, 7] {
                     let at = dynamic::slice_at(&desc, count).unwrap();
@@ -307,6 +322,11 @@ fn random_chains_take_a_count_where_every_stage_keeps_it() {
             match desc.plan() {
                 Ok(p) => {
                     assert!(p.dynamic_leading && p.output.sizes[0] == PLACEHOLDER, "{desc:?}");
+                    common::check_follows_count(&desc, |p, t| match t {
+                        Operand::Data | Operand::Input => Some(p.data.sizes.to_vec()),
+                        Operand::Output => Some(p.output.sizes.to_vec()),
+                        _ => None,
+                    });
                     let one = specialized(ChainKernelDesc::new(&p).unwrap().map(|k| k.walk));
                     for count in [3, 4, 7] {
                         let at = dynamic::chain_at(&desc, count).unwrap();

@@ -62,6 +62,18 @@ fn fault(e: &RuleError) -> Option<DynamicFault> {
     }
 }
 
+/// The sizes of a scatter plan's tensors.
+fn scatter_sizes(p: &ScatterPlan, t: stridex_core::Operand) -> Option<Vec<usize>> {
+    use stridex_core::Operand;
+    Some(match t {
+        Operand::Data => p.map.data.sizes.to_vec(),
+        Operand::Indices => p.map.indices.sizes.to_vec(),
+        Operand::Updates => p.updates.sizes.to_vec(),
+        Operand::Output => p.output.sizes.to_vec(),
+        Operand::Input => return None,
+    })
+}
+
 /// A KV cache's write (slots of 8 heads of 128) and an embedding's gradient (rows of 64), and
 /// a ScatterND of row tuples: each plans at every count as the scatter with the count written,
 /// but for the flag that says the count came at run time.
@@ -87,6 +99,7 @@ fn a_count_plans_as_the_count_written() {
     for desc in [kv, embedding, nd] {
         assert!(desc.is_dynamic());
         let placeholder = desc.plan().unwrap();
+        common::check_follows_count(&desc, scatter_sizes);
         // What a person reads of it says the count is read at run time, as `describe` writes.
         let text = OpDesc::describe(&desc, &placeholder);
         assert_eq!(text, stridex_core::describe::scatter(&desc, &placeholder));
@@ -204,6 +217,7 @@ fn a_counted_scatter_elements_shares_its_kernels() {
             assert_eq!(fixed, written(&desc, count).unwrap(), "count {count}");
             ScatterLinesDesc::of(&p, &p.map.data).unwrap()
         };
+        common::check_follows_count(&desc, scatter_sizes);
         let (five, ninety) = (at(5), at(90));
         assert_eq!((five.len, ninety.len, five.lines), (5, 90, 512));
         assert_eq!(five.specialized(), ninety.specialized());
@@ -348,11 +362,13 @@ fn strided_updates_take_a_count() {
 /// count's (the indices' leading size, as its updates'), and it plans at every count as the
 /// chain with the count written; the stages before it keep the `_` chain's rules.
 mod counted_chain {
-    use super::common::window_stage;
+    use super::common::{self, window_stage};
     use super::*;
     use stridex_core::dynamic::chain_at;
     use stridex_core::kernel::GatheredRows;
-    use stridex_core::{ChainCount, ChainDesc, ChainPlan, GatherStage, ScatterStage, StageDesc, StagePlan};
+    use stridex_core::{
+        ChainCount, ChainDesc, ChainPlan, GatherStage, OpDesc, Operand, ScatterStage, StageDesc, StagePlan,
+    };
 
     fn scatter(
         form: GatherForm,
@@ -407,6 +423,14 @@ mod counted_chain {
         let desc = kv(PLACEHOLDER);
         let p = desc.plan().unwrap();
         assert!(p.dynamic_leading);
+        // The count sizes the data (each token's QKV rows), not the destination.
+        let chain_sizes = |p: &ChainPlan, t| match t {
+            Operand::Data | Operand::Input => Some(p.data.sizes.to_vec()),
+            Operand::Output => Some(p.output.sizes.to_vec()),
+            _ => None,
+        };
+        common::check_follows_count(&desc, chain_sizes);
+        assert!(desc.follows_count(Operand::Data) && !desc.follows_count(Operand::Output));
         for count in [1, 5, 300] {
             let at = chain_at(&desc, count).unwrap();
             let mut fixed = kv(count).plan().unwrap();
@@ -467,6 +491,13 @@ mod counted_chain {
         let combine = scatter(GatherForm::Axis, &[32, 16], &[PLACEHOLDER], Some(Reduction::Add));
         let desc = chain(&[64, 16], vec![gather, combine], Some(ChainCount::Indices { stage: 1 }));
         let p = desc.plan().unwrap();
+        // Neither the experts' rows nor the tokens' destination follow the count.
+        common::check_follows_count(&desc, |p: &ChainPlan, t| match t {
+            Operand::Data | Operand::Input => Some(p.data.sizes.to_vec()),
+            Operand::Output => Some(p.output.sizes.to_vec()),
+            _ => None,
+        });
+        assert!(!desc.follows_count(Operand::Data) && !desc.follows_count(Operand::Output));
         let kernel = |p: &ChainPlan| GatheredRows::of_chain(p).map(|f| f.kernel);
         assert!(kernel(&p).is_some());
         for count in [1, 7, 1000] {

@@ -77,3 +77,20 @@ pub fn check_recorded(file: &str, what: &str, text: &str) {
         );
     }
 }
+
+/// `OpDesc::follows_count` names the tensors a count sizes: for each tensor `sizes` gives (at a
+/// plan), it holds exactly where the plans at counts 3 and 4 give it different sizes. A fixed
+/// descriptor's count sizes nothing.
+pub fn check_follows_count<D: OpDesc>(desc: &D, sizes: impl Fn(&D::Plan, Operand) -> Option<Vec<usize>>) {
+    let tensors = [Operand::Data, Operand::Input, Operand::Indices, Operand::Updates, Operand::Output];
+    if !desc.is_dynamic() {
+        assert!(tensors.iter().all(|&t| !desc.follows_count(t)), "{desc:?}");
+        return;
+    }
+    let (three, four) = (desc.plan_at(3).unwrap(), desc.plan_at(4).unwrap());
+    for t in tensors {
+        if let (Some(a), Some(b)) = (sizes(&three, t), sizes(&four, t)) {
+            assert_eq!(desc.follows_count(t), a != b, "{t:?} of {desc:?}");
+        }
+    }
+}
