@@ -66,6 +66,7 @@ const SCATTER_ELEMENTS: &[&str] = &[
     "rules: openvino, data: f16[4, 5], indices: i32[4, 2], updates: f16[4, 2], axis: -1, reduction: mean, use_init_val: false",
     "rules: directml, data: u16[2, 6], indices: u32[2, 6], updates: u16[2, 6], axis: 1",
     "data: u8[4, 9], indices: i64[4, 9], updates: u8[4, 9], axis: 1, reduction: mul, out_of_range: clamp",
+    "data: f32[6, 300], indices: i32[_, 300], updates: f32[_, 300], axis: 0, reduction: add, out_of_range: error",
 ];
 
 const SCATTER_NDS: &[&str] = &[
@@ -333,6 +334,13 @@ fn scatter_of(text: &str, form: GatherForm) {
     if let Ok(plan) = desc.plan() {
         scatter_plan(&plan);
         let _ = describe::scatter(&desc, &plan);
+    }
+    if desc.map.dynamic_leading {
+        for &n in COUNTS {
+            if let Ok(plan) = dynamic::scatter_at(&desc, n) {
+                scatter_plan(&plan);
+            }
+        }
     }
 }
 
