@@ -607,6 +607,10 @@ fn check_chain(desc: &ChainDesc) -> Result<ChainPlan, RuleError> {
                 } else if batch_dims != 0 {
                     let b = batch_dims as usize;
                     Some(fault(DynamicFault::BatchDimsAfterCount { batch_dims: b }, Location::BatchDims))
+                } else if g.form == GatherForm::Nd {
+                    Some(fault(DynamicFault::NdAfterCount, Location::Shape(Operand::Indices)))
+                } else if g.form == GatherForm::Elements {
+                    Some(fault(DynamicFault::ElementsAfterCount, Location::Size(Operand::Indices, 0)))
                 } else if normalize(g.axis, rank) == 0 {
                     Some(fault(DynamicFault::GatherAcrossCount, Location::Axis))
                 } else {

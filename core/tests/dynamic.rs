@@ -377,6 +377,19 @@ fn chain_rules_of_the_count() {
         fault(chain(data, vec![gather(&[2], 0, onnx)], ChainCount::Data)),
         Some(DynamicFault::GatherAcrossCount)
     );
+    // A GatherND or GatherElements after the count: their outputs lead with their indices'.
+    let mut nd = common::gather_stage(onnx, DType::I64, &[3, 1], 0);
+    nd.form = stridex_core::GatherForm::Nd;
+    assert_eq!(
+        fault(chain(data, vec![StageDesc::Gather(nd)], ChainCount::Data)),
+        Some(DynamicFault::NdAfterCount)
+    );
+    let mut elements = common::gather_stage(onnx, DType::I64, &[2, 4, 3], 2);
+    elements.form = stridex_core::GatherForm::Elements;
+    assert_eq!(
+        fault(chain(data, vec![StageDesc::Gather(elements)], ChainCount::Data)),
+        Some(DynamicFault::ElementsAfterCount)
+    );
     let directml = gather(&[2], 1, GatherRules::DirectMl);
     assert_eq!(fault(chain(data, vec![directml], ChainCount::Data)), Some(DynamicFault::DirectMl));
     let offset = slice(&[1, 0, 0], &[PLACEHOLDER, 4, 6], &[1, 1, 1]);

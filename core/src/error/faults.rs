@@ -132,6 +132,12 @@ pub enum DynamicFault {
     Layout { output: Dims, elem_bytes: usize },
     /// Chains: a gather along axis 0 of a tensor whose leading size is the count.
     GatherAcrossCount,
+    /// Chains: a GatherND after the count (its tuples index the leading dimensions it
+    /// receives, the count's first).
+    NdAfterCount,
+    /// Chains: a GatherElements after the count (its output takes its indices' shape, whose
+    /// leading size is fixed).
+    ElementsAfterCount,
     /// Chains: a second `_` (one count per chain).
     SecondCount,
     /// Chains: the chain would run stage by stage, and a `_` chain runs as one kernel.
@@ -198,6 +204,14 @@ impl fmt::Display for DynamicFault {
             GatherAcrossCount => write!(
                 f,
                 "gather: `axis: 0` of a tensor whose leading size is the `_` count would replace the count with the indices' dimensions; gather along another axis (the count stays the output's leading size), or give the size"
+            ),
+            NdAfterCount => write!(
+                f,
+                "gather_nd: after the chain's `_` count, its tuples would index the dimension the count sizes (they index the leading dimensions of what the stage receives), so the count would not lead its output; give the chain's count a size, or gather the tuples before the count (a `gather_nd!` of its own takes `_` on its indices: `indices: i64[_, k]`)"
+            ),
+            ElementsAfterCount => write!(
+                f,
+                "gather_elements: after the chain's `_` count, its output takes the shape of its indices, whose leading size is fixed, so the count would not lead it; give the chain's count a size, or run the gather_elements on its own (`gather_elements!` takes `_` as its indices' leading size along axis 0)"
             ),
             SecondCount => write!(
                 f,
