@@ -171,7 +171,9 @@ impl<T, I> Gather<T, I> {
 
     /// The indices' leading size is known only at run time (`indices: i64[_, 8]` in
     /// `gather!`): `run` reads it from the indices' length, and one kernel serves every count.
-    /// The leading size given to [`Gather::indices`] is not read (write 0).
+    /// The leading size given to [`Gather::indices`] is not read (write 0). As a chain's stage,
+    /// it is the chain's count; on a gather_elements stage after the chain's count, that same
+    /// count (its picks per row of the count).
     pub fn dynamic_leading(mut self) -> Self {
         self.k.dynamic_leading = true;
         self
@@ -551,14 +553,21 @@ impl<T: Element, I: IndexTypes, O: Element> Chain<T, I, O> {
                 out_of_range: gather.k.out_of_range,
             }))
         })();
-        // A `_` on the indices' leading size is the chain's count (one per chain).
+        // A `_` on the indices' leading size is the chain's count (one per chain); after it, a
+        // gather_elements' indices lead with it (their shape is its output's).
+        let follows = gather.k.form == GatherForm::Elements && self.k.dynamic_leading.is_some();
         let stage = match stage {
-            Ok(_) if gather.k.dynamic_leading && self.k.dynamic_leading.is_some() => {
+            Ok(_) if follows && !gather.k.dynamic_leading => Err(RuleError::Dynamic {
+                fault: stridex_core::DynamicFault::ElementsStageCount,
+                at: stridex_core::Location::Size(Operand::Indices, 0),
+            }
+            .into()),
+            Ok(_) if gather.k.dynamic_leading && self.k.dynamic_leading.is_some() && !follows => {
                 Err(second_count().into())
             }
             other => other,
         };
-        if gather.k.dynamic_leading && stage.is_ok() {
+        if gather.k.dynamic_leading && stage.is_ok() && !follows {
             self.k.dynamic_leading = Some(ChainCount::Indices { stage: self.k.stages.len() + 1 });
         }
         self.then(stage)

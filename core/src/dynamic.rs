@@ -609,8 +609,8 @@ fn check_chain(desc: &ChainDesc) -> Result<ChainPlan, RuleError> {
                     Some(fault(DynamicFault::BatchDimsAfterCount { batch_dims: b }, Location::BatchDims))
                 } else if g.form == GatherForm::Nd {
                     Some(fault(DynamicFault::NdAfterCount, Location::Shape(Operand::Indices)))
-                } else if g.form == GatherForm::Elements {
-                    Some(fault(DynamicFault::ElementsAfterCount, Location::Size(Operand::Indices, 0)))
+                } else if g.form == GatherForm::Elements && normalize(g.axis, rank) == 0 {
+                    Some(fault(DynamicFault::ElementsAcrossCount, Location::Axis))
                 } else if normalize(g.axis, rank) == 0 {
                     Some(fault(DynamicFault::GatherAcrossCount, Location::Axis))
                 } else {
@@ -690,7 +690,13 @@ pub fn chain_at(desc: &ChainDesc, count: usize) -> Result<ChainPlan, RuleError> 
         // From the count's stage on, every output is empty: those gathers read no index.
         for stage in p.stages.iter_mut().skip(first - 1) {
             match stage {
-                StagePlan::Gather(g) => g.output = empty(&g.output),
+                StagePlan::Gather(g) => {
+                    // A GatherElements after the count: its indices lead with it too.
+                    if g.form == GatherForm::Elements && !g.indices.sizes.is_empty() {
+                        g.indices = empty(&g.indices);
+                    }
+                    g.output = empty(&g.output);
+                }
                 StagePlan::Slice(s) => s.output = empty(&s.output),
                 StagePlan::Convert(c) => {
                     c.input = empty(&c.input);
@@ -722,6 +728,12 @@ pub fn chain_at(desc: &ChainDesc, count: usize) -> Result<ChainPlan, RuleError> 
     for (i, stage) in d.stages.to_mut().iter_mut().enumerate() {
         match stage {
             StageDesc::Gather(g) if i + 1 == first => g.indices.sizes.set(0, count),
+            // A GatherElements after the count: its output, its indices' shape, leads with it.
+            StageDesc::Gather(g)
+                if i + 1 > first && g.form == GatherForm::Elements && !g.indices.sizes.is_empty() =>
+            {
+                g.indices.sizes.set(0, count)
+            }
             // A final scatter's positions are the count's (its updates lead with it).
             StageDesc::Scatter(s) if !s.indices.sizes.is_empty() => s.indices.sizes.set(0, count),
             StageDesc::Slice(SliceWindow::DirectMl { sizes, .. }) if i + 1 > first && !sizes.is_empty() => {

@@ -384,12 +384,45 @@ fn chain_rules_of_the_count() {
         fault(chain(data, vec![StageDesc::Gather(nd)], ChainCount::Data)),
         Some(DynamicFault::NdAfterCount)
     );
-    let mut elements = common::gather_stage(onnx, DType::I64, &[2, 4, 3], 2);
-    elements.form = stridex_core::GatherForm::Elements;
+    // A GatherElements after the count takes it as its indices' leading size (whatever is
+    // written there; the macro and builder ask for `_`), along any axis but the count's.
+    let elements = |axis| {
+        let mut g = common::gather_stage(onnx, DType::I64, &[PLACEHOLDER, 4, 3], axis);
+        g.form = stridex_core::GatherForm::Elements;
+        StageDesc::Gather(g)
+    };
     assert_eq!(
-        fault(chain(data, vec![StageDesc::Gather(elements)], ChainCount::Data)),
-        Some(DynamicFault::ElementsAfterCount)
+        fault(chain(data, vec![elements(0)], ChainCount::Data)),
+        Some(DynamicFault::ElementsAcrossCount)
     );
+    let picks = chain(data, vec![elements(2)], ChainCount::Data);
+    let p = picks.plan().unwrap();
+    let one = specialized(ChainKernelDesc::new(&p).unwrap().map(|k| k.walk));
+    for count in [1, 3, 7, 300] {
+        let at = dynamic::chain_at(&picks, count).unwrap();
+        let mut written = picks.clone();
+        written.dynamic_leading = None;
+        written.data.sizes = with_leading(&data.sizes, count);
+        if let StageDesc::Gather(g) = &mut written.stages.to_mut()[0] {
+            g.indices.sizes = with_leading(&g.indices.sizes, count);
+        }
+        let mut fixed = written.plan().unwrap();
+        fixed.dynamic_leading = true;
+        assert_eq!(at, fixed, "count {count}");
+        assert_eq!(at.output.sizes.to_vec(), vec![count, 4, 3]);
+        // A count of 1 drops the dimension from a walk made for it; `run` moves the
+        // placeholder's walk to the count instead.
+        if count > 1 {
+            let kernel = ChainKernelDesc::new(&at).unwrap().map(|k| k.walk);
+            assert_eq!(specialized(kernel), one, "count {count}");
+        }
+    }
+    let empty = dynamic::chain_at(&picks, 0).unwrap();
+    assert_eq!(empty.output.sizes[0], 0);
+    match &empty.stages[0] {
+        stridex_core::StagePlan::Gather(g) => assert_eq!(g.indices.sizes[0], 0),
+        s => panic!("{s:?}"),
+    }
     let directml = gather(&[2], 1, GatherRules::DirectMl);
     assert_eq!(fault(chain(data, vec![directml], ChainCount::Data)), Some(DynamicFault::DirectMl));
     let offset = slice(&[1, 0, 0], &[PLACEHOLDER, 4, 6], &[1, 1, 1]);

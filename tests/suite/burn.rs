@@ -212,6 +212,16 @@ fn a_dynamic_leading_size_takes_any_count() {
         let rows = t.clone().select(0, i.reshape([n * 4])).reshape([n, 4, 8]);
         assert_eq!(f32s(y), f32s(rows.slice([0..n, 3..4, 0..8])));
     }
+    // Each row's picks after the count: the index tensor leads with it too.
+    let picks = stridex::chain! { data: f32[_, 8], gather_elements { indices: i32[_, 3], axis: 1 } };
+    for n in [2usize, 5] {
+        let (_, x) = table(n, 8);
+        let cols: Vec<i32> = (0..n * 3).map(|p| ((p * 5) % 8) as i32).collect();
+        let i = Tensor::<2, Int>::from_data(TensorData::new(cols, [n, 3]), &device());
+        let y: Tensor<2> = picks.apply(x.clone(), (i.clone(),)).unwrap();
+        assert_eq!(y.dims(), [n, 3]);
+        assert_eq!(f32s(y), f32s(x.gather(1, i)));
+    }
     let crop = stridex::slice! { input: f32[_, 50, 8], s[.., 10..20, ..] };
     for n in [1usize, 4] {
         let values: Vec<f32> = (0..n * 400).map(|v| v as f32).collect();

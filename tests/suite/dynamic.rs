@@ -37,6 +37,51 @@ fn a_gather_serves_every_count() {
     assert_eq!(w.specialized().invocations, 0);
 }
 
+/// A gather_elements after the chain's `_` count picks from each of the count's rows, so its
+/// indices lead with the count too (`indices: i32[_, 3]`): each token's three chosen columns of
+/// its logits, and the same after an embedding lookup counted by its ids; one kernel for every
+/// count, values against the host at each.
+#[test]
+fn a_gather_elements_after_the_count_takes_it_on_its_indices() {
+    let picks = stridex::chain! {
+        data: f32[_, 8],
+        gather_elements { indices: i32[_, 3], axis: 1 },
+    };
+    let looked_up = stridex::chain! {
+        data: f32[50, 8],
+        gather { indices: i32[_], axis: 0 },
+        gather_elements { indices: i32[_, 3], axis: 1 },
+    };
+    assert!(picks.is_fused().unwrap() && looked_up.is_fused().unwrap());
+    let table: Vec<f32> = (0..400).map(|v| v as f32 * 0.5).collect();
+    for n in [1usize, 4, 0, 37] {
+        let logits = &table[..n * 8];
+        let cols: Vec<i32> = (0..n * 3).map(|p| ((p * 5 + p / 3) % 8) as i32).collect();
+        let want: Vec<f32> = (0..n * 3).map(|p| logits[p / 3 * 8 + cols[p] as usize]).collect();
+        let y = picks.run(logits, (&cols,)).unwrap();
+        assert_eq!((y.shape(), y.data()), (&[n, 3][..], &want[..]), "count {n}");
+        let ids: Vec<i32> = (0..n as i32).map(|i| (i * 13 + 7) % 50).collect();
+        let want: Vec<f32> = (0..n * 3).map(|p| table[ids[p / 3] as usize * 8 + cols[p] as usize]).collect();
+        let y = looked_up.run(&table, (&ids, &cols)).unwrap();
+        assert_eq!((y.shape(), y.data()), (&[n, 3][..], &want[..]), "looked up, count {n}");
+        assert_eq!(picks.output_shape_at(n).unwrap(), [n, 3]);
+    }
+    // The picks must be the count's rows; one out of range is an `Err` naming it.
+    let e = picks.run(&table[..16], (&[0; 9],)).unwrap_err();
+    assert!(matches!(e, Error::BufferTooLong { .. } | Error::InStage { .. }), "{e}");
+    let e = picks.run(&table[..16], (&[0, 1, 2, 3, 9, 5],)).unwrap_err();
+    assert!(e.to_string().contains('9'), "{e}");
+    // The builder's form: the stage's indices take the count with `dynamic_leading`.
+    let stage = || stridex::Gather::onnx().elements().indices::<i32>(&[0, 3]).axis(1);
+    let built =
+        stridex::Chain::data::<f32>(&[0, 8]).dynamic_leading().gather(stage().dynamic_leading()).build();
+    let y = built.unwrap().run(&table[..16], (&[7, 0, 1, 2, 3, 4],)).unwrap();
+    assert_eq!(y.data(), [3.5, 0.0, 0.5, 5.0, 5.5, 6.0]);
+    let fixed = stridex::Chain::data::<f32>(&[0, 8]).dynamic_leading().gather(stage()).build();
+    let e = fixed.unwrap_err().to_string();
+    assert!(e.contains("write `_` there"), "{e}");
+}
+
 /// What a `_` count leaves alone is answered without one, the same as at every count: a
 /// gather's data, a scatter's data and output (and so its shape), the destination of a chain
 /// that ends in a scatter, a chain's data where a gather's indices carry the count. What the

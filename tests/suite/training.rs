@@ -118,6 +118,19 @@ fn a_counted_gather_elements_gradient_is_its_scatter_add_at_each_count() {
     }
 }
 
+/// A `_` chain whose gather_elements after the count takes it on its indices: the gradient of
+/// each count's picks equals Burn's `gather` gradient.
+#[test]
+fn a_counted_chains_picks_have_burns_gradient() {
+    let picks = stridex::chain! { data: f32[_, 8], gather_elements { indices: i32[_, 3], axis: 1 } };
+    for n in [1usize, 6] {
+        let cols: Vec<i32> = (0..n * 3).map(|p| ((p * 3 + p / 3) % 8) as i32).collect();
+        let ours = gradient([n, 8], |t| picks.apply::<_, 2, 2>(t, (ints(&cols, [n, 3]),)).unwrap());
+        let burn = gradient([n, 8], |t| t.gather(1, ints(&cols, [n, 3])));
+        assert_eq!(ours, burn, "count {n}");
+    }
+}
+
 #[test]
 fn out_of_range_policies_carry_into_the_gradient() {
     // `zero`: an index past the end read zero, so its gradient goes nowhere; `clamp`: it read

@@ -135,9 +135,12 @@ pub enum DynamicFault {
     /// Chains: a GatherND after the count (its tuples index the leading dimensions it
     /// receives, the count's first).
     NdAfterCount,
-    /// Chains: a GatherElements after the count (its output takes its indices' shape, whose
-    /// leading size is fixed).
-    ElementsAfterCount,
+    /// Chains: a GatherElements along axis 0 after the count (it would index the dimension
+    /// the count sizes).
+    ElementsAcrossCount,
+    /// Chains: a GatherElements after the count whose indices do not lead with `_` (its
+    /// output, their shape, leads with the count).
+    ElementsStageCount,
     /// Chains: a second `_` (one count per chain).
     SecondCount,
     /// Chains: the chain would run stage by stage, and a `_` chain runs as one kernel.
@@ -209,9 +212,13 @@ impl fmt::Display for DynamicFault {
                 f,
                 "gather_nd: after the chain's `_` count, its tuples would index the dimension the count sizes (they index the leading dimensions of what the stage receives), so the count would not lead its output; give the chain's count a size, or gather the tuples before the count (a `gather_nd!` of its own takes `_` on its indices: `indices: i64[_, k]`)"
             ),
-            ElementsAfterCount => write!(
+            ElementsAcrossCount => write!(
                 f,
-                "gather_elements: after the chain's `_` count, its output takes the shape of its indices, whose leading size is fixed, so the count would not lead it; give the chain's count a size, or run the gather_elements on its own (`gather_elements!` takes `_` as its indices' leading size along axis 0)"
+                "gather_elements: `axis: 0` after the chain's `_` count would index the dimension the count sizes, whose size is known only at run time; gather along another axis (the indices then lead with the count: `indices: i32[_, ..]`), or give the chain's count a size"
+            ),
+            ElementsStageCount => write!(
+                f,
+                "gather_elements: after the chain's `_` count, its output takes the shape of its indices, so their leading size is the count: write `_` there (`indices: i32[_, ..]`)"
             ),
             SecondCount => write!(
                 f,

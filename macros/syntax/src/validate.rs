@@ -168,6 +168,12 @@ pub fn chain(input: &ChainInput) -> syn::Result<ChainDesc> {
         (!input.data.sizes.underscores().is_empty()).then_some((ChainCount::Data, &input.data.sizes));
     for (i, stage) in input.stages.iter().enumerate() {
         match stage {
+            // After the count, a gather_elements' indices lead with it (its output is their
+            // shape): `_` there is the chain's count, not a second one.
+            StageInput::Gather { input: g, .. } if g.form == GatherForm::Elements && count.is_some() => {
+                let message = DynamicFault::ElementsStageCount.to_string();
+                led_by_count(&g.indices.sizes, true, "", &message)?;
+            }
             StageInput::Gather { input: g, .. } => {
                 underscores(&g.indices.sizes, true, "")?;
                 if g.indices.sizes.underscores().is_empty() {
