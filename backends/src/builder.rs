@@ -563,7 +563,15 @@ impl<T: Element, I: IndexTypes, O: Element> Chain<T, I, O> {
             }
             .into()),
             Ok(_) if gather.k.dynamic_leading && self.k.dynamic_leading.is_some() && !follows => {
-                Err(second_count().into())
+                Err(match gather.k.form {
+                    // A gather_nd after the count cannot take it at all.
+                    GatherForm::Nd => RuleError::Dynamic {
+                        fault: stridex_core::DynamicFault::NdAfterCount,
+                        at: stridex_core::Location::Chain,
+                    },
+                    _ => second_count(),
+                }
+                .into())
             }
             other => other,
         };

@@ -126,8 +126,11 @@ impl StageDesc {
     }
 }
 
-/// Which tensor of a chain has its leading size written `_` (see [`crate::dynamic`]): its
-/// size in the descriptor is [`crate::dynamic::PLACEHOLDER`].
+/// Which tensor of a chain carries its `_` count (see [`crate::dynamic`]): its leading size
+/// in the descriptor is [`crate::dynamic::PLACEHOLDER`]. Later tensors that lead with the same
+/// count, the indices of a gather_elements stage after it and of a final scatter, take it
+/// whatever leading size they are given (the macro writes `_` there, the builder
+/// `.dynamic_leading()`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ChainCount {
     /// The data: `data: f32[_, 3, 512, 512]`.
@@ -143,7 +146,7 @@ pub struct ChainDesc {
     pub data: TensorDecl,
     pub stages: Cow<'static, [StageDesc]>,
     pub output: Option<OutputDecl>,
-    /// The tensor whose leading size is known only at run time, if any.
+    /// The tensor that carries the count known only at run time, if any.
     pub dynamic_leading: Option<ChainCount>,
 }
 

@@ -429,7 +429,8 @@ fn check_window(window: &SliceWindow, rank: usize, size: Option<usize>) -> Resul
 /// obeys the rules of a single op's `_` (packed, rows of elements; a gather along axis 0 with
 /// no batch dimensions, not DirectML), every later stage keeps the count as its leading size
 /// (slices take that dimension whole, gathers go along another axis with no batch
-/// dimensions), and the chain fuses into one kernel that is the same for every count (or,
+/// dimensions, a gather_elements' packed indices lead with the count too; no gather_nd), and
+/// the chain fuses into one kernel that is the same for every count (or,
 /// ending in a scatter, the stages before it do, and the scatter follows a single `_`
 /// scatter's rules).
 fn chain_plan(desc: &ChainDesc) -> Result<ChainPlan, RuleError> {
@@ -611,6 +612,10 @@ fn check_chain(desc: &ChainDesc) -> Result<ChainPlan, RuleError> {
                     Some(fault(DynamicFault::NdAfterCount, Location::Shape(Operand::Indices)))
                 } else if g.form == GatherForm::Elements && normalize(g.axis, rank) == 0 {
                     Some(fault(DynamicFault::ElementsAcrossCount, Location::Axis))
+                } else if g.form == GatherForm::Elements && g.indices.strides.is_some() {
+                    // Its indices lead with the count: read packed, as the carrier's are.
+                    let t = Operand::Indices;
+                    Some(fault(DynamicFault::Strides { tensor: t }, Location::Strides(t)))
                 } else if normalize(g.axis, rank) == 0 {
                     Some(fault(DynamicFault::GatherAcrossCount, Location::Axis))
                 } else {
@@ -659,8 +664,9 @@ fn check_scattering(desc: &ChainDesc, p: ChainPlan, second: &ChainPlan) -> Resul
 }
 
 /// The plan of a `_` chain for `count` leading steps (what `run` launches with). A count of 0
-/// empties the result, the tensor carrying the count and every stage's output from there on
-/// (the plan is otherwise the plan for a count of 1); nothing is launched.
+/// empties the result, the tensor carrying the count, every stage's output from there on and
+/// the indices that lead with the count too (a later gather_elements', a final scatter's; the
+/// plan is otherwise the plan for a count of 1); nothing is launched.
 pub fn chain_at(desc: &ChainDesc, count: usize) -> Result<ChainPlan, RuleError> {
     let Some(carrier) = desc.dynamic_leading else { return desc.plan_sizes() };
     if let ChainCount::Indices { stage } = carrier {

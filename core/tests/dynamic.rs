@@ -417,6 +417,30 @@ fn chain_rules_of_the_count() {
             assert_eq!(specialized(kernel), one, "count {count}");
         }
     }
+    // Strided, such indices could not give the count's rows by their length.
+    let mut strided = common::gather_stage(onnx, DType::I64, &[PLACEHOLDER, 4, 3], 2);
+    strided.form = stridex_core::GatherForm::Elements;
+    strided.indices.strides = Some(d(&[12, 3, 1]));
+    assert_eq!(
+        fault(chain(data, vec![StageDesc::Gather(strided)], ChainCount::Data)),
+        Some(DynamicFault::Strides { tensor: Operand::Indices })
+    );
+    // Counted by a gather_elements' own indices (along axis 0 of a fixed table), then picked
+    // from by another: both lead with the count, and at 0 both are empty.
+    let table = TensorDecl::packed(DType::F32, d(&[5, 4, 6]));
+    let mut rows = common::gather_stage(onnx, DType::I64, &[PLACEHOLDER, 4, 6], 0);
+    rows.form = stridex_core::GatherForm::Elements;
+    let carried = chain(table, vec![StageDesc::Gather(rows), elements(2)], ChainCount::Indices { stage: 1 });
+    for count in [0, 1, 9] {
+        let at = dynamic::chain_at(&carried, count).unwrap();
+        assert_eq!(at.output.sizes.to_vec(), vec![count, 4, 3]);
+        for s in &at.stages[..] {
+            match s {
+                stridex_core::StagePlan::Gather(g) => assert_eq!(g.indices.sizes[0], count),
+                s => panic!("{s:?}"),
+            }
+        }
+    }
     let empty = dynamic::chain_at(&picks, 0).unwrap();
     assert_eq!(empty.output.sizes[0], 0);
     match &empty.stages[0] {

@@ -80,6 +80,10 @@ fn a_gather_elements_after_the_count_takes_it_on_its_indices() {
     let fixed = stridex::Chain::data::<f32>(&[0, 8]).dynamic_leading().gather(stage()).build();
     let e = fixed.unwrap_err().to_string();
     assert!(e.contains("write `_` there"), "{e}");
+    // A gather_nd cannot follow the count: its own rule, not a second count's.
+    let nd = stridex::Gather::openvino().nd().indices::<i32>(&[0, 1]).dynamic_leading();
+    let e = stridex::Chain::data::<f32>(&[0, 8, 2]).dynamic_leading().gather(nd).build().unwrap_err();
+    assert!(e.to_string().contains("gather_nd: after the chain's `_` count"), "{e}");
 }
 
 /// What a `_` count leaves alone is answered without one, the same as at every count: a

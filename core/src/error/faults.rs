@@ -222,7 +222,7 @@ impl fmt::Display for DynamicFault {
             ),
             SecondCount => write!(
                 f,
-                "a chain has one `_` count: the leading size of its data or of one gather's indices, which every later stage keeps as its leading size; give this size"
+                "a chain has one `_` count: the leading size of its data or of one gather's indices, which every later stage keeps as its leading size (a later gather_elements' or scatter's `_` indices lead with that same count); give this size"
             ),
             StageWindow => write!(
                 f,

@@ -180,7 +180,12 @@ pub fn chain(input: &ChainInput) -> syn::Result<ChainDesc> {
                     continue;
                 }
                 if count.is_some() {
-                    let e = RuleError::Dynamic { fault: DynamicFault::SecondCount, at: Location::Chain };
+                    // A gather_nd after the count cannot take it at all.
+                    let fault = match g.form {
+                        GatherForm::Nd => DynamicFault::NdAfterCount,
+                        _ => DynamicFault::SecondCount,
+                    };
+                    let e = RuleError::Dynamic { fault, at: Location::Chain };
                     return Err(syn::Error::new_spanned(&g.indices.sizes.items[0].tokens, e.to_string()));
                 }
                 count = Some((ChainCount::Indices { stage: i + 1 }, &g.indices.sizes));
