@@ -553,29 +553,21 @@ impl<T: Element, I: IndexTypes, O: Element> Chain<T, I, O> {
                 out_of_range: gather.k.out_of_range,
             }))
         })();
-        // A `_` on the indices' leading size is the chain's count (one per chain); after it, a
-        // gather_elements' indices lead with it (their shape is its output's).
-        let follows = gather.k.form == GatherForm::Elements && self.k.dynamic_leading.is_some();
+        // A `_` on the indices' leading size is the chain's count (one per chain), or, on a
+        // gather_elements after it, that same count (core's rule, as the macro applies it).
+        let counted = self.k.dynamic_leading.is_some();
         let stage = match stage {
-            Ok(_) if follows && !gather.k.dynamic_leading => Err(RuleError::Dynamic {
-                fault: stridex_core::DynamicFault::ElementsStageCount,
-                at: stridex_core::Location::Size(Operand::Indices, 0),
-            }
-            .into()),
-            Ok(_) if gather.k.dynamic_leading && self.k.dynamic_leading.is_some() && !follows => {
-                Err(match gather.k.form {
-                    // A gather_nd after the count cannot take it at all.
-                    GatherForm::Nd => RuleError::Dynamic {
-                        fault: stridex_core::DynamicFault::NdAfterCount,
-                        at: stridex_core::Location::Chain,
-                    },
-                    _ => second_count(),
-                }
-                .into())
-            }
-            other => other,
+            Ok(_) => match stridex_core::dynamic::stage_indices_fault(
+                gather.k.form,
+                counted,
+                gather.k.dynamic_leading,
+            ) {
+                Some(e) => Err(e.into()),
+                None => stage,
+            },
+            e => e,
         };
-        if gather.k.dynamic_leading && stage.is_ok() && !follows {
+        if gather.k.dynamic_leading && stage.is_ok() && !counted {
             self.k.dynamic_leading = Some(ChainCount::Indices { stage: self.k.stages.len() + 1 });
         }
         self.then(stage)
@@ -699,11 +691,6 @@ impl<T: Element, I: IndexTypes, O: Element> Chain<T, I, O> {
     pub fn build(&self) -> Result<ChainOp<T, I, O>, Error> {
         ChainOp::new(self.desc()?)
     }
-}
-
-/// A second `_` in one chain.
-fn second_count() -> RuleError {
-    RuleError::Dynamic { fault: stridex_core::DynamicFault::SecondCount, at: stridex_core::Location::Chain }
 }
 
 /// A scatter described at run time, the inverse of the [`Gather`] of the same form, data and

@@ -446,6 +446,24 @@ fn chain_plan(desc: &ChainDesc) -> Result<ChainPlan, RuleError> {
     })
 }
 
+/// The rule a chain's gather stage breaks by its indices' leading size as written, for the
+/// front ends (the macro, the builder), which know whether it is `_` (`underscore`) and whether
+/// an earlier tensor carries the chain's count (`counted`). Before the count a `_` makes the
+/// indices its carrier; after it, a gather_elements' indices lead with that same count (`_`
+/// required: its output is their shape), a gather_nd takes none, and a gather's `_` would be a
+/// second count.
+pub fn stage_indices_fault(form: GatherForm, counted: bool, underscore: bool) -> Option<RuleError> {
+    let fault = match (counted, form, underscore) {
+        (true, GatherForm::Elements, false) => {
+            return Some(self::fault(DynamicFault::ElementsStageCount, Location::Size(Operand::Indices, 0)))
+        }
+        (true, GatherForm::Nd, true) => DynamicFault::NdAfterCount,
+        (true, GatherForm::Axis, true) => DynamicFault::SecondCount,
+        _ => return None,
+    };
+    Some(self::fault(fault, Location::Chain))
+}
+
 /// Whether stage `stage` (1-based) of a chain receives the `_` count as its leading size.
 pub fn counted_at(desc: &ChainDesc, stage: usize) -> bool {
     match desc.dynamic_leading {

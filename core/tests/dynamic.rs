@@ -384,6 +384,21 @@ fn chain_rules_of_the_count() {
         fault(chain(data, vec![StageDesc::Gather(nd)], ChainCount::Data)),
         Some(DynamicFault::NdAfterCount)
     );
+    // What the front ends ask of a gather stage's indices: `_` carries the count before it;
+    // after it, a gather_elements' indices must lead with `_`, and no other gather's may.
+    let asked = |form, counted, underscore| {
+        dynamic::stage_indices_fault(form, counted, underscore).and_then(|e| fault_of(&e))
+    };
+    use stridex_core::GatherForm::{Axis, Elements, Nd};
+    for form in [Axis, Elements, Nd] {
+        assert_eq!(asked(form, false, true), None);
+        assert_eq!(asked(form, false, false), None);
+    }
+    assert_eq!(asked(Elements, true, true), None);
+    assert_eq!(asked(Elements, true, false), Some(DynamicFault::ElementsStageCount));
+    assert_eq!(asked(Axis, true, true), Some(DynamicFault::SecondCount));
+    assert_eq!(asked(Nd, true, true), Some(DynamicFault::NdAfterCount));
+    assert_eq!((asked(Axis, true, false), asked(Nd, true, false)), (None, None));
     // A GatherElements after the count takes it as its indices' leading size (whatever is
     // written there; the macro and builder ask for `_`), along any axis but the count's.
     let elements = |axis| {

@@ -168,27 +168,19 @@ pub fn chain(input: &ChainInput) -> syn::Result<ChainDesc> {
         (!input.data.sizes.underscores().is_empty()).then_some((ChainCount::Data, &input.data.sizes));
     for (i, stage) in input.stages.iter().enumerate() {
         match stage {
-            // After the count, a gather_elements' indices lead with it (its output is their
-            // shape): `_` there is the chain's count, not a second one.
-            StageInput::Gather { input: g, .. } if g.form == GatherForm::Elements && count.is_some() => {
-                let message = DynamicFault::ElementsStageCount.to_string();
-                led_by_count(&g.indices.sizes, true, "", &message)?;
-            }
             StageInput::Gather { input: g, .. } => {
                 underscores(&g.indices.sizes, true, "")?;
-                if g.indices.sizes.underscores().is_empty() {
-                    continue;
+                // Only the leading size may be `_` (checked above), and indices of rank 0 have
+                // no leading size for these rules (their own rule reports them).
+                let Some(first) = g.indices.sizes.items.first() else { continue };
+                let underscore = !g.indices.sizes.underscores().is_empty();
+                let counted = count.is_some();
+                if let Some(e) = stridex_core::dynamic::stage_indices_fault(g.form, counted, underscore) {
+                    return Err(syn::Error::new_spanned(&first.tokens, e.to_string()));
                 }
-                if count.is_some() {
-                    // A gather_nd after the count cannot take it at all.
-                    let fault = match g.form {
-                        GatherForm::Nd => DynamicFault::NdAfterCount,
-                        _ => DynamicFault::SecondCount,
-                    };
-                    let e = RuleError::Dynamic { fault, at: Location::Chain };
-                    return Err(syn::Error::new_spanned(&g.indices.sizes.items[0].tokens, e.to_string()));
+                if underscore && !counted {
+                    count = Some((ChainCount::Indices { stage: i + 1 }, &g.indices.sizes));
                 }
-                count = Some((ChainCount::Indices { stage: i + 1 }, &g.indices.sizes));
             }
             StageInput::Slice { input: s, .. } => {
                 // A stage's window never writes `_`: after the count it is taken by ranges.
