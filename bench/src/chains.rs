@@ -60,9 +60,8 @@ fn time_fused<T: Element, I: IndexTypes>(
     let d = upload(c, data, op.buffer_bytes(Operand::Data).unwrap());
     let o = c.empty(op.buffer_bytes(Operand::Output).unwrap());
     let refs: Vec<&Handle> = indices.iter().collect();
-    let t = median(env.settings.reps, || {
+    let t = env.synced_median(|| {
         op.launch(c, &d, &refs, &o).expect("chain launch");
-        sync(c);
     });
     (t, read(c, &o, op.plan().unwrap().output.num_elements()))
 }
@@ -290,9 +289,8 @@ fn kv_write_of_projection(env: &Env) -> Option<ChainOutcome> {
     let d = upload(c, &qkv, fused.buffer_bytes(Operand::Data).unwrap());
     let ix = upload(c, &ids, fused.index_buffer_bytes(0).unwrap());
     let o = upload(c, &cache, fused.buffer_bytes(Operand::Output).unwrap());
-    let tf = median(env.settings.reps, || {
+    let tf = env.synced_median(|| {
         fused.launch(c, &d, &[&ix], &o).expect("chain launch");
-        sync(c);
     });
     check("fused", case, &bits(&read::<f16>(c, &o, slots * row)), &expected);
     let o = upload(c, &cache, fused.buffer_bytes(Operand::Output).unwrap());

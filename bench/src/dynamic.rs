@@ -6,7 +6,7 @@
 //! Burn's op. And what a count never seen before costs: a fixed op must be built and its kernel
 //! compiled; the `_` op launches the kernel it already has.
 
-use crate::measure::{median, read, sync, upload, Env};
+use crate::measure::{read, sync, upload, Env};
 use burn::tensor::{s, IndexingUpdateOp, Int, Tensor, TensorData};
 use std::time::Instant;
 use stridex::cubecl::client::Client;
@@ -98,13 +98,11 @@ fn embedding(env: &Env) -> DynamicOutcome {
         let idx = upload(c, &ids, ANY.buffer_bytes_at(count, Operand::Indices).unwrap());
         let out_f = c.empty(op.buffer_bytes(Operand::Output).unwrap());
         let out_d = c.empty(ANY.buffer_bytes_at(count, Operand::Output).unwrap());
-        let t_fixed = median(env.settings.reps, || {
+        let t_fixed = env.synced_median(|| {
             op.launch(c, &data, &idx, &out_f).expect("fixed launch");
-            sync(c);
         });
-        let t_dyn = median(env.settings.reps, || {
+        let t_dyn = env.synced_median(|| {
             ANY.launch_at(c, count, &data, &idx, &out_d).expect("dynamic launch");
-            sync(c);
         });
         check("fixed", case, count, &read(c, &out_f, count * DIM), &expected);
         check("`_`", case, count, &read(c, &out_d, count * DIM), &expected);
@@ -154,13 +152,11 @@ fn batch_crop(env: &Env) -> DynamicOutcome {
         let input = upload(c, &x, ANY.buffer_bytes_at(count, Operand::Input).unwrap());
         let out_f = c.empty(op.buffer_bytes(Operand::Output).unwrap());
         let out_d = c.empty(ANY.buffer_bytes_at(count, Operand::Output).unwrap());
-        let t_fixed = median(env.settings.reps, || {
+        let t_fixed = env.synced_median(|| {
             op.launch(c, &input, &out_f).expect("fixed launch");
-            sync(c);
         });
-        let t_dyn = median(env.settings.reps, || {
+        let t_dyn = env.synced_median(|| {
             ANY.launch_at(c, count, &input, &out_d).expect("dynamic launch");
-            sync(c);
         });
         let n = count * 3 * k * k;
         check("fixed", case, count, &read(c, &out_f, n), &expected);
@@ -334,14 +330,12 @@ fn kv_from_qkv(env: &Env) -> DynamicOutcome {
         let data = upload(c, &qkv, ANY.buffer_bytes_at(count, Operand::Data).unwrap());
         let idx = upload(c, &slots, ANY.index_buffer_bytes_at(count, 0).unwrap());
         let out_f = upload(c, &cache, op.buffer_bytes(Operand::Output).unwrap());
-        let out_d = upload(c, &cache, ANY.buffer_bytes_at(count, Operand::Output).unwrap());
-        let t_fixed = median(env.settings.reps, || {
+        let out_d = upload(c, &cache, ANY.buffer_bytes(Operand::Output).unwrap());
+        let t_fixed = env.synced_median(|| {
             op.launch(c, &data, &[&idx], &out_f).expect("fixed launch");
-            sync(c);
         });
-        let t_dyn = median(env.settings.reps, || {
+        let t_dyn = env.synced_median(|| {
             ANY.launch_at(c, count, &data, &[&idx], &out_d).expect("dynamic launch");
-            sync(c);
         });
         check("fixed", case, count, &read(c, &out_f, SLOTS * ROW), &expected);
         check("`_`", case, count, &read(c, &out_d, SLOTS * ROW), &expected);
@@ -420,13 +414,11 @@ fn image_chain(
         let input = upload(c, &x, any.buffer_bytes_at(count, Operand::Data).unwrap());
         let out_f = c.empty(op.buffer_bytes(Operand::Output).unwrap());
         let out_d = c.empty(any.buffer_bytes_at(count, Operand::Output).unwrap());
-        let t_fixed = median(env.settings.reps, || {
+        let t_fixed = env.synced_median(|| {
             op.launch(c, &input, &[&bgr], &out_f).expect("fixed launch");
-            sync(c);
         });
-        let t_dyn = median(env.settings.reps, || {
+        let t_dyn = env.synced_median(|| {
             any.launch_at(c, count, &input, &[&bgr], &out_d).expect("dynamic launch");
-            sync(c);
         });
         check("fixed", case, count, &read(c, &out_f, n), &expected);
         check("`_`", case, count, &read(c, &out_d, n), &expected);

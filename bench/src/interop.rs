@@ -88,9 +88,8 @@ fn embedding(env: &Env) -> InteropOutcome {
     let d = upload(c, &table, op.buffer_bytes(Operand::Data).unwrap());
     let ix = upload(c, &ids, op.buffer_bytes(Operand::Indices).unwrap());
     let o = c.empty(op.buffer_bytes(Operand::Output).unwrap());
-    let buffers = median(env.settings.reps, || {
+    let buffers = env.synced_median(|| {
         op.launch(c, &d, &ix, &o).expect("launch");
-        sync(c);
     });
     check("on buffers", case, &read::<f32>(c, &o, n * dim), &expected);
 
@@ -124,9 +123,8 @@ fn last_position(env: &Env) -> InteropOutcome {
     let d = upload(c, &table, op.buffer_bytes(Operand::Data).unwrap());
     let ix = upload(c, &ids, op.index_buffer_bytes(0).unwrap());
     let o = c.empty(op.buffer_bytes(Operand::Output).unwrap());
-    let buffers = median(env.settings.reps, || {
+    let buffers = env.synced_median(|| {
         op.launch(c, &d, &[&ix], &o).expect("launch");
-        sync(c);
     });
     check("on buffers", case, &read::<f32>(c, &o, batch * dim), &expected);
 
@@ -187,9 +185,8 @@ fn kv_cache(env: &Env) -> Option<InteropOutcome> {
     let d = upload(c, &cache, bytes(Operand::Data));
     let ix = upload(c, &ids, bytes(Operand::Indices));
     let u = upload(c, &new, bytes(Operand::Updates));
-    let buffers = median(env.settings.reps, || {
+    let buffers = env.synced_median(|| {
         op.launch(c, &d, &ix, &u).expect("launch");
-        sync(c);
     });
     check("on buffers", case, &bits(&read::<f16>(c, &d, slots * row)), &expected_bits);
 

@@ -194,6 +194,14 @@ pub struct Probes {
 const CUBE_DIM: u32 = 256;
 
 impl Env<'_> {
+    /// The median time of `f` (a launch on stridex's client), the device synced after each call.
+    pub fn synced_median(&self, mut f: impl FnMut()) -> f64 {
+        median(self.settings.reps, || {
+            f();
+            sync(self.client);
+        })
+    }
+
     /// Three copies of the same 64 MiB: one vector, one word, four vectors per invocation.
     pub fn probes(&self) -> Probes {
         let bytes = 64 << 20;

@@ -251,25 +251,16 @@ fn the_count_rules_of_a_scatter() {
     let cases: Vec<(ScatterDesc, DynamicFault)> = vec![
         // ScatterElements off axis 0: the indices' leading size is tied to the data's.
         (
-            ScatterDesc {
-                map: stridex_core::GatherDesc {
-                    axis: 1,
-                    ..counted(
-                        GatherForm::Elements,
-                        GatherRules::Onnx,
-                        &[8, 4],
-                        &[PLACEHOLDER, 4],
-                        &[PLACEHOLDER, 4],
-                    )
-                    .map
-                },
-                ..counted(
+            {
+                let mut desc = counted(
                     GatherForm::Elements,
                     GatherRules::Onnx,
                     &[8, 4],
                     &[PLACEHOLDER, 4],
                     &[PLACEHOLDER, 4],
-                )
+                );
+                desc.map.axis = 1;
+                desc
             },
             DynamicFault::ElementsAxis { axis: 1 },
         ),
