@@ -113,10 +113,16 @@ fn launch_guarded<R>(
     })
 }
 
-/// Bytes of a known pattern on each side of a guarded buffer; a multiple of every backend's
-/// storage-buffer offset alignment.
-const GUARD_BYTES: u64 = 256;
+/// The byte of the known pattern on each side of a guarded buffer.
 const GUARD: u8 = 0xA5;
+
+/// How many guard bytes go on each side: at least 256, and a multiple of the device's
+/// alignment for a handle's start (256 on wgpu, 512 on CubeCL 0.11's CUDA), so that the view
+/// between the guards is one `launch` accepts.
+fn guard_bytes(client: &Client) -> u64 {
+    let alignment = client.properties().memory.alignment.max(1);
+    256u64.div_ceil(alignment) * alignment
+}
 
 /// A device buffer holding `middle` between two guard regions; kernels see only the middle.
 struct Guarded {
@@ -125,19 +131,19 @@ struct Guarded {
 }
 
 fn guarded(client: &Client, middle: &[u8]) -> Guarded {
-    let g = GUARD_BYTES as usize;
-    let mut all = vec![GUARD; g];
+    let g = guard_bytes(client);
+    let mut all = vec![GUARD; g as usize];
     all.extend_from_slice(middle);
-    all.resize(all.len() + g, GUARD);
+    all.resize(all.len() + g as usize, GUARD);
     let base = client.create_from_slice(&all);
-    let view = base.clone().offset_start(GUARD_BYTES).offset_end(GUARD_BYTES);
+    let view = base.clone().offset_start(g).offset_end(g);
     Guarded { base, view }
 }
 
 /// The middle of a guarded buffer, or an error if anything touched its guards.
 fn unguard(client: &Client, g: Guarded, tensor: Operand) -> Result<Vec<u8>, Error> {
+    let n = guard_bytes(client) as usize;
     let all = read(client, g.base)?;
-    let n = GUARD_BYTES as usize;
     let (head, rest) = all.split_at(n);
     let (middle, tail) = rest.split_at(rest.len() - n);
     if let Some(i) = head.iter().chain(tail).position(|&b| b != GUARD) {
