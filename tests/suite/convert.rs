@@ -343,6 +343,39 @@ fn gathers_then_convert() {
     assert_eq!(empty.run(&[], (&[0, 1],)).unwrap().data(), [7.0, 7.0, 8.0, 8.0, 9.0, 9.0]);
 }
 
+/// A zero scale still multiplies: an infinite or NaN element converts to NaN (IEEE's `inf * 0`),
+/// not to the offset. Vulkan lets a driver assume no infinities or NaNs and fold `x * 0.0` to
+/// `0.0` when the scale is a constant in the shader (lavapipe did, through the SPIR-V lane), so
+/// the kernel must keep the product for such elements itself. Per channel, the zero scale on
+/// one channel only, and from f16 and f32 data (their encodings of infinity differ).
+#[test]
+fn a_zero_scale_keeps_infinities_and_nans_nan() {
+    let specials = [f32::INFINITY, f32::NEG_INFINITY, f32::NAN, -1.5, 0.0, -0.0, 1.0e30, 3.0];
+    let want = |scale: &[f32], offset: &[f32]| -> Vec<(f64, f64)> {
+        specials
+            .iter()
+            .enumerate()
+            .map(|(i, &x)| expected(x as f64, scale[i % scale.len()], offset[i % offset.len()]))
+            .collect()
+    };
+    for (scale, offset) in [(vec![0.0f32], vec![-6.25f32]), (vec![2.0, -0.0], vec![1.0, -6.25])] {
+        let channels = scale.len();
+        let shape = [specials.len() / channels, channels];
+        let from_f32 = Chain::data::<f32>(&shape).convert::<f32>(1, &scale, &offset).build().unwrap();
+        let y = from_f32.run(&specials, ()).unwrap();
+        assert_close(y.data(), &want(&scale, &offset), &format!("f32 data, scale {scale:?}"));
+        let halves: Vec<f16> = specials.iter().map(|&x| f16::from_f32(x)).collect();
+        let from_f16 = Chain::data::<f16>(&shape).convert::<f16>(1, &scale, &offset).build().unwrap();
+        let y = from_f16.run(&halves, ()).unwrap();
+        let want16: Vec<(f64, f64)> = halves
+            .iter()
+            .enumerate()
+            .map(|(i, &x)| expected(x.to_f64(), scale[i % channels], offset[i % channels]))
+            .collect();
+        assert_close(y.data(), &want16, &format!("f16 data, scale {scale:?}"));
+    }
+}
+
 /// The rules, in the builder as in the macro (the macro's are UI tests): a `convert` before the
 /// last stage, a result type that is not a float, bool data, a wrong channel count, a value
 /// that is not finite, and a type that does not match the declared one.

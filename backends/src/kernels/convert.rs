@@ -313,7 +313,16 @@ fn element(
         scale = s;
         offset = o;
     }
-    encode(x * scale + offset, w.to)
+    let mut y = x * scale + offset;
+    if comptime!(w.has_zero_scale()) {
+        // The IEEE product of an infinite or NaN `x` and a zero scale is NaN; compared as bits,
+        // which no assumption about floats can fold away, unlike the product itself.
+        let exponent = comptime!(0x7f80_0000u32);
+        if (u32::reinterpret(x) & exponent) == exponent && (u32::reinterpret(scale) << 1u32) == 0u32 {
+            y = f32::reinterpret(comptime!(0x7fc0_0000u32));
+        }
+    }
+    encode(y, w.to)
 }
 
 /// Channel `c`'s scale and offset: constants, picked by comparisons (at most 16 channels).

@@ -68,6 +68,13 @@ impl ConvertWalk {
         self.line * self.out_lanes()
     }
 
+    /// Whether some channel's scale is zero (either sign). Its product with an infinite or NaN
+    /// element is NaN, which the kernel then makes itself: a shader compiler that may assume no
+    /// infinities or NaNs (WGSL and Vulkan allow it; lavapipe does) folds `x * 0.0` to `0.0`.
+    pub fn has_zero_scale(&self) -> bool {
+        self.scale.bits().iter().any(|&b| b & 0x7fff_ffff == 0)
+    }
+
     /// The walk of `moves` (the chain lowered to the source, `dims_of[i]` telling which
     /// output dimension `moves.dims[i]` is) ending in `convert`; `None` when a 16-bit result
     /// has no rows of whole words once a `_` dimension is kept apart, or a count passes `u32`.
