@@ -11,7 +11,7 @@ if ! { ldconfig -p || /sbin/ldconfig -p; } 2>/dev/null | grep 'libcuda\.so' >/de
 fi
 nvidia-smi -L
 # One process per group: an illegal address poisons the CUDA context for every later test in
-# the process. Every group passed on an H200 on 2026-11-27 (bench/RESULTS-cuda.md). `explain::`
+# the process. Every group passed on an H200 on 2026-11-30 (bench/RESULTS-cuda.md). `explain::`
 # is left out: it compiles WGSL as the wgpu runtime does.
 for group in "seeds:: dtypes:: runtime:: conformance::" "random::" "scatter:: elements:: nd::" \
     "chains:: convert::" "dynamic::" "training::" "burn::" "walks:: describe:: accepted::"; do
