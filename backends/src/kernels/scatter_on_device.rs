@@ -50,12 +50,6 @@ impl OnDevice {
         Some(OnDevice::Grouped(d, ScatterKernelDesc { every_run: true, ..k }))
     }
 
-    /// Whether a scatter of `plan` launched on `client` groups its lists on the device
-    /// (`ScatterOp::launch` writing its own data): a GPU, and a plan [`OnDevice::grouped`] takes.
-    pub(crate) fn groups(client: &Client, plan: &ScatterPlan) -> bool {
-        super::group_on_device(client) && OnDevice::grouped(plan, &plan.map.data, false).is_some()
-    }
-
     /// Which kernels these are (see `ScatterKernel::tag`). The rows pair reading a chain's
     /// data (`of_chain`) is specialized on where it reads, which two chains with the same
     /// scatter (a K and a V write) differ in: its tag is the hash of what it is compiled on

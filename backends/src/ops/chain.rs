@@ -46,9 +46,9 @@ impl<T: Element, I: IndexTypes, O: Element> ChainOp<T, I, O> {
     /// scatter is fused when no intermediate is written: its slices before a write of whole
     /// rows read in place (`ScatterRowsDesc::of_chain`; the write is still its claim and write
     /// kernels), a gather of rows folded into the lists of a grouped scatter
-    /// (`GatheredRows::of_chain`), or a scatter alone. The last runs as its two stages where the
-    /// scatter groups its lists on the device (GPUs: folding the gather in would read both
-    /// index buffers back, a round trip that costs more there than the intermediate).
+    /// (`GatheredRows::of_chain`), or a scatter alone. This is the form the descriptor compiles,
+    /// the same on every device: on GPUs a gather folded into a grouped scatter runs as its two
+    /// stages all the same, which measured faster there (`docs/rules.md`, `chain-scatter`).
     pub fn is_fused(&self) -> Result<bool, Error> {
         Ok(match self.kernel()? {
             Some(ChainKernel::Fused(_)) => true,
@@ -278,12 +278,12 @@ impl<T: Element, I: IndexTypes, O: Element> ChainOp<T, I, O> {
             // Fused: slices, then whole rows written at their slots, read from the data itself.
             Updates::SlicedRows(k)
         } else if let (Some(f), [gather_indices], false) =
-            (GatheredRows::of_chain(plan), before_indices, OnDevice::groups(client, s))
+            (GatheredRows::of_chain(plan), before_indices, crate::kernels::tile_spread(client))
         {
             // Fused: the gather folded into the scatter's lists, which read the rows in place.
-            // Not where the scatter groups its lists on the device (GPUs): the folding reads
-            // both index buffers back, which on an H200 made the MoE combine 2.4 to 3.3x slower
-            // than its two stages (bench/RESULTS-cuda.md), so the gather runs first there.
+            // Not on GPUs: on an H200 the fused MoE combine took 2.4 to 3.4x as long as its two
+            // stages, whether those grouped on the device or on the host (bench/RESULTS-cuda.md),
+            // so the gather runs first there. On lavapipe the fused form is 1.7x faster.
             launch::check_handle(client, Operand::Indices, gather_indices, Self::index_bytes_of(plan, 0)?)
                 .map_err(|e| in_stage(1, e))?;
             Updates::GatheredRows(f, gather_indices)
