@@ -273,6 +273,15 @@ pub fn chain(desc: &ChainDesc, p: &ChainPlan) -> String {
         }
         None => {}
     }
+    for (stage, indices) in crate::dynamic::indices_led_by_count(desc) {
+        let mut shown: Vec<String> = indices.sizes.iter().map(ToString::to_string).collect();
+        shown[0] = "_".into();
+        let _ = writeln!(
+            s,
+            "  stage {stage}'s indices [{}]: their leading size is the same count",
+            shown.join(", ")
+        );
+    }
     s += &tensor("data", p.data_type, &p.data, "");
     for (i, stage) in p.stages.iter().enumerate() {
         let what = match stage {
@@ -327,7 +336,7 @@ pub fn chain(desc: &ChainDesc, p: &ChainPlan) -> String {
             s += "  no intermediate is written: the scatter's write reads each row from the data, where the slices put it\n"
         }
         _ if crate::kernel::GatheredRows::of_chain(p).is_some() => {
-            s += "  no intermediate is written: the host folds the gather into the scatter's lists, and the scatter reads each gathered row from the data\n";
+            s += "  no intermediate is written: the host folds the gather into the scatter's lists, and the scatter reads each gathered row from the data (on GPUs the gather runs first instead, which measured faster there)\n";
             if matches!(p.stages.first(), Some(StagePlan::Gather(g)) if g.out_of_range == OutOfRange::Zero) {
                 s += "  a row the gather's `zero` policy makes zeros is read from no buffer: the scatter takes it as zeros\n";
             }

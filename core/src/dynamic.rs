@@ -464,6 +464,30 @@ pub fn stage_indices_fault(form: GatherForm, counted: bool, underscore: bool) ->
     Some(self::fault(fault, Location::Chain))
 }
 
+/// The index tensors of a `_` chain, after the one that carries the count, that lead with
+/// that same count, each with its stage (1-based): a gather_elements' (its output is its
+/// indices' shape) and a final scatter's (its positions are the count's rows, as its updates
+/// are). Empty for fixed sizes.
+pub fn indices_led_by_count(desc: &ChainDesc) -> Vec<(usize, &TensorDecl)> {
+    let first = match desc.dynamic_leading {
+        None => return Vec::new(),
+        Some(ChainCount::Data) => 0,
+        Some(ChainCount::Indices { stage }) => stage,
+    };
+    let mut led = Vec::new();
+    for (i, stage) in desc.stages.iter().enumerate() {
+        let indices = match stage {
+            StageDesc::Gather(g) if i + 1 > first && g.form == GatherForm::Elements => &g.indices,
+            StageDesc::Scatter(s) => &s.indices,
+            _ => continue,
+        };
+        if !indices.sizes.is_empty() {
+            led.push((i + 1, indices));
+        }
+    }
+    led
+}
+
 /// Whether stage `stage` (1-based) of a chain receives the `_` count as its leading size.
 pub fn counted_at(desc: &ChainDesc, stage: usize) -> bool {
     match desc.dynamic_leading {
@@ -749,17 +773,11 @@ pub fn chain_at(desc: &ChainDesc, count: usize) -> Result<ChainPlan, RuleError> 
         ChainCount::Indices { stage } => stage,
     };
     output_at(&mut d.output, count);
+    let led: Vec<usize> = indices_led_by_count(desc).into_iter().map(|(n, _)| n).collect();
     for (i, stage) in d.stages.to_mut().iter_mut().enumerate() {
         match stage {
-            StageDesc::Gather(g) if i + 1 == first => g.indices.sizes.set(0, count),
-            // A GatherElements after the count: its output, its indices' shape, leads with it.
-            StageDesc::Gather(g)
-                if i + 1 > first && g.form == GatherForm::Elements && !g.indices.sizes.is_empty() =>
-            {
-                g.indices.sizes.set(0, count)
-            }
-            // A final scatter's positions are the count's (its updates lead with it).
-            StageDesc::Scatter(s) if !s.indices.sizes.is_empty() => s.indices.sizes.set(0, count),
+            StageDesc::Gather(g) if i + 1 == first || led.contains(&(i + 1)) => g.indices.sizes.set(0, count),
+            StageDesc::Scatter(s) if led.contains(&(i + 1)) => s.indices.sizes.set(0, count),
             StageDesc::Slice(SliceWindow::DirectMl { sizes, .. }) if i + 1 > first && !sizes.is_empty() => {
                 sizes.set(0, count)
             }

@@ -648,6 +648,7 @@ fn a_counted_chain_ends_in_a_scatter() {
         scatter { into: f32[16, 1, 4, 8], indices: i32[_], axis: 0, out_of_range: skip },
     };
     assert!(kv.is_dynamic() && kv.is_fused().unwrap());
+    assert!(kv.describe().contains("stage 2's indices [_]: their leading size is the same count"));
     assert_eq!(kv.kernel_source(Dialect::Wgsl).unwrap().unwrap().matches("@compute").count(), 2);
     let qkv: Vec<f32> = (0..9 * 96).map(|v| v as f32 * 0.25).collect();
     let cache: Vec<f32> = (0..16 * 32).map(|v| -(v as f32)).collect();

@@ -53,6 +53,13 @@ fn a_gather_elements_after_the_count_takes_it_on_its_indices() {
         gather_elements { indices: i32[_, 3], axis: 1 },
     };
     assert!(picks.is_fused().unwrap() && looked_up.is_fused().unwrap());
+    // `describe` names each tensor the count sizes: the carrier, then the picks' indices.
+    let text = looked_up.describe();
+    assert!(text.contains("stage 1's indices [_]: the leading size `_` is the count"), "{text}");
+    assert!(text.contains("stage 2's indices [_, 3]: their leading size is the same count"), "{text}");
+    let text = picks.describe();
+    assert!(text.contains("data [_, 8]: the leading size `_` is the count"), "{text}");
+    assert!(text.contains("stage 1's indices [_, 3]: their leading size is the same count"), "{text}");
     let table: Vec<f32> = (0..400).map(|v| v as f32 * 0.5).collect();
     for n in [1usize, 4, 0, 37] {
         let logits = &table[..n * 8];
