@@ -314,7 +314,7 @@ fn element(
         offset = o;
     }
     let mut y = x * scale + offset;
-    if comptime!(w.has_zero_scale()) {
+    if comptime!(w.zero_scale_on_floats()) {
         // The IEEE product of an infinite or NaN `x` and a zero scale is NaN; compared as bits,
         // which no assumption about floats can fold away, unlike the product itself.
         let exponent = comptime!(0x7f80_0000u32);

@@ -117,7 +117,7 @@ fn launch_guarded<R>(
 const GUARD: u8 = 0xA5;
 
 /// How many guard bytes go on each side: at least 256, and a multiple of the device's
-/// alignment for a handle's start (256 on wgpu, 512 on CubeCL 0.11's CUDA), so that the view
+/// alignment for a handle's start (typically 256 on wgpu, 512 on CubeCL 0.11's CUDA), so that the view
 /// between the guards is one `launch` accepts.
 fn guard_bytes(client: &Client) -> u64 {
     let alignment = client.properties().memory.alignment.max(1);

@@ -68,11 +68,13 @@ impl ConvertWalk {
         self.line * self.out_lanes()
     }
 
-    /// Whether some channel's scale is zero (either sign). Its product with an infinite or NaN
-    /// element is NaN, which the kernel then makes itself: a shader compiler that may assume no
-    /// infinities or NaNs (WGSL and Vulkan allow it; lavapipe does) folds `x * 0.0` to `0.0`.
-    pub fn has_zero_scale(&self) -> bool {
-        self.scale.bits().iter().any(|&b| b & 0x7fff_ffff == 0)
+    /// Whether some channel's scale is zero (either sign) and the data is a float, which may be
+    /// infinite or NaN. Such an element's product with a zero scale is NaN, which the kernel
+    /// then makes itself: a shader compiler that may assume no infinities or NaNs (WGSL and
+    /// Vulkan allow it; lavapipe does) folds `x * 0.0` to `0.0`.
+    pub fn zero_scale_on_floats(&self) -> bool {
+        let float = matches!(self.from, DType::F32 | DType::F16 | DType::BF16 | DType::F64);
+        float && self.scale.bits().iter().any(|&b| b & 0x7fff_ffff == 0)
     }
 
     /// The walk of `moves` (the chain lowered to the source, `dims_of[i]` telling which
