@@ -34,7 +34,7 @@ impl<'a> IndexBuffer<'a> {
             bytes: I::bytes(values),
             len: values.len(),
             width: I::DTYPE.size(),
-            value: |b| I::from_bytes(b)[0].value(),
+            value: decoder(I::DTYPE),
         }
     }
 
@@ -76,16 +76,24 @@ index_tuples! {
 
 /// Index bytes read back from a device, as a buffer of `dtype`.
 pub(super) fn erased(dtype: DType, bytes: &[u8]) -> IndexBuffer<'_> {
-    fn value<I: IndexElement>(b: &[u8]) -> i128 {
-        I::from_bytes(b)[0].value()
+    let width = dtype.size();
+    IndexBuffer { bytes: Cow::Borrowed(bytes), len: bytes.len() / width, width, value: decoder(dtype) }
+}
+
+/// How to read one index of `dtype` (an index type's: i32, u32, u64, else i64) from its bytes,
+/// in the native order the buffers hold. No allocation: the host's `error` checks and a folded
+/// gather read every index one at a time, and a `Vec` per index (`Element::from_bytes`) cost
+/// more than the launch they guard.
+fn decoder(dtype: DType) -> fn(&[u8]) -> i128 {
+    fn value<I: IndexElement + bytemuck::Pod>(b: &[u8]) -> i128 {
+        bytemuck::pod_read_unaligned::<I>(b).value()
     }
-    let value: fn(&[u8]) -> i128 = match dtype {
+    match dtype {
         DType::I32 => value::<i32>,
         DType::U32 => value::<u32>,
         DType::U64 => value::<u64>,
         _ => value::<i64>,
-    };
-    IndexBuffer { bytes: Cow::Borrowed(bytes), len: bytes.len() / dtype.size(), width: dtype.size(), value }
+    }
 }
 
 impl<'a> IndexBuffer<'a> {
