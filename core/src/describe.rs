@@ -107,17 +107,25 @@ fn coords_of(layout: &TensorLayout, offset: usize) -> Vec<usize> {
 }
 
 /// What a `_` leading size means, before the figures (which are for the placeholder count).
-fn dynamic_note(tensor: &str, possessive: &str, decl: &crate::TensorDecl) -> String {
+/// A declaration's sizes as its descriptor writes them where the leading one is the `_` count:
+/// `[_, 8, 128]`.
+fn led_by_count(decl: &crate::TensorDecl) -> String {
     let mut shown: Vec<String> = decl.sizes.iter().map(ToString::to_string).collect();
-    shown[0] = "_".into();
+    if let Some(first) = shown.first_mut() {
+        *first = "_".into();
+    }
+    format!("[{}]", shown.join(", "))
+}
+
+fn dynamic_note(tensor: &str, possessive: &str, decl: &crate::TensorDecl) -> String {
     let step = crate::dynamic::row_step(decl);
     let steps = match decl.strides {
         Some(_) => format!("in steps of its leading stride, {step} element(s)"),
         None => format!("in rows of {step} element(s)"),
     };
     format!(
-        "  {tensor} [{}]: the leading size `_` is the count, read at run time from the {possessive} length {steps}; one kernel serves every count (figures below for a count of {})\n",
-        shown.join(", "),
+        "  {tensor} {}: the leading size `_` is the count, read at run time from the {possessive} length {steps}; one kernel serves every count (figures below for a count of {})\n",
+        led_by_count(decl),
         crate::dynamic::PLACEHOLDER
     )
 }
@@ -274,12 +282,10 @@ pub fn chain(desc: &ChainDesc, p: &ChainPlan) -> String {
         None => {}
     }
     for (stage, indices) in crate::dynamic::indices_led_by_count(desc) {
-        let mut shown: Vec<String> = indices.sizes.iter().map(ToString::to_string).collect();
-        shown[0] = "_".into();
         let _ = writeln!(
             s,
-            "  stage {stage}'s indices [{}]: their leading size is the same count",
-            shown.join(", ")
+            "  stage {stage}'s indices {}: their leading size is the same count",
+            led_by_count(indices)
         );
     }
     s += &tensor("data", p.data_type, &p.data, "");

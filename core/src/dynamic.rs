@@ -735,12 +735,13 @@ pub fn chain_at(desc: &ChainDesc, count: usize) -> Result<ChainPlan, RuleError> 
                 stage
             }
         };
-        // From the count's stage on, every output is empty: those gathers read no index.
-        for stage in p.stages.iter_mut().skip(first - 1) {
+        // From the count's stage on, every output is empty: those gathers read no index, and
+        // the indices that lead with the count (the same list as for a count above 0) are empty.
+        let led: Vec<usize> = indices_led_by_count(desc).into_iter().map(|(n, _)| n).collect();
+        for (i, stage) in p.stages.iter_mut().enumerate().skip(first - 1) {
             match stage {
                 StagePlan::Gather(g) => {
-                    // A GatherElements after the count: its indices lead with it too.
-                    if g.form == GatherForm::Elements && !g.indices.sizes.is_empty() {
+                    if led.contains(&(i + 1)) {
                         g.indices = empty(&g.indices);
                     }
                     g.output = empty(&g.output);
