@@ -71,6 +71,11 @@ impl DType {
         DType::ALL.into_iter().find(|d| d.name() == name)
     }
 
+    /// A floating-point type: one whose elements may be infinite or NaN, and whose sums round.
+    pub const fn is_float(self) -> bool {
+        matches!(self, DType::F64 | DType::F32 | DType::F16 | DType::BF16)
+    }
+
     pub const fn is_integer(self) -> bool {
         matches!(
             self,

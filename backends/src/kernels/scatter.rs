@@ -382,7 +382,7 @@ fn lane_word<N: Size>(
 #[cube]
 fn mean_of(sum: u32, n: u32, #[comptime] dtype: DType) -> u32 {
     let mut out = sum;
-    if comptime!(matches!(dtype, DType::F32 | DType::F16 | DType::BF16)) {
+    if comptime!(dtype.is_float()) {
         out = encode(widen(sum, dtype) / f32::cast_from(n), dtype);
     } else if comptime!(matches!(dtype, DType::I8 | DType::I16 | DType::I32)) {
         let x = signed(sum, dtype);
@@ -445,7 +445,7 @@ fn combine_word(acc: u32, u: u32, #[comptime] k: ScatterKernelDesc) -> u32 {
 #[cube]
 pub(super) fn combine(a: u32, b: u32, #[comptime] dtype: DType, #[comptime] reduction: Reduction) -> u32 {
     let mut out = a;
-    if comptime!(matches!(dtype, DType::F32 | DType::F16 | DType::BF16)) {
+    if comptime!(dtype.is_float()) {
         let x = widen(a, dtype);
         let y = widen(b, dtype);
         if comptime!(reduction == Reduction::Add) {

@@ -73,8 +73,7 @@ impl ConvertWalk {
     /// then makes itself: a shader compiler that may assume no infinities or NaNs (WGSL and
     /// Vulkan allow it; lavapipe does) folds `x * 0.0` to `0.0`.
     pub fn zero_scale_on_floats(&self) -> bool {
-        let float = matches!(self.from, DType::F32 | DType::F16 | DType::BF16 | DType::F64);
-        float && self.scale.bits().iter().any(|&b| b & 0x7fff_ffff == 0)
+        self.from.is_float() && self.scale.bits().iter().any(|&b| b & 0x7fff_ffff == 0)
     }
 
     /// The walk of `moves` (the chain lowered to the source, `dims_of[i]` telling which
