@@ -10,7 +10,7 @@
 #![cfg_attr(not(any(feature = "wgpu", feature = "cuda")), allow(dead_code, unused_imports, unused_variables))]
 
 use crate::error::Error;
-use crate::kernels::{ChainKernel, Launch, OpKernel, ScatterKernel};
+use crate::kernels::{ChainKernel, OpKernel, ScatterKernel};
 use cubecl::prelude::*;
 use cubecl::Compiler;
 use stridex_core::kernel::{GatherKernelDesc, SliceKernelDesc};
@@ -50,11 +50,12 @@ fn compiled(e: impl std::fmt::Debug) -> Error {
     Error::Device(format!("kernel compilation failed: {e:?}"))
 }
 
-/// The source of `kernel`'s definitions in `dialect`: one kernel, or several, each headed (a
-/// chain's stages `// stage k`, an empty one followed by `// (empty output: no kernel)`; a
-/// scatter's pair `// kernel k of 2: ..`).
-pub(crate) fn source(kernel: &impl Launch, dialect: Dialect) -> Result<String, Error> {
-    sources(kernel.definitions(), dialect)
+/// The source of the kernels `kernel` of `plan` launches, in `dialect`: one kernel, or
+/// several, each headed (a chain's stages `// stage k`, an empty one followed by
+/// `// (empty output: no kernel)`; a scatter's pair `// kernel k of 2: ..`); on GPUs' tiles
+/// (`STRIDEX_TILE=spread`), the kernels a GPU launches ([`OpKernel::offline_definitions`]).
+pub(crate) fn source<K: OpKernel>(kernel: &K, plan: &K::Plan, dialect: Dialect) -> Result<String, Error> {
+    sources(kernel.offline_definitions(plan), dialect)
 }
 
 /// Definitions compiled one after another, each under its heading.
@@ -156,13 +157,9 @@ pub fn chain_source(desc: &stridex_core::ChainDesc, dialect: Dialect) -> Result<
 /// The kernel source of a scatter descriptor, writing the packed copy `run` returns (`None`:
 /// its runs are empty, nothing is written).
 pub fn scatter_source(desc: &stridex_core::ScatterDesc, dialect: Dialect) -> Result<Option<String>, Error> {
-    let plan = desc.plan()?;
-    match crate::kernels::offline_grouping(&plan) {
-        Some(definitions) => sources(definitions, dialect).map(Some),
-        None => plan_source::<ScatterKernel>(&plan, dialect),
-    }
+    plan_source::<ScatterKernel>(&desc.plan()?, dialect)
 }
 
 fn plan_source<K: OpKernel>(plan: &K::Plan, dialect: Dialect) -> Result<Option<String>, Error> {
-    K::of(plan).map(|k| source(&k, dialect)).transpose()
+    K::of(plan).map(|k| source(&k, plan, dialect)).transpose()
 }

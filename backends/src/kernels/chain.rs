@@ -117,6 +117,42 @@ impl OpKernel for ChainKernel {
         let scatter = plan.scatter().map(|(_, s)| index_bytes(&s.map));
         plan.gathers().map(|(_, g)| index_bytes(g)).chain(scatter).max().unwrap_or(0)
     }
+
+    /// A chain that scatters, as a GPU runs it (`ops::chain`): a gather folded into a grouped
+    /// scatter runs first, as its own stage, and the scatter's lists are grouped on the device.
+    fn offline_definitions(&self, plan: &ChainPlan) -> Vec<(Option<String>, Option<KernelDefinition>)> {
+        let (ChainKernel::Scattering { before, scatter }, Some((_, s)), true) =
+            (self, plan.scatter(), super::offline_tile_spread())
+        else {
+            return self.definitions();
+        };
+        let folded = before.is_none() && stridex_core::kernel::GatheredRows::of_chain(plan).is_some();
+        let (before, scatter) = if folded {
+            let before = plan.before_scatter().and_then(|p| ChainKernel::of(&p));
+            (before.map(|b| b.definitions()), ScatterKernel::writing(s, &s.map.data))
+        } else {
+            (before.as_ref().map(|b| b.definitions()), scatter.clone())
+        };
+        let scatter = super::offline_grouping(s, &s.map.data).or_else(|| scatter.map(|k| k.definitions()));
+        scattering_definitions(before, scatter)
+    }
+}
+
+/// A chain that scatters: the definitions of the kernels before the scatter (a fused one
+/// headed `before the scatter`), then the scatter's (`None`: its runs are empty), headed
+/// `scatter` (and `kernel k of n` where they are several).
+fn scattering_definitions(
+    before: Option<Vec<(Option<String>, Option<KernelDefinition>)>>,
+    scatter: Option<Vec<(Option<String>, Option<KernelDefinition>)>>,
+) -> Vec<(Option<String>, Option<KernelDefinition>)> {
+    let before = before.unwrap_or_default().into_iter();
+    let mut all: Vec<_> =
+        before.map(|(heading, d)| (heading.or(Some("before the scatter".into())), d)).collect();
+    match scatter {
+        Some(s) => all.extend(s.into_iter().map(|(heading, d)| (heading.or(Some("scatter".into())), d))),
+        None => all.push((Some("scatter".to_string()), None)),
+    }
+    all
 }
 
 impl Launch for ChainKernelDesc {
@@ -224,18 +260,10 @@ impl Launch for ChainKernel {
     fn definitions(&self) -> Vec<(Option<String>, Option<KernelDefinition>)> {
         match self {
             ChainKernel::Fused(k) => k.definitions(),
-            ChainKernel::Scattering { before, scatter } => {
-                let mut all = before.as_ref().map(|b| b.definitions()).unwrap_or_default();
-                match scatter {
-                    Some(s) => all.extend(
-                        s.definitions()
-                            .into_iter()
-                            .map(|(heading, d)| (heading.or(Some("scatter".into())), d)),
-                    ),
-                    None => all.push((Some("scatter".to_string()), None)),
-                }
-                all
-            }
+            ChainKernel::Scattering { before, scatter } => scattering_definitions(
+                before.as_ref().map(|b| b.definitions()),
+                scatter.as_ref().map(|s| s.definitions()),
+            ),
             ChainKernel::Staged(stages) => stages
                 .iter()
                 .enumerate()

@@ -94,6 +94,14 @@ pub(crate) trait OpKernel: Launch + Clone + std::fmt::Debug + Send + Sync + Size
     fn updates_bytes(_plan: &Self::Plan) -> usize {
         0
     }
+
+    /// The definitions `explain` compiles for `plan`, with no client: those of the kernels a
+    /// device of [`offline_tile_spread`]'s kind launches, where that differs from the
+    /// descriptor's compiled form (a GPU groups a scatter's lists on the device, and runs a
+    /// gather folded into a grouped scatter as its two stages).
+    fn offline_definitions(&self, _plan: &Self::Plan) -> Vec<(Option<String>, Option<KernelDefinition>)> {
+        self.definitions()
+    }
 }
 
 /// Whether a kernel's tile spreads through its row (a row kernel's lines, the grouped
@@ -118,17 +126,18 @@ pub(crate) fn group_on_device(client: &Client) -> bool {
 }
 
 /// Where `STRIDEX_TILE=spread` shows what a GPU runs and a scatter's lists are grouped on the
-/// device there: the grouping kernels' definitions, then the grouped kernel's over every run
-/// (for `explain`, and CI's CUDA offline check).
+/// device there: the grouping kernels' definitions, then the grouped kernel's over every run of
+/// `dest` (for `explain`, and CI's CUDA offline check).
 pub(crate) fn offline_grouping(
     plan: &stridex_core::ScatterPlan,
+    dest: &stridex_core::TensorLayout,
 ) -> Option<Vec<(Option<String>, Option<KernelDefinition>)>> {
     // GPUs group on the device; the consecutive tiles stand for the CPU-like runtimes.
     if !offline_tile_spread() {
         return None;
     }
-    let Some(ScatterKernel::Grouped(_)) = ScatterKernel::writing(plan, &plan.output) else { return None };
-    Some(OnDevice::grouped(plan, &plan.output, false)?.definitions())
+    let Some(ScatterKernel::Grouped(_)) = ScatterKernel::writing(plan, dest) else { return None };
+    Some(OnDevice::grouped(plan, dest, false)?.definitions())
 }
 
 /// The tiles of a definition written for `explain`, with no client: consecutive, unless

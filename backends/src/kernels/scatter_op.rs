@@ -117,4 +117,8 @@ impl OpKernel for ScatterKernel {
     fn updates_bytes(plan: &ScatterPlan) -> usize {
         super::word_bytes(&plan.updates, plan.data_type().size())
     }
+
+    fn offline_definitions(&self, plan: &ScatterPlan) -> Vec<(Option<String>, Option<KernelDefinition>)> {
+        super::offline_grouping(plan, &plan.output).unwrap_or_else(|| self.definitions())
+    }
 }

@@ -48,7 +48,8 @@ impl<T: Element, I: IndexTypes, O: Element> ChainOp<T, I, O> {
     /// kernels), a gather of rows folded into the lists of a grouped scatter
     /// (`GatheredRows::of_chain`), or a scatter alone. This is the form the descriptor compiles,
     /// the same on every device: on GPUs a gather folded into a grouped scatter runs as its two
-    /// stages all the same, which measured faster there (`docs/rules.md`, `chain-scatter`).
+    /// stages all the same, which measured faster there (`docs/rules.md`, `chain-scatter`),
+    /// and [`crate::Op::kernel_source`] under `STRIDEX_TILE=spread` shows those stages.
     pub fn is_fused(&self) -> Result<bool, Error> {
         Ok(match self.kernel()? {
             Some(ChainKernel::Fused(_)) => true,

@@ -194,9 +194,12 @@ impl<K: OpKind, T, I> Op<K, T, I> {
     /// The generated kernel source in `dialect` (`None` when nothing launches, as for
     /// [`Op::kernel`]); a chain that runs stage by stage gives each stage's kernel, headed
     /// `// stage k`, and an op of two kernels (a KV-cache write's claim and write) heads each
-    /// `// kernel k of 2: ..`.
+    /// `// kernel k of 2: ..`. With `STRIDEX_TILE=spread`, the kernels a GPU launches: a
+    /// scatter's lists grouped on the device, and a gather folded into a grouped scatter run
+    /// as its two stages ([`crate::ChainOp::is_fused`]).
     pub fn kernel_source(&self, dialect: crate::Dialect) -> Result<Option<String>, Error> {
-        self.kernel()?.map(|k| crate::explain::source(k, dialect)).transpose()
+        let p = self.prepared()?;
+        p.kernel.as_ref().map(|k| crate::explain::source(k, &p.plan, dialect)).transpose()
     }
 
     /// The plan and kernel of one launch: the op's own, or, when its leading size is `_`,
