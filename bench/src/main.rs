@@ -11,7 +11,7 @@
 //! also writes `DIR/RESULTS.md` and `DIR/results.svg` (`RESULTS-cpu.md` and `results-cpu.svg` for
 //! `--backend cpu`, likewise `-cuda`); `-- --only NAME,..` runs the cases whose
 //! names contain one of the NAMEs (and `chains`, `dynamic`, `first-use`, `interop`,
-//! `probes`, `concurrency` by those names).
+//! `backward-parts`, `probes`, `concurrency` by those names).
 //!
 //! `-- --backend wgpu|cpu|cuda` picks the device every case runs on (`stridex::Device::open`;
 //! without it, `stridex::Device::default_device()`): `cpu` is CubeCL's CPU runtime and needs
@@ -26,6 +26,7 @@
 //! checks its output (stridex's, Burn's and Rust's) once against a host computation: lavapipe
 //! caps a buffer at 128 MiB, and a launch that failed surfaces only when its output is read.
 
+mod backward_parts;
 mod cases;
 mod chains;
 mod chart;
@@ -52,7 +53,7 @@ const USAGE: &str =
     --quick       fewer repetitions (every case still at full size)\n\
     --write DIR   also write DIR/RESULTS.md and DIR/results.svg (RESULTS-cpu.md.. for cpu, cuda)\n\
     --only N,..   only the cases whose names contain one of N (or chains, dynamic, first-use,\n\
-    \x20             interop, probes, concurrency)";
+    \x20             interop, backward-parts, probes, concurrency)";
 
 fn main() {
     // Mesa's on-disk shader cache would hand a later run the kernels an earlier run compiled:
@@ -208,6 +209,15 @@ fn run(settings: &Settings, device: &'static stridex::Device) -> report::Results
             }
             results.interop.push(i);
         }
+    }
+    if settings.only.as_ref().is_none_or(|o| o.iter().any(|n| n == "backward-parts")) {
+        let p = backward_parts::run(&env);
+        if settings.json {
+            println!("{}", backward_parts::json(&p, backend));
+        } else {
+            backward_parts::print(&p);
+        }
+        results.backward_parts = Some(p);
     }
     if settings.only.as_ref().is_none_or(|o| o.iter().any(|n| n == "probes")) {
         let p = env.probes();

@@ -125,6 +125,7 @@ pub struct Results {
     pub interop: Vec<crate::interop::InteropOutcome>,
     pub concurrency: Option<Concurrency>,
     pub probes: Option<crate::measure::Probes>,
+    pub backward_parts: Option<crate::backward_parts::BackwardParts>,
 }
 
 fn opt(v: Option<f64>) -> String {
@@ -723,6 +724,9 @@ pub fn markdown(device: &str, settings: &Settings, r: &Results) -> String {
         }
     }
     s.push_str(&why_missed(r));
+    if let Some(p) = &r.backward_parts {
+        s.push_str(&crate::backward_parts::markdown(p));
+    }
     if let Some(c) = &r.concurrency {
         s.push_str(&format!(
             "\nConcurrency: one shared `static` op ({}) called from N threads on the `{}` device, \

@@ -25,10 +25,10 @@ pub const TRAINING_STEP: &str = "training step: lookup f32[32000,1024] <- 16384 
 pub const ALL: [&str; 4] = [EMBEDDING_BACKWARD, KV_CACHE_WRITE, ELEMENTS_ADD, TRAINING_STEP];
 
 /// A small deterministic generator (xorshift64*), so every run scatters the same ids.
-struct Rng(u64);
+pub(crate) struct Rng(pub(crate) u64);
 
 impl Rng {
-    fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;
@@ -42,7 +42,7 @@ impl Rng {
 }
 
 /// `n` ids in `0..vocab` drawn from Zipf(1), as token ids in text are: a few repeat very often.
-fn zipf_ids(n: usize, vocab: usize, rng: &mut Rng) -> Vec<i32> {
+pub(crate) fn zipf_ids(n: usize, vocab: usize, rng: &mut Rng) -> Vec<i32> {
     let mut cdf = Vec::with_capacity(vocab);
     let mut acc = 0.0;
     for k in 1..=vocab {
@@ -59,11 +59,11 @@ fn zipf_ids(n: usize, vocab: usize, rng: &mut Rng) -> Vec<i32> {
 
 /// Multiples of 1/64 below 1 in size: sums of a few thousand are exact in f32, so every order
 /// of adding them (Burn's atomics too) gives the serial loop's bits.
-fn exact_values(n: usize, rng: &mut Rng) -> Vec<f32> {
+pub(crate) fn exact_values(n: usize, rng: &mut Rng) -> Vec<f32> {
     (0..n).map(|_| (rng.next() % 101) as f32 / 64.0 - 0.78125).collect()
 }
 
-fn assert_bits<T: Element>(what: &str, case: &str, got: &[T], expected: &[T]) {
+pub(crate) fn assert_bits<T: Element>(what: &str, case: &str, got: &[T], expected: &[T]) {
     assert_eq!(got.len(), expected.len(), "{case}: {what} length");
     if let Some(i) = (0..got.len()).find(|&i| T::bytes(&got[i..i + 1]) != T::bytes(&expected[i..i + 1])) {
         panic!("{case}: {what} element {i} = {:?}, expected {:?}", got[i], expected[i]);
@@ -72,7 +72,7 @@ fn assert_bits<T: Element>(what: &str, case: &str, got: &[T], expected: &[T]) {
 
 /// The bytes a scatter moves: updates and ids read, touched destination elements read and
 /// written.
-fn scatter_bytes(updates: usize, ids: usize, touched: usize, elem: usize) -> usize {
+pub(crate) fn scatter_bytes(updates: usize, ids: usize, touched: usize, elem: usize) -> usize {
     updates * elem + ids + 2 * touched * elem
 }
 
@@ -87,7 +87,7 @@ fn in_place<'a, const D: usize>(
     burn_timer(device, move || acc = acc.take().map(&op))
 }
 
-fn distinct(ids: &[i32], size: usize) -> usize {
+pub(crate) fn distinct(ids: &[i32], size: usize) -> usize {
     let mut seen = vec![false; size];
     ids.iter().filter(|&&i| !std::mem::replace(&mut seen[i as usize], true)).count()
 }
