@@ -1,35 +1,33 @@
 //! Where the embedding backward's time goes on this device. The case's scatter-add (16384 Zipf
-//! ids into f32[32000, 1024]) is timed round by round beside variants that each leave one part
-//! out: under `clamp` (no index check before the launch), at distinct ids (no long list: the
-//! Zipf head's updates to one row spread over as many rows), and in rows of 4 floats instead of
-//! 1024 (the bytes gone; the grouping and the walk of the lists kept). Their differences name
+//! ids into f32[32000, 1024], its rules' `zero` policy: an update out of range is dropped, no
+//! check) is timed round by round beside variants that each add or leave out one part: under
+//! `error` (every index checked before the launch), at distinct ids (no long list: the Zipf
+//! head's updates to one row spread over as many rows), and in rows of 4 floats instead of 1024
+//! (the bytes gone; the grouping and the walk of the lists kept). Their differences name
 //! the parts, on whatever grouping this device uses (on GPUs the lists are made on the device,
 //! elsewhere on the host), so a GPU run says which part keeps the case from the copy's rate.
 
 use crate::measure::{medians, Env, Timer};
-use crate::scatters::{assert_bits, distinct, exact_values, scatter_bytes, zipf_ids, Rng};
+use crate::scatters::{assert_bits, distinct, exact_values, zipf_ids, Rng};
 
 /// The variants, in the order of [`BackwardParts::times`].
 pub const VARIANTS: [&str; 5] = [
     "the case: Zipf ids, rows of 1024, its policy",
-    "under clamp (no index check)",
-    "under clamp, distinct ids",
-    "under clamp, rows of 4 floats",
-    "under clamp, rows of 4 floats, distinct ids",
+    "under error (each index checked first)",
+    "distinct ids",
+    "rows of 4 floats",
+    "rows of 4 floats, distinct ids",
 ];
 
 pub struct BackwardParts {
     /// Seconds per call of each of [`VARIANTS`].
     pub times: [f64; 5],
-    /// The case's out-of-range policy (what `clamp` leaves out).
+    /// The case's out-of-range policy.
     pub policy: String,
     /// Updates in the longest list of the Zipf ids (the most frequent id's).
     pub longest: usize,
     /// Rows the Zipf ids touch.
     pub touched: usize,
-    /// Seconds the copy kernel takes over the case's bytes (`scatters::scatter_bytes`), timed
-    /// round by round with the variants.
-    pub copy: f64,
 }
 
 impl BackwardParts {
@@ -39,10 +37,10 @@ impl BackwardParts {
     pub fn parts(&self) -> [(&'static str, f64); 4] {
         let t = &self.times;
         [
-            ("the index check before the launch (case - clamp)", t[0] - t[1]),
+            ("the index check before the launch (error - the case)", t[1] - t[0]),
             ("grouping, launches and a sync (rows of 4, distinct ids)", t[4]),
             ("the Zipf lists' walk (rows of 4: Zipf - distinct ids)", t[3] - t[4]),
-            ("the rows' bytes (Zipf, clamp: rows of 1024 - rows of 4)", t[1] - t[3]),
+            ("the rows' bytes (Zipf: rows of 1024 - rows of 4)", t[0] - t[3]),
         ]
     }
 }
@@ -76,19 +74,18 @@ pub fn run(env: &Env) -> BackwardParts {
     let case = stridex::scatter! {
         data: f32[32000, 1024], indices: i32[16384], updates: f32[16384, 1024], axis: 0, reduction: add,
     };
-    let clamped = stridex::scatter! {
+    let checked = stridex::scatter! {
         data: f32[32000, 1024], indices: i32[16384], updates: f32[16384, 1024], axis: 0, reduction: add,
-        out_of_range: clamp,
+        out_of_range: error,
     };
     let narrow = stridex::scatter! {
         data: f32[32000, 4], indices: i32[16384], updates: f32[16384, 4], axis: 0, reduction: add,
-        out_of_range: clamp,
     };
     let (wide_zeros, narrow_zeros) = (vec![0.0f32; vocab * dim], vec![0.0f32; vocab * 4]);
     let variants = [
         (&case, &zipf, &grads, &wide_zeros, dim),
-        (&clamped, &zipf, &grads, &wide_zeros, dim),
-        (&clamped, &spread, &grads, &wide_zeros, dim),
+        (&checked, &zipf, &grads, &wide_zeros, dim),
+        (&case, &spread, &grads, &wide_zeros, dim),
         (&narrow, &zipf, &narrow_grads, &narrow_zeros, 4),
         (&narrow, &spread, &narrow_grads, &narrow_zeros, 4),
     ];
@@ -98,15 +95,12 @@ pub fn run(env: &Env) -> BackwardParts {
         assert_bits("stridex", VARIANTS[i], &out, &serial(ids, updates, vocab, width));
         timers.push(timer);
     }
-    let (copy, scale) = env.copy_timer(scatter_bytes(n * dim, n * 4, distinct(&zipf, vocab) * dim, 4));
-    timers.push(copy);
     let t = medians(env.settings.reps, &mut timers);
     BackwardParts {
         times: [t[0], t[1], t[2], t[3], t[4]],
         policy: case.plan().expect("planned").out_of_range.to_string(),
         longest,
         touched: distinct(&zipf, vocab),
-        copy: t[5] * scale,
     }
 }
 
@@ -114,10 +108,9 @@ pub fn json(p: &BackwardParts, backend: &str) -> String {
     let times: Vec<String> =
         VARIANTS.iter().zip(p.times).map(|(v, t)| format!("\"{v}\": {:.4}", t * 1e3)).collect();
     format!(
-        "{{\"case\": \"embedding backward parts\", \"backend\": \"{backend}\", \"ms\": {{{}}}, \"longest_list\": {}, \"copy_ms\": {:.4}}}",
+        "{{\"case\": \"embedding backward parts\", \"backend\": \"{backend}\", \"ms\": {{{}}}, \"longest_list\": {}}}",
         times.join(", "),
-        p.longest,
-        p.copy * 1e3
+        p.longest
     )
 }
 
@@ -129,7 +122,6 @@ pub fn print(p: &BackwardParts) {
     for (what, t) in p.parts() {
         println!("  = {what:<60} {:>8.3}", t * 1e3);
     }
-    println!("  (the copy kernel over the case's bytes: {:.3})", p.copy * 1e3);
 }
 
 pub fn markdown(p: &BackwardParts) -> String {
@@ -149,12 +141,12 @@ pub fn markdown(p: &BackwardParts) -> String {
         s.push_str(&format!("| {what} | {:.3} |\n", t * 1e3));
     }
     s.push_str(&format!(
-        "\nThe copy kernel moves the case's bytes in {:.3} ms. At rows of 4 floats a run is one \
+        "\nThe copy kernel's time for the case's bytes is the first table's (its copy GB/s). At \
+         rows of 4 floats a run is one \
          unit, walked by one invocation: the walk of a list keeps its chain of loads while its \
          bytes are gone, so the two rows of 4 part the case's fixed costs from the long lists'. \
          Distinct ids at rows of 1024 touch 16384 rows against the Zipf ids' {}, so that row \
          moves more bytes than the case.\n",
-        p.copy * 1e3,
         p.touched
     ));
     s

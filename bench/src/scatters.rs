@@ -72,7 +72,7 @@ pub(crate) fn assert_bits<T: Element>(what: &str, case: &str, got: &[T], expecte
 
 /// The bytes a scatter moves: updates and ids read, touched destination elements read and
 /// written.
-pub(crate) fn scatter_bytes(updates: usize, ids: usize, touched: usize, elem: usize) -> usize {
+fn scatter_bytes(updates: usize, ids: usize, touched: usize, elem: usize) -> usize {
     updates * elem + ids + 2 * touched * elem
 }
 
