@@ -106,7 +106,6 @@ fn coords_of(layout: &TensorLayout, offset: usize) -> Vec<usize> {
     }
 }
 
-/// What a `_` leading size means, before the figures (which are for the placeholder count).
 /// A declaration's sizes as its descriptor writes them where the leading one is the `_` count:
 /// `[_, 8, 128]`.
 fn led_by_count(decl: &crate::TensorDecl) -> String {
@@ -117,6 +116,7 @@ fn led_by_count(decl: &crate::TensorDecl) -> String {
     format!("[{}]", shown.join(", "))
 }
 
+/// What a `_` leading size means, before the figures (which are for the placeholder count).
 fn dynamic_note(tensor: &str, possessive: &str, decl: &crate::TensorDecl) -> String {
     let step = crate::dynamic::row_step(decl);
     let steps = match decl.strides {
