@@ -8,7 +8,7 @@
 //! elsewhere on the host), so a GPU run says which part keeps the case from the copy's rate.
 
 use crate::measure::{medians, Env, Timer};
-use crate::scatters::{assert_bits, distinct, exact_values, zipf_ids, Rng};
+use crate::scatters::{add_rows, assert_bits, distinct, exact_values, zipf_ids, Rng};
 
 /// The variants, in the order of [`BackwardParts::times`].
 pub const VARIANTS: [&str; 5] = [
@@ -43,16 +43,6 @@ impl BackwardParts {
             ("the rows' bytes (Zipf: rows of 1024 - rows of 4)", t[0] - t[3]),
         ]
     }
-}
-
-/// The serial sums of `updates` (rows of `dim`) into zeros of `vocab` rows, by `ids`.
-fn serial(ids: &[i32], updates: &[f32], vocab: usize, dim: usize) -> Vec<f32> {
-    let mut table = vec![0.0f32; vocab * dim];
-    for (row, &id) in updates.chunks_exact(dim).zip(ids) {
-        let dest = &mut table[id as usize * dim..][..dim];
-        dest.iter_mut().zip(row).for_each(|(d, g)| *d += g);
-    }
-    table
 }
 
 pub fn run(env: &Env) -> BackwardParts {
@@ -92,7 +82,9 @@ pub fn run(env: &Env) -> BackwardParts {
     let mut timers: Vec<Timer> = Vec::new();
     for (i, (op, ids, updates, zeros, width)) in variants.into_iter().enumerate() {
         let (timer, out) = env.scatter(op, zeros, ids, updates);
-        assert_bits("stridex", VARIANTS[i], &out, &serial(ids, updates, vocab, width));
+        let mut expected = zeros.clone();
+        add_rows(&mut expected, ids, updates, width);
+        assert_bits("stridex", VARIANTS[i], &out, &expected);
         timers.push(timer);
     }
     let t = medians(env.settings.reps, &mut timers);
@@ -128,7 +120,7 @@ pub fn markdown(p: &BackwardParts) -> String {
     let mut s = format!(
         "\n## The embedding backward, part by part\n\nThe embedding backward case (16384 Zipf ids, the \
          longest list {} updates, into f32[32000, 1024]; out_of_range `{}`) beside variants that \
-         each leave a part out, all timed round by round in this run (each output checked against \
+         each add or leave out one part, all timed round by round in this run (each output checked against \
          the serial sums). On GPUs the lists are grouped on the device, elsewhere on the host.\n\n\
          | variant | ms |\n| --- | ---: |\n",
         p.longest, p.policy
@@ -142,8 +134,7 @@ pub fn markdown(p: &BackwardParts) -> String {
     }
     s.push_str(&format!(
         "\nThe copy kernel's time for the case's bytes is the first table's (its copy GB/s). At \
-         rows of 4 floats a run is one \
-         unit, walked by one invocation: the walk of a list keeps its chain of loads while its \
+         rows of 4 floats a run is one unit, walked by one invocation: the walk of a list keeps its chain of loads while its \
          bytes are gone, so the two rows of 4 part the case's fixed costs from the long lists'. \
          Distinct ids at rows of 1024 touch 16384 rows against the Zipf ids' {}, so that row \
          moves more bytes than the case.\n",

@@ -87,6 +87,15 @@ fn in_place<'a, const D: usize>(
     burn_timer(device, move || acc = acc.take().map(&op))
 }
 
+/// The serial scatter-add: each row of `rows` (rows of `dim`) added into `table`'s row `ids[i]`,
+/// in the ids' order.
+pub(crate) fn add_rows(table: &mut [f32], ids: &[i32], rows: &[f32], dim: usize) {
+    for (row, &id) in rows.chunks_exact(dim).zip(ids) {
+        let dest = &mut table[id as usize * dim..][..dim];
+        dest.iter_mut().zip(row).for_each(|(d, g)| *d += g);
+    }
+}
+
 pub(crate) fn distinct(ids: &[i32], size: usize) -> usize {
     let mut seen = vec![false; size];
     ids.iter().filter(|&&i| !std::mem::replace(&mut seen[i as usize], true)).count()
@@ -101,12 +110,7 @@ pub fn embedding_backward(env: &Env) -> Outcome {
     let ids = zipf_ids(n, vocab, &mut rng);
     let grads = exact_values(n * dim, &mut rng);
     let table = vec![0.0f32; vocab * dim];
-    let serial = |table: &mut [f32]| {
-        for (row, &id) in grads.chunks_exact(dim).zip(&ids) {
-            let dest = &mut table[id as usize * dim..][..dim];
-            dest.iter_mut().zip(row).for_each(|(d, g)| *d += g);
-        }
-    };
+    let serial = |table: &mut [f32]| add_rows(table, &ids, &grads, dim);
     let mut expected = table.clone();
     serial(&mut expected);
 
