@@ -184,7 +184,9 @@ fn plan(desc: &GatherDesc, smaller_elements: bool) -> Result<GatherPlan, RuleErr
             return Err(RuleError::NdIndexType { dtype: desc.indices.dtype })
         }
         Some(t) if rules.allows_index_type(t) => t,
-        _ => return Err(RuleError::IndexTypeNotAllowed { rules, dtype: desc.indices.dtype }),
+        _ => {
+            return Err(RuleError::IndexTypeNotAllowed { rules, form: desc.form, dtype: desc.indices.dtype })
+        }
     };
     if !rules.allows_data_type(desc.data.dtype) {
         return Err(RuleError::DataTypeNotAllowed { rules: RuleSet::Gather(rules), dtype: desc.data.dtype });

@@ -77,6 +77,19 @@ fn index_types_per_rule_set() {
 }
 
 #[test]
+fn an_index_type_message_names_the_operator_of_its_form() {
+    let mut g = gather(GatherRules::Onnx, &[3, 3], &[3, 2], 1);
+    g.indices.dtype = DType::U32;
+    g.form = stridex_core::GatherForm::Elements;
+    let e = g.plan().unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "ONNX GatherElements-13: index type u32 is not allowed (ONNX GatherElements-13 takes int32 and \
+         int64); use i64 or i32, or pick `rules: directml` / `rules: openvino`, which accept unsigned indices"
+    );
+}
+
+#[test]
 fn directml_data_types() {
     let mut g = gather(GatherRules::DirectMl, &[3], &[2], 0);
     for t in DType::ALL {

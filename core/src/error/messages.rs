@@ -65,11 +65,11 @@ impl fmt::Display for RuleError {
                 f,
                 "index type: `indices` has element type {dtype}, but index values must be integers; use i64 or i32 (u32/u64 where the rules allow them)"
             ),
-            IndexTypeNotAllowed { rules, dtype } => write!(
+            IndexTypeNotAllowed { rules, form, dtype } => write!(
                 f,
                 "{}: index type {dtype} is not allowed ({} takes {}); {}",
-                rules.op_name(),
-                rules.op_name(),
+                rules.form_op_name(*form),
+                rules.form_op_name(*form),
                 rules.index_types_text(),
                 match rules {
                     GatherRules::Onnx => "use i64 or i32, or pick `rules: directml` / `rules: openvino`, which accept unsigned indices",

@@ -14,7 +14,7 @@ impl From<crate::feature_level::Refusal> for RuleError {
 
 use crate::dtype::DType;
 use crate::layout::Overlap;
-use crate::rules::{GatherRules, RuleSet, SliceForm};
+use crate::rules::{GatherForm, GatherRules, RuleSet, SliceForm};
 use std::fmt;
 
 /// A tensor of a descriptor.
@@ -171,8 +171,10 @@ pub enum RuleError {
     IndexNotInteger {
         dtype: DType,
     },
+    /// Indices of a type the rule set's operator of `form` does not list.
     IndexTypeNotAllowed {
         rules: GatherRules,
+        form: GatherForm,
         dtype: DType,
     },
     DataTypeNotAllowed {
@@ -296,7 +298,7 @@ pub enum RuleError {
     SkipOnGather,
     /// The rule set has no scatter of this form (`scatter!` is OpenVINO's alone).
     ScatterRules {
-        form: crate::rules::GatherForm,
+        form: GatherForm,
         rules: GatherRules,
     },
     /// A gather key a scatter does not take (`batch_dims`, `index_dims`, `feature_level`,
