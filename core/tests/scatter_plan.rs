@@ -324,12 +324,12 @@ fn the_device_groups_runs_that_lie_back_to_back() {
     let plan = desc.plan().unwrap();
     let d = ScatterGroupingDesc::of(&plan, &plan.output).unwrap();
     assert_eq!((d.positions, d.runs, d.member_step), (16384, 32000, 1024));
-    // The runs' scan in chunks of about the root of the runs, covering them all; the sort in
-    // 64 blocks of 256 positions, two 8-bit digits for keys up to 32000, its histograms of
-    // 256 * 64 counts scanned in chunks of 128.
-    assert_eq!((d.runs_scan.len, d.runs_scan.chunk, d.runs_scan.chunks), (32000, 179, 179));
+    // The runs' scan, in a cube of 256 units, 125 counts each; the sort in 64 blocks of 256
+    // positions, two 8-bit digits for keys up to 32000, its histograms of 256 * 64 counts
+    // scanned 64 to a unit.
+    assert_eq!((d.runs_scan.len, d.runs_scan.stretch(256)), (32000, 125));
     assert_eq!((d.block, d.blocks, d.digits), (256, 64, 2));
-    assert_eq!((d.digits_scan.len, d.digits_scan.chunk, d.digits_scan.chunks), (16384, 128, 128));
+    assert_eq!((d.digits_scan.len, d.digits_scan.stretch(256)), (16384, 64));
     assert_eq!((d.index.index_type, d.index.index_words, d.index.axis_size), (IndexType::I64, 2, 32000));
     // OpenVINO's `zero`: the read drops an index out of range; no check first.
     assert_eq!((d.index.policy, d.check), (OutOfRange::Zero, None));
@@ -339,8 +339,8 @@ fn the_device_groups_runs_that_lie_back_to_back() {
     let plan = desc.plan().unwrap();
     let d = ScatterGroupingDesc::of(&plan, &plan.output).unwrap();
     assert_eq!(
-        (d.positions, d.runs, d.member_step, d.runs_scan.chunk, d.runs_scan.chunks),
-        (300, 40, 8, 64, 1)
+        (d.positions, d.runs, d.member_step, d.runs_scan.len, d.runs_scan.stretch(256)),
+        (300, 40, 8, 40, 1)
     );
     // One digit for keys up to 40, in two blocks.
     assert_eq!((d.blocks, d.digits), (2, 1));

@@ -11,8 +11,8 @@
 #![allow(clippy::needless_range_loop)]
 
 use super::index::scatter_index_of;
-use super::{offline_definition, start, start_below};
-use crate::launch::{self, Queued};
+use super::{offline_definition, start};
+use crate::launch::{self, Queued, RAN_MARKER};
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 use stridex_core::kernel::{Scan, ScatterGroupingDesc};
@@ -55,61 +55,55 @@ pub fn count_kernel(
     }
 }
 
-/// Chunk `c`'s total count.
+/// The exclusive prefix sum of `len` counts into `out`, its total at `out[len]`, in one cube
+/// of `units` units (a power of two): unit `u` sums counts `u * stretch ..` (`Scan::stretch`),
+/// the cube scans those sums in shared memory (a step per bit of `units`, each read before
+/// any write), then each unit writes its stretch's prefixes after the sums of the units
+/// before it. Every unit reaches every `sync_cube`: none returns early.
 #[cube(launch_unchecked)]
-pub fn chunk_totals_kernel(
+pub fn scan_kernel(
     counts: &[u32],
-    totals: &mut [u32],
-    status: &mut [u32],
-    len: u32,
-    chunk: u32,
-    chunks: u32,
-) {
-    let c = ABSOLUTE_POS;
-    if start(c, status, chunks, true, 0u32) {
-        let (start, end) = chunk_of(c, len, chunk);
-        let mut total = 0u32;
-        for i in start..end {
-            total += counts[i];
-        }
-        totals[c] = total;
-    }
-}
-
-/// One invocation: each chunk's total replaced by the totals before it, and the sum of all
-/// written after the last prefix (`out[len]`).
-#[cube(launch_unchecked)]
-pub fn chunk_offsets_kernel(totals: &mut [u32], out: &mut [u32], status: &mut [u32], len: u32, chunks: u32) {
-    if start_below(ABSOLUTE_POS, status, 1u32) {
-        let mut before = 0u32;
-        for c in 0..usize::cast_from(chunks) {
-            let total = totals[c];
-            totals[c] = before;
-            before += total;
-        }
-        out[usize::cast_from(len)] = before;
-    }
-}
-
-/// Chunk `c`'s prefixes: `out[i]` is the sum of the counts before `i`.
-#[cube(launch_unchecked)]
-pub fn prefixes_kernel(
-    counts: &[u32],
-    totals: &[u32],
     out: &mut [u32],
     status: &mut [u32],
     len: u32,
-    chunk: u32,
-    chunks: u32,
+    stretch: u32,
+    #[comptime] units: u32,
 ) {
-    let c = ABSOLUTE_POS;
-    if start(c, status, chunks, true, 0u32) {
-        let (start, end) = chunk_of(c, len, chunk);
-        let mut before = totals[c];
-        for i in start..end {
-            out[i] = before;
-            before += counts[i];
+    let u = UNIT_POS as usize;
+    if u == 0 {
+        status[1] = comptime!(RAN_MARKER);
+    }
+    let first = u * usize::cast_from(stretch);
+    let mut end = first + usize::cast_from(stretch);
+    if end > usize::cast_from(len) {
+        end = usize::cast_from(len);
+    }
+    let mut total = 0u32;
+    for i in first..end {
+        total += counts[i];
+    }
+    let mut sums = Shared::<[u32]>::new_slice(comptime!(units as usize));
+    sums[u] = total;
+    sync_cube();
+    let mut gap = 1usize;
+    #[unroll]
+    for _ in 0..comptime!(units.trailing_zeros()) {
+        let mut sum = sums[u];
+        if u >= gap {
+            sum += sums[u - gap];
         }
+        sync_cube();
+        sums[u] = sum;
+        sync_cube();
+        gap *= 2;
+    }
+    let mut before = sums[u] - total;
+    for i in first..end {
+        out[i] = before;
+        before += counts[i];
+    }
+    if u == comptime!(units as usize - 1) {
+        out[usize::cast_from(len)] = sums[u];
     }
 }
 
@@ -193,17 +187,6 @@ pub fn members_kernel(
             members[i] = position * comptime!(d.member_step);
         }
     }
-}
-
-/// The counts of chunk `c`: `c * chunk ..`, the last chunk's ending at the last count.
-#[cube]
-fn chunk_of(c: usize, len: u32, chunk: u32) -> (usize, usize) {
-    let start = c * usize::cast_from(chunk);
-    let mut end = start + usize::cast_from(chunk);
-    if end > usize::cast_from(len) {
-        end = usize::cast_from(len);
-    }
-    (start, end)
 }
 
 /// The lists on the device: `every` (`runs + 1` starts) and `members` (`positions` words, the
@@ -317,50 +300,37 @@ unsafe fn queue_scan(
     out: &Handle,
     status: &mut impl FnMut() -> BufferArg,
 ) {
-    let totals = launch::upload(client, &[], s.chunks as usize);
     let arg = |h: &Handle| unsafe { BufferArg::from_raw_parts(h.clone(), h.size_in_used() as usize / 4) };
-    let (over, dim) = (|n: u32| launch::cube_count(client, n), launch::cube_dim(client));
-    // SAFETY: (of the caller) chunk `c < chunks` covers counts below `len`; `totals` has a word
-    // per chunk.
+    let units = scan_units(client);
+    // SAFETY: (of the caller) unit `u`'s stretch ends at `s.len` at most, and the total lands
+    // at `out[s.len]`; the shared sums are `units` long, one per unit of the cube.
     unsafe {
-        chunk_totals_kernel::launch_unchecked(
+        scan_kernel::launch_unchecked(
             client,
-            over(s.chunks),
-            dim,
+            CubeCount::Static(1, 1, 1),
+            CubeDim::new_1d(units),
             arg(counts),
-            arg(&totals),
-            status(),
-            s.len,
-            s.chunk,
-            s.chunks,
-        );
-        chunk_offsets_kernel::launch_unchecked(
-            client,
-            over(1),
-            dim,
-            arg(&totals),
             arg(out),
             status(),
             s.len,
-            s.chunks,
-        );
-        prefixes_kernel::launch_unchecked(
-            client,
-            over(s.chunks),
-            dim,
-            arg(counts),
-            arg(&totals),
-            arg(out),
-            status(),
-            s.len,
-            s.chunk,
-            s.chunks,
+            s.stretch(units),
+            units,
         );
     }
 }
 
+/// The units of the scan's cube: [`SCAN_UNITS`], or fewer where a cube holds fewer (CubeCL's
+/// CPU runtime), a power of two either way.
+fn scan_units(client: &Client) -> u32 {
+    let most = client.properties().hardware.max_units_per_cube.clamp(1, SCAN_UNITS);
+    1 << most.ilog2()
+}
+
+/// The scan's units on GPUs: a cube of 256 units is what every WebGPU device takes.
+const SCAN_UNITS: u32 = 256;
+
 /// The grouping kernels' definitions, each headed, with the grouped kernel's last (for
-/// `explain`; a scan's three kernels and a digit's five shown once, for the lowest digit).
+/// `explain`; a digit's three kernels shown once, for the lowest digit).
 pub(crate) fn definitions(
     d: &ScatterGroupingDesc,
     grouped: KernelDefinition,
@@ -377,16 +347,8 @@ pub(crate) fn definitions(
             offline_definition!(count_kernel::CountKernel, buffers[keys counts status], (), d),
         ),
         (
-            "the scan: each chunk's total",
-            offline_definition!(chunk_totals_kernel::ChunkTotalsKernel, buffers[counts totals status], (), (), ()),
-        ),
-        (
-            "the scan: the chunks' offsets",
-            offline_definition!(chunk_offsets_kernel::ChunkOffsetsKernel, buffers[totals out status], (), ()),
-        ),
-        (
-            "the scan: each run's first slot",
-            offline_definition!(prefixes_kernel::PrefixesKernel, buffers[counts totals out status], (), (), ()),
+            "the scan: each run's first slot (one cube)",
+            offline_definition!(scan_kernel::ScanKernel, buffers[counts out status], (), (), SCAN_UNITS),
         ),
         (
             "a digit: its histogram per block",

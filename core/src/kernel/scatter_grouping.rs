@@ -6,7 +6,7 @@
 //! sort, whose result is the same every run (atomics only count):
 //!
 //! 1. *keys*: each position's run, or `runs` for one its policy drops (sorted last);
-//! 2. *counts* and their *scan* (three kernels): each run's first slot, `every[g]`, as
+//! 2. *counts* and their *scan* (one cube): each run's first slot, `every[g]`, as
 //!    `ScatterGroups::every_run` has it, and `every[runs]`, the positions kept;
 //! 3. per 8-bit digit of the keys, lowest first: each block of `block` positions counts its
 //!    digits (a histogram, digit-major), the histogram is scanned, and each position moves to
@@ -102,11 +102,11 @@ impl ScatterGroupingDesc {
         Some(ScatterGroupingDesc {
             positions: word(positions)?,
             runs: word(runs)?,
-            runs_scan: Scan::of(word(runs)?),
+            runs_scan: Scan { len: word(runs)? },
             block: SORT_BLOCK as u32,
             blocks: word(blocks)?,
             digits,
-            digits_scan: Scan::of(word(bins)?),
+            digits_scan: Scan { len: word(bins)? },
             member_step: word(member_step)?,
             index,
             check,
@@ -121,7 +121,7 @@ impl ScatterGroupingDesc {
         ScatterGroupingDesc {
             positions: 0,
             blocks: 0,
-            digits_scan: Scan { len: 0, chunk: 0, chunks: 0 },
+            digits_scan: Scan { len: 0 },
             check: self.check.map(|(read, _)| (read, 0)),
             ..*self
         }
@@ -131,23 +131,20 @@ impl ScatterGroupingDesc {
 /// Positions per block of the device's sort: each reads up to this many keys per digit.
 const SORT_BLOCK: usize = 256;
 
-/// An exclusive prefix sum of `len` counts on the device, in `chunks` chunks of `chunk` (each
-/// chunk's total, the totals' prefix in one invocation, then each chunk's prefixes), the
-/// total written after the last.
+/// An exclusive prefix sum of `len` counts on the device, the total written after the last:
+/// one cube, each of its units summing a stretch of the counts, the units' sums scanned in
+/// shared memory, then each unit writing its stretch's prefixes. One launch whose longest
+/// chain of loads is two stretches, where a scan in chunks took three launches with a serial
+/// pass over the chunks' totals between them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Scan {
     pub len: u32,
-    pub chunk: u32,
-    pub chunks: u32,
 }
 
 impl Scan {
-    /// About the square root of `len` per chunk (at least 64): the serial pass over the
-    /// chunks' totals and each chunk's walk stay equally short.
-    pub fn of(len: u32) -> Scan {
-        let chunk = ((len as f64).sqrt().ceil() as u32).max(64);
-        // One chunk at least, so that every kernel of the scan runs (an empty one writes a
-        // total of zero).
-        Scan { len, chunk, chunks: len.div_ceil(chunk).max(1) }
+    /// The counts each of `units` units sums: the stretches cover the counts, the last ones
+    /// empty where `units` does not divide them.
+    pub const fn stretch(self, units: u32) -> u32 {
+        self.len.div_ceil(units)
     }
 }
