@@ -46,12 +46,21 @@ pub struct StepParts {
     pub forward_at_copy: f64,
     /// The dense gradient table written once: Burn's zeros of its shape.
     pub table_written: f64,
+    /// stridex's forward on tracked tensors: the lookup, with its ids made ready for the
+    /// backward pass (read back and grouped where the device does not group them).
+    pub tracked_forward: f64,
 }
 
 impl StepParts {
     /// The seed, the faster forward and the table's write.
     pub fn floor(&self) -> f64 {
         self.seed + self.forward.min(self.forward_at_copy) + self.table_written
+    }
+
+    /// What the step spent past its tracked forward and the seed (of `step` seconds): the
+    /// backward kernels and their launches.
+    pub fn backward(&self, step: f64) -> f64 {
+        step - self.tracked_forward - self.seed
     }
 }
 
@@ -473,12 +482,14 @@ fn step_floor(r: &Results) -> String {
     format!(
         "\nThe training step's parts, timed apart in this run: Burn's ones seed of the rows' gradient \
          (its `backward` starts from it) {}, stridex's forward alone {} ({} at the copy kernel's \
-         rate), the {} MB gradient table written once (Burn's own zeros) {}. The seed, the faster \
-         forward and the table's write come to {}, against {} for a step at {:.0}x Burn's ({}); \
-         stridex's step took {}{}.\n",
+         rate; on tracked tensors, its ids made ready for the backward, {}), the {} MB gradient \
+         table written once (Burn's own zeros) {}. The seed, the faster forward and the table's \
+         write come to {}, against {} for a step at {:.0}x Burn's ({}); stridex's step took {}, \
+         of which its backward pass (the step less the tracked forward and the seed) {}{}.\n",
         ms(p.seed),
         ms(p.forward),
         ms(p.forward_at_copy),
+        ms(p.tracked_forward),
         crate::scatters::TRAINING_TABLE_BYTES / 1_000_000,
         ms(p.table_written),
         ms(p.floor()),
@@ -486,6 +497,7 @@ fn step_floor(r: &Results) -> String {
         o.targets.burn,
         ms(burn),
         ms(o.stridex),
+        ms(p.backward(o.stridex)),
         if p.floor() > target {
             ": those parts alone exceed the target's time, whatever the backward kernel does"
         } else {

@@ -319,13 +319,14 @@ pub fn training_step(env: &Env) -> Outcome {
     let (forward, _) =
         env.burn(plain, || -> Tensor<2> { lookup.apply(t0.clone(), i0.clone()).expect("lookup") });
     let (table_written, _) = env.burn(plain, || Tensor::<2>::zeros([vocab, dim], plain));
+    let (tracked_forward, _) = env.burn(&dev, || -> Tensor<2> { ours(x.0.clone(), x.1.clone()) });
     let forward_bytes = 2 * n * dim * 4 + n * 4;
     let bytes =
         forward_bytes + TRAINING_TABLE_BYTES + scatter_bytes(n * dim, n * 4, distinct(&ids, vocab) * dim, 4);
     let o = outcome(env, name, bytes, t, rust, peers);
     let forward_at_copy = o.copy * forward_bytes as f64 / bytes as f64;
     Outcome {
-        step_parts: Some(StepParts { seed, forward, forward_at_copy, table_written }),
+        step_parts: Some(StepParts { seed, forward, forward_at_copy, table_written, tracked_forward }),
         burn_op: "select, its autodiff backward",
         targets: Targets { copy: 0.0, burn: 3.0 },
         ..o
